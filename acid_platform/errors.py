@@ -1,0 +1,161 @@
+"""Typed errors of acid_platform.
+
+This module is the floor of the house: every layer may import it, it imports nothing of the
+project. Every error names what it is about (table, partition, file, position, txn id) in its
+message, so a user can act on it without reading a traceback.
+"""
+
+from __future__ import annotations
+
+
+class AcidError(Exception):
+    """Base of every error raised by acid_platform."""
+
+
+# --------------------------------------------------------------------------- format layer
+class AcidFormatError(AcidError):
+    """Something on disk does not follow the Hive ACID v2 format."""
+
+
+class InvalidSnapshotError(AcidFormatError, ValueError):
+    """A ValidTxnList / ValidWriteIdList string does not parse."""
+
+
+class InvalidBucketError(AcidFormatError, ValueError):
+    """A bucket property or bucket id is outside what BucketCodec V1 can encode."""
+
+
+class InvalidNameError(AcidFormatError, ValueError):
+    """A directory, file, database, table or partition name is not acceptable."""
+
+
+class NotEnoughHistoryError(AcidFormatError):
+    """The reader's snapshot is older than the oldest compacted base (Hive ACID_NOT_ENOUGH_HISTORY)."""
+
+
+class CorruptAcidFileError(AcidFormatError):
+    """An ORC file is corrupt, truncated or unreadable."""
+
+
+class MissingAcidVersionError(AcidFormatError):
+    """An ACID ORC file lacks `hive.acid.version` in its footer (written before Hive 3.0)."""
+
+
+class AcidSchemaError(AcidFormatError):
+    """An ORC file does not carry the ACID event schema (or a row schema that fits the table)."""
+
+
+class FlushLengthError(AcidFormatError):
+    """A `_flush_length` side file is empty or unreadable."""
+
+
+class UnsupportedTypeError(AcidFormatError, TypeError):
+    """A Hive type is not supported by the operation (e.g. bucketing on a map column)."""
+
+
+# --------------------------------------------------------------------------- metastore layer
+class MetastoreError(AcidError):
+    """Base of errors raised by the transaction / catalog store."""
+
+
+class NoSuchObjectError(MetastoreError, KeyError):
+    """A database, table or partition does not exist."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else "no such object"
+
+
+class AlreadyExistsError(MetastoreError):
+    """A database, table or partition already exists."""
+
+
+class NoSuchTxnError(MetastoreError):
+    """The transaction id is unknown (never opened, or already cleaned away)."""
+
+
+class TxnAbortedError(MetastoreError):
+    """The transaction was aborted (by the user, the time-out reaper or a write conflict)."""
+
+
+class TxnOpenError(MetastoreError):
+    """The operation is not allowed while the transaction is open (e.g. unlock of a txn lock)."""
+
+
+class NoSuchLockError(MetastoreError):
+    """The lock id is unknown (never granted, released, or expired)."""
+
+
+class LockTimeoutError(MetastoreError):
+    """A lock could not be acquired within the wait time."""
+
+
+class WriteConflictError(TxnAbortedError):
+    """First committer wins: another txn committed an update/delete on the same partition."""
+
+
+class TooManyOpenTxnsError(MetastoreError):
+    """The number of open transactions reached `hive.max.open.txns`."""
+
+
+class CompactionError(AcidError):
+    """A compaction failed; its queue entry records the message."""
+
+
+# --------------------------------------------------------------------------- sql layer
+class SqlError(AcidError):
+    """A HiveQL statement cannot be run as written."""
+
+
+class SqlSyntaxError(SqlError, ValueError):
+    """The text is not valid HiveQL (as far as this project reads it).
+
+    ``line`` and ``col`` are 1-based and point at the first character of the offending text; the
+    message repeats them and quotes the line with a caret under the spot.
+    """
+
+    def __init__(self, message: str, line: int, col: int) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
+
+
+class SemanticError(SqlError, ValueError):
+    """The statement parses but does not fit the catalog: wrong arity, bad type, bad clause mix."""
+
+
+# --------------------------------------------------------------------------- table layer
+class SchemaMismatchError(AcidError, ValueError):
+    """Data does not fit a table: unknown column, or a value whose type cannot be stored."""
+
+
+class UnknownColumnError(SchemaMismatchError):
+    """A statement names a column the table (or the MERGE source) does not have."""
+
+
+class NotNullViolationError(AcidError, ValueError):
+    """A NULL would be stored in a NOT NULL column."""
+
+
+class CardinalityViolationError(AcidError):
+    """MERGE: one target row matched more than one source row (``hive.merge.cardinality.check``)."""
+
+
+class InvalidPartitionError(AcidError, ValueError):
+    """A partition spec or value cannot be stored (unknown key, missing value, unsafe path)."""
+
+
+class InvalidExpressionError(AcidError, ValueError):
+    """A SQL expression given to the table API does not parse or is ambiguous."""
+
+
+class UnsupportedOperationError(AcidError):
+    """The operation is valid SQL but not supported here, as in Hive (e.g. updating a
+    partition or bucketing column, DDL inside a multi-statement transaction)."""
+
+
+class TransactionStateError(AcidError):
+    """BEGIN / COMMIT / ROLLBACK in the wrong state (e.g. COMMIT with no open transaction)."""
+
+
+class EngineError(AcidError):
+    """An engine failed while running a plan (e.g. a cast that fails on a value at run time)."""

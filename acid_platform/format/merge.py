@@ -1,0 +1,562 @@
+"""Merge-on-read: the rows a snapshot sees in one table or partition directory.
+
+A row is visible when it sits in the chosen base, a current insert delta or an original file,
+its write id (currentTransaction) is valid in the snapshot, and no valid delete event names its
+(originalWriteId, bucketProperty, rowId). Work is planned per bucket (:func:`plan_splits`), and a
+split is read stripe by stripe (:func:`read_split`), so memory is one bucket's delete set plus one
+stripe. Splits are plain frozen dataclasses: an engine (Spark) ships them to its workers.
+
+>>> # read_acid("/warehouse/db/t", ValidWriteIdList.parse("db.t:5:9223372036854775807::"))
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from acid_platform.errors import AcidFormatError, AcidSchemaError
+from acid_platform.format import types as t
+from acid_platform.format.bucket_codec import encode_bucket
+from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.fs import resolve
+from acid_platform.format.reader import OrcDataFile, read_flush_length
+from acid_platform.format.selection import AcidState, acid_state
+from acid_platform.format.snapshots import RangeResponse, ValidTxnList, ValidWriteIdList
+
+#: DNF filters as pyarrow.parquet takes them: [(col, op, value), ...] (AND) or a list of such lists (OR).
+Filters = Sequence[Any]
+
+_ORIGINAL, _ACID = "original", "acid"
+_POSITIONAL_NAME = re.compile(r"^_col\d+$")
+
+
+@dataclass(frozen=True)
+class DataFileRef:
+    """One file holding rows (not delete events) of a split."""
+
+    path: str
+    kind: str  # "acid" (event file) or "original" (plain rows, synthetic ROW__IDs)
+    filter_write_ids: bool = False  # the dir's write-id range is only partly valid
+    logical_length: int | None = None  # streaming files: the committed length
+    flush_length_path: str | None = None
+    synthetic_write_id: int = 0  # originals: 0, raw dirs: the dir's write id
+    synthetic_statement_id: int = 0
+
+
+@dataclass(frozen=True)
+class ReadSplit:
+    """Everything needed to read one bucket of one directory under one snapshot."""
+
+    bucket_id: int
+    data_files: tuple[DataFileRef, ...]
+    delete_files: tuple[str, ...] = ()
+    partition: str | None = None
+    size: int = 0
+
+
+@dataclass
+class ReadStats:
+    """Counters a reader fills in (for metrics and tests)."""
+
+    stripes_read: int = 0
+    stripes_skipped: int = 0
+    rows_read: int = 0
+    rows_deleted: int = 0
+    rows_invalid: int = 0
+    delete_events: int = 0
+    delete_set_bytes: int = 0
+    files: list[str] = field(default_factory=list)
+
+
+def read_acid(
+    path: str | os.PathLike[str],
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None = None,
+    columns: Sequence[str] | None = None,
+    with_row_id: bool = False,
+    *,
+    filters: Filters | None = None,
+    schema: pa.Schema | None = None,
+    filesystem: pafs.FileSystem | None = None,
+    stats: ReadStats | None = None,
+) -> pa.Table:
+    """Read one table or partition directory under a snapshot into a ``pyarrow.Table``.
+
+    ``columns`` selects row columns (default all); ``with_row_id`` prepends the ``row__id``
+    struct<writeid:bigint,bucketid:int,rowid:bigint> column; ``filters`` (DNF tuples) prune stripes
+    by their statistics and then filter rows exactly; ``schema`` is the table's row schema (needed
+    for an empty table and for files written before a column was added).
+    """
+    loc = resolve(path, filesystem)
+    state = acid_state(loc.path, write_ids, txns, filesystem=loc.filesystem)
+    out_schema = output_schema(_table_schema(loc.filesystem, state, schema), columns, with_row_id)
+    batches = [
+        b
+        for split in plan_splits(state, write_ids)
+        for b in read_split(
+            split,
+            loc.filesystem,
+            write_ids,
+            columns=columns,
+            with_row_id=with_row_id,
+            filters=filters,
+            schema=out_schema_row(out_schema),
+            stats=stats,
+        )
+    ]
+    return pa.Table.from_batches(batches, schema=out_schema)
+
+
+def plan_splits(
+    state: AcidState, write_ids: ValidWriteIdList, partition: str | None = None
+) -> list[ReadSplit]:
+    """Group a directory's selected files by bucket id: one split per bucket."""
+    data: dict[int, list[tuple[int, DataFileRef]]] = defaultdict(list)
+    deletes: dict[int, list[str]] = defaultdict(list)
+    sizes: dict[int, int] = defaultdict(int)
+    for f in state.original_files:
+        if f.bucket_id < 0:  # Trino refuses these too: without a bucket there is no ROW__ID
+            raise AcidFormatError(
+                f"{f.path}: original file name does not follow Hive's NNNNNN_M[_copy_K] pattern; "
+                "its bucket (and so its rows' ROW__IDs) cannot be determined"
+            )
+        data[f.bucket_id].append((0, DataFileRef(f.path, _ORIGINAL)))
+        sizes[f.bucket_id] += f.size
+    dirs = ([state.base] if state.base is not None else []) + list(state.deltas)
+    for order, d in enumerate(dirs, start=1):
+        if d.is_delete:
+            for af in d.files:
+                deletes[af.bucket_id].append(af.path)
+                sizes[af.bucket_id] += af.size
+            continue
+        filter_ids = False if d.is_base else _range_needs_filter(write_ids, d)
+        for af in d.files:
+            ref = DataFileRef(
+                af.path,
+                _ORIGINAL if d.is_raw else _ACID,
+                filter_write_ids=filter_ids,
+                flush_length_path=af.flush_length_path if _honours_flush_length(d) else None,
+                synthetic_write_id=(d.write_id if d.is_base else d.min_write_id) if d.is_raw else 0,
+                synthetic_statement_id=max(d.statement_id, 0) if d.is_raw and not d.is_base else 0,
+            )
+            data[af.bucket_id].append((order, ref))
+            sizes[af.bucket_id] += af.size
+    splits = []
+    for bucket in sorted(set(data) | set(deletes)):
+        if bucket not in data:
+            continue  # delete events for a bucket with no rows delete nothing
+        files = tuple(ref for _, ref in sorted(data[bucket], key=lambda x: x[0]))
+        splits.append(
+            ReadSplit(bucket, files, tuple(deletes.get(bucket, ())), partition, sizes[bucket])
+        )
+    return splits
+
+
+def read_split(
+    split: ReadSplit,
+    filesystem: pafs.FileSystem,
+    write_ids: ValidWriteIdList,
+    *,
+    columns: Sequence[str] | None = None,
+    with_row_id: bool = False,
+    filters: Filters | None = None,
+    schema: pa.Schema | None = None,
+    stats: ReadStats | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Yield the visible rows of one split, one stripe at a time."""
+    stats = stats if stats is not None else ReadStats()
+    deleted = load_delete_set(filesystem, split.delete_files, write_ids, stats)
+    stats.delete_set_bytes = max(stats.delete_set_bytes, deleted.nbytes)
+    original_offsets: dict[tuple[int, int], int] = defaultdict(
+        int
+    )  # (write id, stmt) -> next rowid
+    wanted = list(columns) if columns is not None else None
+    filter_expr = pq.filters_to_expression(filters) if filters else None
+    filter_cols = _filter_columns(filters) if filters else []
+    for ref in split.data_files:
+        length = (
+            read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
+        )
+        with OrcDataFile(
+            filesystem, ref.path, logical_length=length, expect_acid=ref.kind == _ACID
+        ) as f:
+            stats.files.append(ref.path)
+            file_cols = f.row_schema.names
+            row_cols = _resolve_columns(wanted, schema, file_cols)
+            read_cols = list(
+                dict.fromkeys(row_cols + [c for c in filter_cols if c not in row_cols])
+            )
+            if ref.kind == _ORIGINAL:
+                key = (ref.synthetic_write_id, ref.synthetic_statement_id)
+                first = original_offsets[key]
+                original_offsets[key] += f.num_rows
+                yield from _read_original(
+                    f,
+                    ref,
+                    split.bucket_id,
+                    first,
+                    read_cols,
+                    row_cols,
+                    deleted,
+                    with_row_id,
+                    filters,
+                    filter_expr,
+                    schema,
+                    stats,
+                )
+            else:
+                yield from _read_events(
+                    f,
+                    ref,
+                    write_ids,
+                    read_cols,
+                    row_cols,
+                    deleted,
+                    with_row_id,
+                    filters,
+                    filter_expr,
+                    schema,
+                    stats,
+                )
+
+
+def load_delete_set(
+    filesystem: pafs.FileSystem,
+    paths: Sequence[str],
+    write_ids: ValidWriteIdList,
+    stats: ReadStats | None = None,
+) -> DeleteSet:
+    """Delete events of the given files whose deleting write id is valid in the snapshot."""
+    chunks = []
+    exceptions = np.asarray(write_ids.exceptions, np.int64)
+    for p in paths:
+        with OrcDataFile(filesystem, p, expect_acid=True) as f:
+            for _, b in f.iter_stripes(
+                [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION]
+            ):
+                ct = b.column(3).to_numpy()
+                ok = _valid_mask(ct, write_ids.high_watermark, exceptions)
+                chunks.append(
+                    (
+                        b.column(0).to_numpy()[ok],
+                        b.column(1).to_numpy()[ok],
+                        b.column(2).to_numpy()[ok],
+                    )
+                )
+    ds = DeleteSet.from_chunks(chunks)
+    if stats is not None:
+        stats.delete_events += len(ds)
+    return ds
+
+
+def output_schema(
+    row_schema: pa.Schema, columns: Sequence[str] | None, with_row_id: bool
+) -> pa.Schema:
+    """The schema :func:`read_acid` returns for a table schema and a projection."""
+    fields = list(row_schema) if columns is None else [_field(row_schema, c) for c in columns]
+    if with_row_id:
+        fields = [pa.field(t.ROW_ID_COLUMN, t.ROW_ID_TYPE), *fields]
+    return pa.schema(fields)
+
+
+def out_schema_row(schema: pa.Schema) -> pa.Schema:
+    """The row part of an output schema (without ``row__id``)."""
+    return pa.schema([f for f in schema if f.name != t.ROW_ID_COLUMN])
+
+
+# --------------------------------------------------------------------------- reading one file
+
+
+def _read_events(
+    f: OrcDataFile,
+    ref: DataFileRef,
+    write_ids: ValidWriteIdList,
+    read_cols: list[str],
+    row_cols: list[str],
+    deleted: DeleteSet,
+    with_row_id: bool,
+    filters: Filters | None,
+    filter_expr: Any,
+    schema: pa.Schema | None,
+    stats: ReadStats,
+) -> Iterator[pa.RecordBatch]:
+    need_keys = with_row_id or len(deleted) > 0 or ref.filter_write_ids
+    key_cols = (
+        [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION] if need_keys else []
+    )
+    present = [c for c in read_cols if c in f.row_schema.names]
+    # An empty projection still needs row counts: read one cheap key column then.
+    cols = key_cols + [f"{t.ROW}.{c}" for c in present] or [t.OPERATION]
+    exceptions = np.asarray(write_ids.exceptions, np.int64)
+    for i in range(f.num_stripes):
+        if filters and _stripe_excluded(f, i, filters):
+            stats.stripes_skipped += 1
+            continue
+        batch = f.read_stripe(i, cols)
+        stats.stripes_read += 1
+        stats.rows_read += batch.num_rows
+        keep: np.ndarray | None = None
+        if need_keys:
+            owid = batch.column(t.ORIGINAL_TRANSACTION).to_numpy()
+            bucket = batch.column(t.BUCKET).to_numpy()
+            rowid = batch.column(t.ROW_ID).to_numpy()
+            keep = np.ones(batch.num_rows, bool)
+            if ref.filter_write_ids:
+                valid = _valid_mask(
+                    batch.column(t.CURRENT_TRANSACTION).to_numpy(),
+                    write_ids.high_watermark,
+                    exceptions,
+                )
+                stats.rows_invalid += int((~valid).sum())
+                keep &= valid
+            if len(deleted):
+                hit = deleted.contains(owid, bucket, rowid)
+                stats.rows_deleted += int((hit & keep).sum())
+                keep &= ~hit
+        row_arrays = _row_arrays(batch, present)
+        yield from _finish(
+            batch.num_rows,
+            row_arrays,
+            keep,
+            (batch.column(t.ORIGINAL_TRANSACTION), batch.column(t.BUCKET), batch.column(t.ROW_ID))
+            if with_row_id
+            else None,
+            row_cols,
+            read_cols,
+            filter_expr,
+            schema,
+        )
+
+
+def _read_original(
+    f: OrcDataFile,
+    ref: DataFileRef,
+    bucket_id: int,
+    first_row_id: int,
+    read_cols: list[str],
+    row_cols: list[str],
+    deleted: DeleteSet,
+    with_row_id: bool,
+    filters: Filters | None,
+    filter_expr: Any,
+    schema: pa.Schema | None,
+    stats: ReadStats,
+) -> Iterator[pa.RecordBatch]:
+    bucket_property = encode_bucket(bucket_id, ref.synthetic_statement_id)
+    rename = _positional_names(f.row_schema, schema)
+    file_names = {rename.get(n, n): n for n in f.row_schema.names}
+    present = [c for c in read_cols if c in file_names]
+    next_row = first_row_id
+    for i in range(f.num_stripes):
+        n_stripe_rows = f.stripe_rows()[i] if (filters or f.num_stripes > 1) else f.num_rows
+        if filters and _stripe_excluded(f, i, filters, rename_back=file_names):
+            stats.stripes_skipped += 1
+            next_row += n_stripe_rows
+            continue
+        batch = f.read_stripe(i, [file_names[c] for c in present] or None)
+        stats.stripes_read += 1
+        stats.rows_read += batch.num_rows
+        n = batch.num_rows
+        rowid = np.arange(next_row, next_row + n, dtype=np.int64)
+        next_row += n
+        owid = np.full(n, ref.synthetic_write_id, np.int64)
+        bucket = np.full(n, bucket_property, np.int32)
+        keep = None
+        if len(deleted):
+            hit = deleted.contains(owid, bucket, rowid)
+            stats.rows_deleted += int(hit.sum())
+            keep = ~hit
+        row_arrays = {c: batch.column(file_names[c]) for c in present}
+        yield from _finish(
+            n,
+            row_arrays,
+            keep,
+            (pa.array(owid), pa.array(bucket), pa.array(rowid)) if with_row_id else None,
+            row_cols,
+            read_cols,
+            filter_expr,
+            schema,
+        )
+
+
+def _finish(
+    n: int,
+    row_arrays: dict[str, pa.Array],
+    keep: np.ndarray | None,
+    row_id: tuple[Any, Any, Any] | None,
+    row_cols: list[str],
+    read_cols: list[str],
+    filter_expr: Any,
+    schema: pa.Schema | None,
+) -> Iterator[pa.RecordBatch]:
+    names, arrays = [], []
+    if row_id is not None:
+        names.append(t.ROW_ID_COLUMN)
+        arrays.append(pa.StructArray.from_arrays(list(row_id), fields=list(t.ROW_ID_TYPE)))
+    for c in read_cols:
+        target = _target_type(schema, c, row_arrays.get(c))
+        arr = row_arrays.get(c)
+        if arr is None:
+            arr = pa.nulls(n, target)  # column added after this file was written
+        elif target is not None and arr.type != target:
+            arr = arr.cast(target)
+        names.append(c)
+        arrays.append(arr)
+    if not names:  # no columns requested (e.g. COUNT(*)): still carry the row count
+        kept = n if keep is None else int(keep.sum())
+        if kept:
+            yield pa.RecordBatch.from_struct_array(pa.array([{}] * kept, pa.struct([])))
+        return
+    batch = pa.RecordBatch.from_arrays(arrays, names=names)
+    if keep is not None and not keep.all():
+        batch = batch.filter(pa.array(keep))
+    if filter_expr is not None and batch.num_rows:
+        batch = pa.Table.from_batches([batch]).filter(filter_expr).combine_chunks().to_batches()
+        batch = batch[0] if batch else None
+        if batch is None:
+            return
+    extra = [c for c in read_cols if c not in row_cols]
+    if extra:
+        batch = batch.select([x for x in batch.schema.names if x not in extra])
+    if batch.num_rows:
+        yield batch
+
+
+def _row_arrays(batch: pa.RecordBatch, present: list[str]) -> dict[str, pa.Array]:
+    if not present:
+        return {}
+    row = batch.column(t.ROW)
+    return {name: row.field(name) for name in present}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _valid_mask(write_ids: np.ndarray, high_watermark: int, exceptions: np.ndarray) -> np.ndarray:
+    ok = write_ids <= high_watermark
+    if len(exceptions):
+        ok &= ~np.isin(write_ids, exceptions)
+    return ok
+
+
+def _range_needs_filter(write_ids: ValidWriteIdList, d: Any) -> bool:
+    return bool(
+        write_ids.is_write_id_range_valid(d.min_write_id, d.max_write_id) != RangeResponse.ALL
+    )
+
+
+def _honours_flush_length(d: Any) -> bool:
+    # Only open streaming deltas (min != max, no visibility suffix) have meaningful side files.
+    return not d.is_base and d.min_write_id != d.max_write_id and d.visibility_txn_id == 0
+
+
+def _table_schema(
+    filesystem: pafs.FileSystem, state: AcidState, schema: pa.Schema | None
+) -> pa.Schema:
+    if schema is not None:
+        return schema
+    dirs = ([state.base] if state.base is not None else []) + list(state.deltas)
+    for d in dirs:
+        for af in d.files:
+            side = af.flush_length_path if _honours_flush_length(d) else None
+            length = read_flush_length(filesystem, side) if side else None
+            with OrcDataFile(filesystem, af.path, logical_length=length, expect_acid=None) as f:
+                return f.row_schema
+    for of in state.original_files:
+        with OrcDataFile(filesystem, of.path, expect_acid=False) as f:
+            return f.row_schema
+    return pa.schema([])
+
+
+def _field(schema: pa.Schema, name: str) -> pa.Field:
+    idx = schema.get_field_index(name)
+    if idx < 0:
+        raise AcidSchemaError(f"no column {name!r}; the table has {schema.names}")
+    return schema.field(idx)
+
+
+def _resolve_columns(
+    wanted: list[str] | None, schema: pa.Schema | None, file_cols: list[str]
+) -> list[str]:
+    if wanted is not None:
+        return wanted
+    return list(schema.names) if schema is not None else list(file_cols)
+
+
+def _target_type(schema: pa.Schema | None, name: str, arr: pa.Array | None) -> pa.DataType:
+    if schema is not None and schema.get_field_index(name) >= 0:
+        return schema.field(name).type
+    return arr.type if arr is not None else pa.null()
+
+
+def _positional_names(file_schema: pa.Schema, schema: pa.Schema | None) -> dict[str, str]:
+    """Files written by old Hive name columns ``_col0, _col1…``: map them to the table's names."""
+    if (
+        schema is None
+        or not file_schema.names
+        or not all(_POSITIONAL_NAME.match(n) for n in file_schema.names)
+    ):
+        return {}
+    return {
+        fname: schema.names[i] for i, fname in enumerate(file_schema.names) if i < len(schema.names)
+    }
+
+
+def _filter_columns(filters: Filters) -> list[str]:
+    out: list[str] = []
+    for conj in _dnf(filters):
+        for col, _, _ in conj:
+            if col not in out:
+                out.append(col)
+    return out
+
+
+def _dnf(filters: Filters) -> list[list[tuple[str, str, Any]]]:
+    if filters and isinstance(filters[0], tuple):
+        return [list(filters)]
+    return [list(c) for c in filters]
+
+
+def _stripe_excluded(
+    f: OrcDataFile, stripe: int, filters: Filters, rename_back: dict[str, str] | None = None
+) -> bool:
+    """True when stripe statistics prove no row of the stripe can pass ``filters``."""
+    for conj in _dnf(filters):
+        if not any(_predicate_impossible(f, stripe, c, op, v, rename_back) for c, op, v in conj):
+            return False
+    return True
+
+
+def _predicate_impossible(
+    f: OrcDataFile, stripe: int, col: str, op: str, value: Any, rename_back: dict[str, str] | None
+) -> bool:
+    name = rename_back.get(col, col) if rename_back else col
+    st = f.column_statistics(stripe, [name])
+    if not st or "minimum" not in st or "maximum" not in st:
+        return False
+    lo, hi = st["minimum"], st["maximum"]
+    try:
+        if op in ("=", "=="):
+            return bool(value < lo or value > hi)
+        if op == "<":
+            return bool(lo >= value)
+        if op == "<=":
+            return bool(lo > value)
+        if op == ">":
+            return bool(hi <= value)
+        if op == ">=":
+            return bool(hi < value)
+        if op == "in":
+            return all(v < lo or v > hi for v in value)
+    except TypeError:
+        return False
+    return False

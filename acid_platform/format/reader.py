@@ -1,0 +1,300 @@
+"""Open one ORC data file of an ACID table and read it stripe by stripe.
+
+:class:`OrcDataFile` checks what Hive and Trino check before trusting a file: that it is ORC at
+all, that an ACID event file carries ``hive.acid.version`` >= 2, that a streaming file is cut at
+its ``_flush_length``. Stripe statistics (for predicate pushdown) come from pyorc; rows come from
+pyarrow, one stripe at a time.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.orc as po
+
+from acid_platform.errors import (
+    AcidSchemaError,
+    CorruptAcidFileError,
+    FlushLengthError,
+    MissingAcidVersionError,
+)
+from acid_platform.format import types as t
+from acid_platform.format.writer import ACID_STATS_KEY, ACID_VERSION_KEY, KEY_INDEX_KEY
+
+
+@dataclass(frozen=True)
+class EventKey:
+    """(originalWriteId, bucketProperty, rowId): the identity of a row version."""
+
+    original_write_id: int
+    bucket: int
+    row_id: int
+
+
+class OrcDataFile:
+    """An ORC file of a table: an ACID event file, or an original (pre-ACID / raw) file."""
+
+    def __init__(
+        self,
+        filesystem: pafs.FileSystem,
+        path: str,
+        *,
+        logical_length: int | None = None,
+        expect_acid: bool | None = True,
+    ) -> None:
+        """``expect_acid``: True requires the event schema, False requires a plain row schema,
+        None accepts either (see :attr:`is_acid`)."""
+        self.filesystem = filesystem
+        self.path = path
+        self.logical_length = logical_length
+        try:
+            raw = filesystem.open_input_file(path)
+            self._file: Any = _Truncated(raw, logical_length) if logical_length is not None else raw
+            self._orc = po.ORCFile(self._file)
+            self.schema: pa.Schema = self._orc.schema
+            self.num_rows: int = self._orc.nrows
+            self.num_stripes: int = self._orc.nstripes
+            meta = self._orc.metadata or {}
+        except FileNotFoundError:
+            raise
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptAcidFileError(f"{path}: cannot read as ORC ({exc})") from exc
+        self.user_metadata: dict[str, str] = {
+            (k.decode() if isinstance(k, bytes) else k): (
+                v.decode(errors="replace") if isinstance(v, bytes) else v
+            )
+            for k, v in meta.items()
+        }
+        self.is_acid = t.is_event_schema(self.schema)
+        if expect_acid is True:
+            # Trino's order: a file in an ACID directory must first say it is Hive 3+ ACID.
+            self._check_acid_version()
+            t.check_event_schema(self.schema, path)
+        elif expect_acid is False and self.is_acid:
+            raise AcidSchemaError(
+                f"{path}: an original (raw) file must not carry the ACID event schema"
+            )
+        elif self.is_acid:
+            self._check_acid_version()
+        self._pyorc: Any = None
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def acid_version(self) -> int | None:
+        value = self.user_metadata.get(ACID_VERSION_KEY)
+        return int(value) if value and value.strip().isdigit() else None
+
+    @property
+    def acid_stats(self) -> tuple[int, int, int] | None:
+        value = self.user_metadata.get(ACID_STATS_KEY)
+        if not value:
+            return None
+        ins, upd, dele = (int(x) for x in value.split(","))
+        return ins, upd, dele
+
+    @property
+    def key_index(self) -> list[EventKey]:
+        """The last key of each stripe, from ``hive.acid.key.index``."""
+        value = self.user_metadata.get(KEY_INDEX_KEY, "")
+        keys = []
+        for part in value.split(";"):
+            if part:
+                a, b, c = part.split(",")
+                keys.append(EventKey(int(a), int(b), int(c)))
+        return keys
+
+    @property
+    def row_schema(self) -> pa.Schema:
+        """The table columns in the file (the ``row`` struct's fields, or the plain schema)."""
+        if self.is_acid:
+            return pa.schema(list(self.schema.field(t.ROW).type))
+        return self.schema
+
+    def stripe_rows(self) -> list[int]:
+        return [len(s) for s in self._stripes_pyorc()]
+
+    def column_statistics(self, stripe: int, column_path: Sequence[str]) -> dict[str, Any] | None:
+        """ORC statistics (``minimum``, ``maximum``, ``has_null`` …) of one column in one stripe;
+        ``column_path`` names a row column (``["a"]``) or a key column of the event struct."""
+        col_id = self._column_id(column_path)
+        if col_id is None:
+            return None
+        try:
+            return dict(self._stripes_pyorc()[stripe][col_id].statistics)
+        except Exception:  # statistics are an optimisation: absent or odd ones prune nothing
+            return None
+
+    # ------------------------------------------------------------------ data
+    def read_stripe(self, index: int, columns: Sequence[str] | None = None) -> pa.RecordBatch:
+        """Read one stripe; ``columns`` are top-level or dotted (``row.a``) names."""
+        try:
+            return self._orc.read_stripe(
+                index, columns=list(columns) if columns is not None else None
+            )
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptAcidFileError(
+                f"{self.path}: stripe {index} is unreadable ({exc})"
+            ) from exc
+
+    def iter_stripes(
+        self, columns: Sequence[str] | None = None
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        for i in range(self.num_stripes):
+            yield i, self.read_stripe(i, columns)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> OrcDataFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ helpers
+    def _check_acid_version(self) -> None:
+        version = self.acid_version
+        if version is None or version < 2:
+            raise MissingAcidVersionError(
+                f"Hive transactional tables are supported since Hive 3.0. Expected "
+                f"`{ACID_VERSION_KEY}` in ORC metadata in {self.path} to be >=2 but was "
+                f"{self.user_metadata.get(ACID_VERSION_KEY, '<empty>')}. If you have upgraded from "
+                "an older version of Hive, make sure a major compaction has been run at least once "
+                "after the upgrade."
+            )
+
+    def _stripes_pyorc(self) -> Any:
+        if self._pyorc is None:
+            import pyorc  # local: only needed for statistics
+
+            self._file.seek(0)
+            reader = pyorc.Reader(_Unclosable(self._file))  # type: ignore[arg-type]
+            self._pyorc = [reader.read_stripe(i) for i in range(reader.num_of_stripes)]
+        return self._pyorc
+
+    def _column_id(self, column_path: Sequence[str]) -> int | None:
+        """ORC column id (pre-order over the type tree, root = 0)."""
+        fields: Sequence[pa.Field] = list(self.schema)
+        path = list(column_path)
+        if self.is_acid and path and path[0] not in t.EVENT_KEY_COLUMNS and path[0] != t.ROW:
+            path = [t.ROW, *path]
+        next_id = 1
+        for depth, name in enumerate(path):
+            for f in fields:
+                if f.name == name:
+                    if depth == len(path) - 1:
+                        return next_id
+                    if not pa.types.is_struct(f.type):
+                        return None
+                    fields = list(f.type)
+                    next_id += 1
+                    break
+                next_id += _subtree_size(f.type)
+            else:
+                return None
+        return None
+
+
+def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int:
+    """The logical length of a streaming ORC file: the last big-endian long in its side file."""
+    try:
+        with filesystem.open_input_file(side_file) as f:
+            data = f.read()
+    except FileNotFoundError as exc:
+        raise FlushLengthError(f"{side_file}: flush length side file vanished") from exc
+    except OSError as exc:
+        raise FlushLengthError(f"{side_file}: cannot read flush length ({exc})") from exc
+    usable = len(data) - len(data) % 8
+    if usable == 0:
+        raise FlushLengthError(
+            f"{side_file}: flush length side file is empty or shorter than 8 bytes"
+        )
+    length = int.from_bytes(data[usable - 8 : usable], "big", signed=True)
+    if length <= 0:
+        raise FlushLengthError(f"{side_file}: flush length {length} is not positive")
+    return length
+
+
+def _subtree_size(dtype: pa.DataType) -> int:
+    if pa.types.is_struct(dtype):
+        return 1 + sum(_subtree_size(f.type) for f in dtype)
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return 1 + _subtree_size(dtype.value_type)
+    if pa.types.is_map(dtype):
+        return 1 + _subtree_size(dtype.key_type) + _subtree_size(dtype.item_type)
+    return 1
+
+
+class _Truncated(io.RawIOBase):
+    """A read-only view of the first ``length`` bytes of a random-access file."""
+
+    def __init__(self, raw: pa.NativeFile, length: int) -> None:
+        super().__init__()
+        self._raw = raw
+        self._length = min(length, raw.size())
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._length}[whence]
+        self._pos = max(0, min(self._length, base + offset))
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def size(self) -> int:
+        return self._length
+
+    def read(self, n: int = -1) -> bytes:
+        end = self._length if n is None or n < 0 else min(self._length, self._pos + n)
+        data = self._raw.read_at(end - self._pos, self._pos) if end > self._pos else b""
+        self._pos = end
+        return bytes(data)
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _Unclosable(io.RawIOBase):
+    """Lend a file to pyorc without letting it close it."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return int(self._inner.seek(offset, whence))
+
+    def tell(self) -> int:
+        return int(self._inner.tell())
+
+    def read(self, n: int = -1) -> bytes:
+        return bytes(self._inner.read(n if n is not None and n >= 0 else -1))
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)

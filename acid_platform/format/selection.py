@@ -1,0 +1,544 @@
+"""Directory selection: which base, deltas and original files make up a snapshot.
+
+This is Hive's ``AcidUtils.getAcidState``. Readers, writers, the compactor and the cleaner all
+decide what exists by running it over one listing of a partition directory with a snapshot:
+
+* the best **base**: the newest ``base_N`` usable by the snapshot; a compactor base (``_v`` suffix
+  or ``_metadata_acid`` saying ``compacted``) wins over an INSERT OVERWRITE base with the same N;
+* the **deltas** (insert and delete) that add to it, widest first, shadowing the narrower deltas
+  a minor compaction covered;
+* the **original files** (pre-ACID data) when there is no base, sorted by path;
+* what became **obsolete** (covered by something newer) and what was **aborted**, for the cleaner.
+
+One recursive listing is taken through ``pyarrow.fs``; files are opened only to read a
+``_metadata_acid`` marker where one exists. ORC files are never opened.
+
+>>> from acid_platform.format.snapshots import ValidWriteIdList
+>>> state = acid_state("/no/such/table", ValidWriteIdList.parse("db.t:5:9223372036854775807::"))
+>>> state.base is None and state.deltas == ()
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pyarrow.fs as pafs
+
+from acid_platform.errors import AcidFormatError, InvalidNameError, NotEnoughHistoryError
+from acid_platform.format.fs import basename, join, resolve
+from acid_platform.format.names import (
+    FLUSH_LENGTH_SUFFIX,
+    LONG_MIN,
+    METADATA_ACID_FILE,
+    ParsedBase,
+    ParsedDelta,
+    is_acid_dir_name,
+    is_hidden,
+    looks_like_acid_dir_name,
+    parse_acid_dir_name,
+    parse_bucket_file_name,
+    parse_original_file_name,
+)
+from acid_platform.format.snapshots import (
+    RangeResponse,
+    ValidTxnList,
+    ValidWriteIdList,
+)
+
+__all__ = [
+    "AcidDir",
+    "AcidFile",
+    "AcidState",
+    "OriginalFile",
+    "acid_state",
+    "is_acid_dir_name",
+    "list_partition_dirs",
+]
+
+_RAW = "raw"
+_COMPACTED = "compacted"
+
+
+@dataclass(frozen=True)
+class AcidFile:
+    """A bucket file inside a base or delta directory.
+
+    ``flush_length_path`` is the ``_flush_length`` side file of a streaming delta, when there is
+    one; its last 8-byte big-endian long is the committed length of the file. In a raw directory
+    (LOAD DATA) the files have original names (``000000_0``) and ``bucket_id`` comes from them.
+    """
+
+    path: str
+    size: int
+    bucket_id: int
+    attempt_id: int | None = None
+    flush_length_path: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The file name."""
+        return basename(self.path)
+
+
+@dataclass(frozen=True)
+class AcidDir:
+    """A base, delta or delete delta directory and its bucket files (sorted by path).
+
+    ``is_compacted``: written by a compactor (a ``_v`` suffix, or ``_metadata_acid`` saying
+    ``compacted``). ``is_raw``: the files have no ACID columns (LOAD DATA into a ``base_N`` or
+    ``delta_N_N``); their rows get synthetic ROW__IDs.
+    """
+
+    path: str
+    parsed: ParsedBase | ParsedDelta
+    files: tuple[AcidFile, ...] = ()
+    is_raw: bool = False
+    is_compacted: bool = False
+
+    @property
+    def name(self) -> str:
+        """The directory name."""
+        return basename(self.path)
+
+    @property
+    def is_base(self) -> bool:
+        """A ``base_…`` directory."""
+        return isinstance(self.parsed, ParsedBase)
+
+    @property
+    def is_delete(self) -> bool:
+        """A ``delete_delta_…`` directory."""
+        return isinstance(self.parsed, ParsedDelta) and self.parsed.is_delete
+
+    @property
+    def write_id(self) -> int:
+        """The write id of a base (``base_<write_id>``)."""
+        if not isinstance(self.parsed, ParsedBase):
+            raise TypeError(f"{self.path} is a delta; it has min/max write ids, not a write id")
+        return self.parsed.write_id
+
+    @property
+    def min_write_id(self) -> int:
+        """Lowest write id covered; 0 for a base (a base holds everything up to its id)."""
+        return 0 if isinstance(self.parsed, ParsedBase) else self.parsed.min_write_id
+
+    @property
+    def max_write_id(self) -> int:
+        """Highest write id covered (a base's write id)."""
+        if isinstance(self.parsed, ParsedBase):
+            return self.parsed.write_id
+        return self.parsed.max_write_id
+
+    @property
+    def statement_id(self) -> int:
+        """Statement id of a delta; -1 when the name has none (and for a base)."""
+        return -1 if isinstance(self.parsed, ParsedBase) else self.parsed.statement_id
+
+    @property
+    def visibility_txn_id(self) -> int:
+        """The ``_v`` txn id; 0 when there is no suffix."""
+        return self.parsed.visibility_txn_id
+
+
+@dataclass(frozen=True)
+class OriginalFile:
+    """A file written before the table became transactional (or by a non-ACID writer).
+
+    ``bucket_id`` is the number before the first ``_`` of a Hive original name (``000001_0``,
+    ``000002_0_copy_1``) and -1 for any other name (``random``), as Hive's ``parseBucketId``
+    answers; Hive and Trino refuse to give such a file synthetic ROW__IDs, so a reader should too.
+    """
+
+    path: str
+    size: int
+    bucket_id: int
+
+    @property
+    def name(self) -> str:
+        """The file name."""
+        return basename(self.path)
+
+
+@dataclass(frozen=True)
+class AcidState:
+    """What a snapshot reads in one partition directory, and what the cleaner may remove.
+
+    ``deltas`` holds insert and delete deltas in Hive's order (min write id, then wider first,
+    then statement id, then path). ``obsolete`` lists bases and deltas covered by newer ones and,
+    when a base exists, the original files. ``aborted`` lists directories written by aborted
+    transactions. ``has_uncompacted_aborts`` is set when a delta mixes aborted and committed
+    write ids, so the aborted ids' metadata must outlive the directory cleanup.
+    """
+
+    base: AcidDir | None
+    deltas: tuple[AcidDir, ...]
+    original_files: tuple[OriginalFile, ...]
+    obsolete: tuple[AcidDir | OriginalFile, ...] = ()
+    aborted: tuple[AcidDir, ...] = ()
+    has_uncompacted_aborts: bool = False
+
+    @property
+    def insert_deltas(self) -> tuple[AcidDir, ...]:
+        """The ``delta_…`` directories, in order."""
+        return tuple(d for d in self.deltas if not d.is_delete)
+
+    @property
+    def delete_deltas(self) -> tuple[AcidDir, ...]:
+        """The ``delete_delta_…`` directories, in order."""
+        return tuple(d for d in self.deltas if d.is_delete)
+
+
+def acid_state(
+    path: str | os.PathLike[str],
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None = None,
+    *,
+    filesystem: pafs.FileSystem | None = None,
+    ignore_empty_files: bool = True,
+) -> AcidState:
+    """Select the base, deltas and original files of one partition for a snapshot.
+
+    ``write_ids`` is the table's snapshot (a ``ValidCompactorWriteIdList`` for the compactor).
+    ``txns`` is needed to judge ``_v<txn>`` suffixes; ``None`` treats every suffix as visible.
+    ``ignore_empty_files`` drops 0-byte original files, as Hive's and Trino's readers do; the
+    cleaner passes ``False``.
+
+    A missing directory gives an empty state (a table or partition with no data yet). A
+    directory named like a base/delta whose name does not parse raises ``InvalidNameError``.
+    Raises ``NotEnoughHistoryError`` when the only bases are compactor bases newer than what
+    the snapshot may see.
+    """
+    location = resolve(path, filesystem)
+    listing = _list_partition(location.filesystem, location.path)
+    builder = _DirBuilder(location.filesystem)
+    selection = _Selection(write_ids, txns)
+    for entry in sorted(listing.acid_dirs.values(), key=lambda e: e.name):
+        acid_dir = builder.build(entry)
+        if acid_dir.is_base:
+            selection.add_base(acid_dir)
+        else:
+            selection.add_delta(acid_dir)
+
+    originals = sorted(
+        (f for f in listing.original_files if f.size > 0 or not ignore_empty_files),
+        key=lambda f: f.path,
+    )
+    selection.check_history()
+    obsolete: list[AcidDir | OriginalFile] = list(selection.obsolete)
+    if selection.base is not None:
+        obsolete.extend(originals)
+        originals = []
+    deltas, shadowed = selection.best_working_deltas()
+    obsolete.extend(shadowed)
+    return AcidState(
+        base=selection.base,
+        deltas=tuple(deltas),
+        original_files=tuple(originals),
+        obsolete=tuple(obsolete),
+        aborted=tuple(selection.aborted),
+        has_uncompacted_aborts=selection.has_uncompacted_aborts,
+    )
+
+
+def list_partition_dirs(
+    table_path: str | os.PathLike[str],
+    partition_columns: Sequence[str],
+    filesystem: pafs.FileSystem | None = None,
+) -> list[tuple[str, str]]:
+    """The ``k1=v1/k2=v2`` partition directories of a table, as ``(partition_name, path)``.
+
+    Walks one level per partition column, keeping directories named ``<column>=<value>``
+    (column compared case-insensitively, values left escaped as Hive wrote them), sorted by
+    partition name. An unpartitioned table gives ``[("", table_path)]``.
+    """
+    location = resolve(table_path, filesystem)
+    fs = location.filesystem
+    level = [("", location.path)]
+    for column in partition_columns:
+        next_level: list[tuple[str, str]] = []
+        for name, path in level:
+            selector = pafs.FileSelector(path, allow_not_found=True)
+            for info in fs.get_file_info(selector):
+                child = basename(info.path)
+                key, sep, _ = child.partition("=")
+                if (
+                    info.type == pafs.FileType.Directory
+                    and not is_hidden(child)
+                    and sep
+                    and key.lower() == column.lower()
+                ):
+                    next_level.append((f"{name}/{child}" if name else child, info.path))
+        level = next_level
+    return sorted(level)
+
+
+# --------------------------------------------------------------------------- listing
+
+
+@dataclass
+class _DirListing:
+    """One base/delta directory as listed: its direct files (name -> size)."""
+
+    name: str
+    path: str
+    parsed: ParsedBase | ParsedDelta
+    files: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Listing:
+    acid_dirs: dict[str, _DirListing] = field(default_factory=dict)
+    original_files: list[OriginalFile] = field(default_factory=list)
+
+
+def _list_partition(fs: pafs.FileSystem, root: str) -> _Listing:
+    """One recursive listing, grouped by top-level child.
+
+    Anything under a hidden component (``_tmp…``, ``.hive-staging…``) is skipped; inside a
+    base/delta only its direct files count (sub-directories are not part of the snapshot); every
+    other file, at any depth, is an original file.
+    """
+    listing = _Listing()
+    root = root.rstrip("/") or "/"
+    prefix = root if root.endswith("/") else root + "/"
+    for info in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True)):
+        if not info.path.startswith(prefix):
+            raise AcidFormatError(f"listing of {root} returned {info.path}, outside it")
+        parts = info.path[len(prefix) :].split("/")
+        if any(is_hidden(p) for p in parts[:-1]):
+            continue
+        top, is_file = parts[0], info.type == pafs.FileType.File
+        if looks_like_acid_dir_name(top) and (len(parts) > 1 or not is_file):
+            entry = listing.acid_dirs.get(top) or _new_dir_listing(listing, root, top)
+            if len(parts) == 2 and is_file:
+                entry.files[parts[1]] = info.size or 0
+        elif is_file and not is_hidden(parts[-1]):
+            original = parse_original_file_name(parts[-1])
+            bucket_id = -1 if original is None else original.bucket_id
+            listing.original_files.append(OriginalFile(info.path, info.size or 0, bucket_id))
+    return listing
+
+
+def _new_dir_listing(listing: _Listing, root: str, name: str) -> _DirListing:
+    path = join(root, name)
+    parsed = parse_acid_dir_name(name)
+    if parsed is None:
+        raise InvalidNameError(
+            f"{path}: the directory name looks like a base/delta but does not parse "
+            "(Hive and Trino fail on it as well); move it out of the table directory"
+        )
+    entry = _DirListing(name, path, parsed)
+    listing.acid_dirs[name] = entry
+    return entry
+
+
+class _DirBuilder:
+    """Turns a listed directory into an :class:`AcidDir`, reading ``_metadata_acid`` if present."""
+
+    def __init__(self, fs: pafs.FileSystem) -> None:
+        self._fs = fs
+
+    def build(self, entry: _DirListing) -> AcidDir:
+        parsed = entry.parsed
+        data_format = (
+            self._read_data_format(join(entry.path, METADATA_ACID_FILE))
+            if METADATA_ACID_FILE in entry.files
+            else None
+        )
+        is_compacted = parsed.visibility_txn_id > 0 or data_format == _COMPACTED
+        is_raw = not is_compacted and _may_be_raw(parsed) and _is_raw(data_format, entry.files)
+        files = _raw_files(entry) if is_raw else _bucket_files(entry)
+        return AcidDir(entry.path, parsed, files, is_raw, is_compacted)
+
+    def _read_data_format(self, path: str) -> str:
+        try:
+            with self._fs.open_input_stream(path) as stream:
+                metadata = json.loads(stream.read().decode("utf-8"))
+        except (OSError, ValueError) as e:
+            raise AcidFormatError(f"cannot read {path}: {e}") from e
+        if not isinstance(metadata, dict) or metadata.get("thisFileVersion") != "0":
+            raise AcidFormatError(f"{path}: unexpected ACID metadata version in {metadata!r}")
+        data_format = metadata.get("dataFormat")
+        if not isinstance(data_format, str) or data_format.lower() not in (_RAW, _COMPACTED):
+            raise AcidFormatError(f"{path}: unexpected ACID dataFormat {data_format!r}")
+        return data_format.lower()
+
+
+def _may_be_raw(parsed: ParsedBase | ParsedDelta) -> bool:
+    # Only LOAD DATA writes raw files, into base_N or delta_N_N; never into delete deltas.
+    if isinstance(parsed, ParsedBase):
+        return True
+    return not parsed.is_delete and parsed.min_write_id == parsed.max_write_id
+
+
+def _is_raw(data_format: str | None, files: dict[str, int]) -> bool:
+    if data_format is not None:
+        return data_format == _RAW
+    # No marker: Hive looks at the schema of one original-named file. ACID writers only ever
+    # write bucket_N files, so original-named files and no bucket file mean LOAD DATA output.
+    has_original = any(parse_original_file_name(n) is not None for n in files)
+    has_bucket = any(parse_bucket_file_name(n) is not None for n in files)
+    return has_original and not has_bucket
+
+
+def _bucket_files(entry: _DirListing) -> tuple[AcidFile, ...]:
+    honours_side_files = (
+        isinstance(entry.parsed, ParsedDelta) and entry.parsed.may_contain_side_file
+    )
+    files = []
+    for name, size in entry.files.items():
+        bucket = parse_bucket_file_name(name)
+        if bucket is None:
+            continue
+        side_file = name + FLUSH_LENGTH_SUFFIX
+        flush_length_path = (
+            join(entry.path, side_file) if honours_side_files and side_file in entry.files else None
+        )
+        files.append(
+            AcidFile(join(entry.path, name), size, bucket[0], bucket[1], flush_length_path)
+        )
+    return tuple(sorted(files, key=lambda f: f.path))
+
+
+def _raw_files(entry: _DirListing) -> tuple[AcidFile, ...]:
+    files = []
+    for name, size in entry.files.items():
+        original = parse_original_file_name(name)
+        if original is not None:
+            files.append(AcidFile(join(entry.path, name), size, original.bucket_id))
+    return tuple(sorted(files, key=lambda f: f.path))
+
+
+# --------------------------------------------------------------------------- selection
+
+
+class _Selection:
+    """The running state of getAcidState over the directories of one partition."""
+
+    def __init__(self, write_ids: ValidWriteIdList, txns: ValidTxnList | None) -> None:
+        self.write_ids = write_ids
+        self.txns = txns
+        self.base: AcidDir | None = None
+        self.oldest_base: AcidDir | None = None
+        self.candidates: list[AcidDir] = []
+        self.obsolete: list[AcidDir] = []
+        self.aborted: list[AcidDir] = []
+        self.has_uncompacted_aborts = False
+
+    def add_base(self, base: AcidDir) -> None:
+        """Hive's processBaseDir."""
+        if not self._is_visible(base):
+            return
+        if self.oldest_base is None or self.oldest_base.write_id > base.write_id:
+            self.oldest_base = base
+        if self.write_ids.is_write_id_aborted(base.write_id) and not base.is_compacted:
+            self.aborted.append(base)  # an aborted INSERT OVERWRITE
+            return
+        best = self.base
+        if (
+            best is None
+            or best.write_id < base.write_id
+            # Compactor output wins over an INSERT OVERWRITE base of the same write id.
+            or (best.write_id == base.write_id and base.is_compacted and self._txn_valid(base))
+        ):
+            if self._is_valid_base(base):
+                if best is not None:
+                    self.obsolete.append(best)
+                self.base = base
+            # A better base the snapshot cannot use is neither current nor obsolete.
+        else:
+            self.obsolete.append(base)
+
+    def add_delta(self, delta: AcidDir) -> None:
+        """Hive's processDeltaDir."""
+        if not self._is_visible(delta):
+            return
+        low, high = delta.min_write_id, delta.max_write_id
+        aborted = self.write_ids.is_write_id_range_aborted(low, high)
+        if aborted is RangeResponse.ALL:
+            self.aborted.append(delta)
+            return
+        if aborted is RangeResponse.SOME:
+            self.has_uncompacted_aborts = True
+        if self.write_ids.is_write_id_range_valid(low, high) is not RangeResponse.NONE:
+            self.candidates.append(delta)
+
+    def check_history(self) -> None:
+        """Fail when only compactor bases exist and none is usable by the snapshot."""
+        oldest = self.oldest_base
+        if self.base is not None or oldest is None or not oldest.is_compacted:
+            return
+        exceptions = self.write_ids.exceptions
+        first = str(exceptions[0]) if exceptions else "x"
+        raise NotEnoughHistoryError(
+            f"Not enough history available for ({self.write_ids.high_watermark},{first}). "
+            f"Oldest available base: {oldest.path}. The snapshot {self.write_ids} is older "
+            "than the compaction that wrote it; read again with a newer snapshot"
+        )
+
+    def best_working_deltas(self) -> tuple[list[AcidDir], list[AcidDir]]:
+        """Hive's findBestWorkingDeltas: the deltas to read and the ones they shadow."""
+        ordered = sorted(self.candidates, key=_delta_order)
+        current = 0 if self.base is None else self.base.write_id
+        last_statement_id = -1
+        prev: AcidDir | None = None
+        kept: list[AcidDir] = []
+        shadowed: list[AcidDir] = []
+        for delta in ordered:
+            if delta.max_write_id > current:
+                # Does it hold any write id past what we have that the snapshot sees?
+                new_range = self.write_ids.is_write_id_range_valid(current + 1, delta.max_write_id)
+                if new_range is not RangeResponse.NONE:
+                    kept.append(delta)
+                    current = delta.max_write_id
+                    last_statement_id = delta.statement_id
+                    prev = delta
+            elif delta.max_write_id == current and last_statement_id >= 0:
+                # Another statement of the same multi-statement transaction.
+                kept.append(delta)
+                prev = delta
+            elif prev is not None and _same_range(prev, delta):
+                # The delete_delta twin of a kept delta (or the other way round).
+                kept.append(delta)
+                prev = delta
+            else:
+                shadowed.append(delta)
+        return kept, shadowed
+
+    def _is_valid_base(self, base: AcidDir) -> bool:
+        # Hive 4's isValidBase without its "write id <= min open write id" shortcut, which Hive
+        # removed (HIVE-29601): it let a base of an open write id be read.
+        if base.write_id == LONG_MIN:
+            return True  # the first compaction after a non-ACID to ACID conversion
+        if base.is_compacted:
+            return self.write_ids.is_valid_base(base.write_id)
+        return self.write_ids.is_write_id_valid(base.write_id)  # INSERT OVERWRITE
+
+    def _is_visible(self, acid_dir: AcidDir) -> bool:
+        # Hive's isDirUsable: a _v<txn> directory counts once its txn committed.
+        if self._txn_valid(acid_dir):
+            return True
+        if self.txns is not None and self.txns.is_txn_aborted(acid_dir.visibility_txn_id):
+            self.aborted.append(acid_dir)
+        return False
+
+    def _txn_valid(self, acid_dir: AcidDir) -> bool:
+        return self.txns is None or self.txns.is_txn_valid(acid_dir.visibility_txn_id)
+
+
+def _delta_order(delta: AcidDir) -> tuple[int, int, int, str]:
+    # ParsedDeltaLight.compareTo: wider deltas first, "no statement id" (-1) first, then path,
+    # so delete_delta_X sorts before delta_X.
+    return delta.min_write_id, -delta.max_write_id, delta.statement_id, delta.path
+
+
+def _same_range(a: AcidDir, b: AcidDir) -> bool:
+    return (
+        a.min_write_id == b.min_write_id
+        and a.max_write_id == b.max_write_id
+        and a.statement_id == b.statement_id
+    )

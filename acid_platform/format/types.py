@@ -1,0 +1,224 @@
+"""Hive type strings and their Arrow equivalents, and the ACID event schema.
+
+Hive names types as text (``int``, ``decimal(10,2)``, ``struct<a:int,b:string>``); the catalog stores
+that text and ORC files carry the matching ORC types. Arrow is the in-memory form everywhere.
+
+>>> to_arrow_type("decimal(10,2)")
+Decimal128Type(decimal128(10, 2))
+>>> to_hive_type(to_arrow_type("array<struct<a:int,b:varchar(5)>>"))
+'array<struct<a:int,b:string>>'
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+from acid_platform.errors import AcidSchemaError, UnsupportedTypeError
+
+#: Field names of the ACID event struct, in file order.
+OPERATION = "operation"
+ORIGINAL_TRANSACTION = "originalTransaction"
+BUCKET = "bucket"
+ROW_ID = "rowId"
+CURRENT_TRANSACTION = "currentTransaction"
+ROW = "row"
+EVENT_KEY_COLUMNS = (OPERATION, ORIGINAL_TRANSACTION, BUCKET, ROW_ID, CURRENT_TRANSACTION)
+
+#: Event operation codes.
+INSERT_OPERATION = 0
+UPDATE_OPERATION = 1
+DELETE_OPERATION = 2
+
+#: The ROW__ID virtual column as SQL shows it.
+ROW_ID_COLUMN = "row__id"
+ROW_ID_TYPE = pa.struct(
+    [
+        pa.field("writeid", pa.int64()),
+        pa.field("bucketid", pa.int32()),
+        pa.field("rowid", pa.int64()),
+    ]
+)
+
+_PRIMITIVES: dict[str, pa.DataType] = {
+    "tinyint": pa.int8(),
+    "smallint": pa.int16(),
+    "int": pa.int32(),
+    "integer": pa.int32(),
+    "bigint": pa.int64(),
+    "boolean": pa.bool_(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "double precision": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    # Hive timestamps are wall-clock values without a zone; ORC keeps nanoseconds.
+    "timestamp": pa.timestamp("ns"),
+}
+
+
+def event_schema(row_schema: pa.Schema) -> pa.Schema:
+    """The ORC schema of every full-ACID data file: five key fields and the ``row`` struct."""
+    return pa.schema(
+        [
+            pa.field(OPERATION, pa.int32()),
+            pa.field(ORIGINAL_TRANSACTION, pa.int64()),
+            pa.field(BUCKET, pa.int32()),
+            pa.field(ROW_ID, pa.int64()),
+            pa.field(CURRENT_TRANSACTION, pa.int64()),
+            pa.field(ROW, pa.struct(list(row_schema))),
+        ]
+    )
+
+
+def is_event_schema(schema: pa.Schema) -> bool:
+    """True when ``schema`` has the ACID event layout (names and order as Hive writes them)."""
+    names = [f.name for f in schema]
+    return len(names) == 6 and tuple(names[:5]) == EVENT_KEY_COLUMNS and names[5] == ROW
+
+
+def check_event_schema(schema: pa.Schema, source: str) -> None:
+    """Raise :class:`AcidSchemaError` naming ``source`` unless ``schema`` is an ACID event schema."""
+    if not is_event_schema(schema):
+        raise AcidSchemaError(
+            f"{source}: expected the ACID event schema "
+            f"struct<{','.join(EVENT_KEY_COLUMNS)},{ROW}:struct<...>>, found {schema_to_hive(schema)}"
+        )
+    if not pa.types.is_struct(schema.field(ROW).type):
+        raise AcidSchemaError(
+            f"{source}: the '{ROW}' field is {schema.field(ROW).type}, not a struct"
+        )
+
+
+def to_arrow_type(hive_type: str) -> pa.DataType:
+    """Arrow type for a Hive type string (case-insensitive; nested types supported)."""
+    parser = _TypeParser(hive_type)
+    result = parser.parse_type()
+    parser.expect_end()
+    return result
+
+
+def to_hive_type(arrow_type: pa.DataType) -> str:
+    """Hive type string for an Arrow type (``varchar``/``char`` come back as ``string``)."""
+    t = arrow_type
+    if pa.types.is_int8(t):
+        return "tinyint"
+    if pa.types.is_int16(t):
+        return "smallint"
+    if pa.types.is_int32(t):
+        return "int"
+    if pa.types.is_int64(t):
+        return "bigint"
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_float32(t):
+        return "float"
+    if pa.types.is_float64(t):
+        return "double"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "binary"
+    if pa.types.is_date(t):
+        return "date"
+    if pa.types.is_timestamp(t):
+        return "timestamp"
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return f"array<{to_hive_type(t.value_type)}>"
+    if pa.types.is_map(t):
+        return f"map<{to_hive_type(t.key_type)},{to_hive_type(t.item_type)}>"
+    if pa.types.is_struct(t):
+        return "struct<" + ",".join(f"{f.name}:{to_hive_type(f.type)}" for f in t) + ">"
+    raise UnsupportedTypeError(f"Arrow type {t} has no Hive equivalent")
+
+
+def schema_to_hive(schema: pa.Schema) -> str:
+    return "struct<" + ",".join(f"{f.name}:{to_hive_type(f.type)}" for f in schema) + ">"
+
+
+def row_schema(columns: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> pa.Schema:
+    """Arrow schema of a table's row from ``(name, hive type)`` pairs."""
+    return pa.schema([pa.field(name, to_arrow_type(t)) for name, t in columns])
+
+
+def normalize_hive_type(hive_type: str) -> str:
+    """Canonical spelling: lower case, no spaces (``DECIMAL( 10, 2)`` -> ``decimal(10,2)``)."""
+    return re.sub(r"\s+", "", hive_type.strip().lower()).replace("doubleprecision", "double")
+
+
+class _TypeParser:
+    _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_ ]*?(?=\s*[<>(),:]|\s*$)|[<>(),:]|[0-9]+)")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = [m.group(1).strip() for m in self._TOKEN.finditer(text)]
+        if "".join(self.tokens).replace(" ", "") != re.sub(r"\s+", "", text):
+            raise UnsupportedTypeError(f"cannot parse Hive type {text!r}")
+        self.pos = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        tok = self.peek()
+        if tok is None or (expected is not None and tok != expected):
+            raise UnsupportedTypeError(
+                f"cannot parse Hive type {self.text!r}: expected {expected!r}"
+            )
+        self.pos += 1
+        return tok
+
+    def expect_end(self) -> None:
+        if self.peek() is not None:
+            raise UnsupportedTypeError(
+                f"cannot parse Hive type {self.text!r}: trailing {self.peek()!r}"
+            )
+
+    def parse_type(self) -> pa.DataType:
+        name = self.take().lower()
+        if name in _PRIMITIVES:
+            return _PRIMITIVES[name]
+        if name in ("varchar", "char"):
+            self.take("(")
+            self.take()
+            self.take(")")
+            return pa.string()
+        if name in ("decimal", "numeric"):
+            precision, scale = 10, 0
+            if self.peek() == "(":
+                self.take("(")
+                precision = int(self.take())
+                if self.peek() == ",":
+                    self.take(",")
+                    scale = int(self.take())
+                self.take(")")
+            return pa.decimal128(precision, scale)
+        if name == "array":
+            self.take("<")
+            item = self.parse_type()
+            self.take(">")
+            return pa.list_(item)
+        if name == "map":
+            self.take("<")
+            key = self.parse_type()
+            self.take(",")
+            value = self.parse_type()
+            self.take(">")
+            return pa.map_(key, value)
+        if name == "struct":
+            self.take("<")
+            fields = []
+            while True:
+                fname = self.take()
+                self.take(":")
+                fields.append(pa.field(fname, self.parse_type()))
+                if self.peek() == ",":
+                    self.take(",")
+                    continue
+                self.take(">")
+                return pa.struct(fields)
+        raise UnsupportedTypeError(f"unsupported Hive type {name!r} in {self.text!r}")

@@ -1,0 +1,361 @@
+"""The one writer of ACID event files (``bucket_N`` in a base, delta or delete delta).
+
+Everything that writes table data goes through :class:`EventWriter`: DML, streaming, compaction.
+Rows are written by pyarrow's ORC writer (fast, columnar); Hive's footer metadata
+(``hive.acid.key.index``, ``hive.acid.stats``, ``hive.acid.version``) is added by rewriting only the
+file tail as it leaves the writer (:mod:`.orc_tail`). Memory is one stripe plus the key of every
+``batch_size``-th row; the file is written once, straight to its final path (no rename).
+
+>>> import pyarrow as pa, tempfile
+>>> rows = pa.table({"id": pa.array([1, 2], pa.int32())})
+>>> d = tempfile.mkdtemp()
+>>> with EventWriter(f"{d}/bucket_00000", rows.schema) as w:
+...     w.write(insert_events(rows, write_id=1, bucket_property=536870912))
+>>> w.result.key_index
+'1,536870912,1;'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.orc as po
+
+from acid_platform.errors import AcidFormatError, AcidSchemaError
+from acid_platform.format import types as t
+from acid_platform.format.fs import join, resolve
+from acid_platform.format.names import ORC_ACID_VERSION_FILE
+from acid_platform.format.orc_tail import append_user_metadata, parse_tail
+
+KEY_INDEX_KEY = "hive.acid.key.index"
+ACID_STATS_KEY = "hive.acid.stats"
+ACID_VERSION_KEY = "hive.acid.version"
+ACID_VERSION = "2"
+
+#: Hive's ``orc.compress`` values and pyarrow's names for them.
+COMPRESSION = {
+    "NONE": "uncompressed",
+    "ZLIB": "zlib",
+    "SNAPPY": "snappy",
+    "ZSTD": "zstd",
+    "LZ4": "lz4",
+}
+DEFAULT_COMPRESSION = "ZLIB"  # Hive's default for orc.compress
+DEFAULT_STRIPE_SIZE = 64 * 1024 * 1024  # Hive's orc.stripe.size default
+DEFAULT_BATCH_SIZE = 1024
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """What one closed event file holds."""
+
+    path: str
+    rows: int
+    inserts: int
+    updates: int
+    deletes: int
+    size: int
+    key_index: str
+
+
+class EventWriter:
+    """Stream ACID events into one ORC file.
+
+    ``write`` takes Arrow data with the event schema (see :func:`insert_events`,
+    :func:`delete_events`); events must arrive sorted by (originalTransaction, bucket, rowId) —
+    across calls too — as Hive's readers rely on it. ``close`` returns a :class:`WrittenFile`;
+    ``abort`` (or leaving a ``with`` block on an exception) removes the partial file.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        row_schema: pa.Schema,
+        *,
+        filesystem: pafs.FileSystem | None = None,
+        compression: str = DEFAULT_COMPRESSION,
+        stripe_size: int = DEFAULT_STRIPE_SIZE,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        loc = resolve(path, filesystem)
+        self.filesystem, self.path = loc.filesystem, loc.path
+        codec = compression.upper()
+        if codec not in COMPRESSION:
+            raise AcidFormatError(
+                f"{self.path}: orc.compress={compression!r} is not one of {sorted(COMPRESSION)}"
+            )
+        self.schema = t.event_schema(row_schema)
+        self._batch_size = batch_size
+        self._stream = self.filesystem.open_output_stream(self.path)
+        self._sink = _TailCapturingSink(self._stream)
+        self._orc = po.ORCWriter(
+            self._sink,
+            compression=COMPRESSION[codec],
+            stripe_size=stripe_size,
+            batch_size=batch_size,
+        )
+        self._rows = 0
+        self._counts = [0, 0, 0]
+        self._last_key: tuple[int, int, int] | None = None
+        # keys of the rows where a stripe may end: pyarrow cuts stripes only after a batch of
+        # ``batch_size`` rows counted from the start of each write call, or at the call's end.
+        self._boundary_keys: dict[int, str] = {}
+        self.result: WrittenFile | None = None
+
+    # ------------------------------------------------------------------ public
+    def write(self, events: pa.Table | pa.RecordBatch) -> None:
+        """Append events (event schema; ``row`` may be NULL for deletes)."""
+        if self.result is not None:
+            raise AcidFormatError(f"{self.path}: write after close")
+        table = events if isinstance(events, pa.Table) else pa.Table.from_batches([events])
+        if table.num_rows == 0:
+            return
+        table = self._conform(table).combine_chunks()
+        owid = table.column(t.ORIGINAL_TRANSACTION).to_numpy()
+        bucket = table.column(t.BUCKET).to_numpy()
+        rowid = table.column(t.ROW_ID).to_numpy()
+        self._check_sorted(owid, bucket, rowid)
+        ops = table.column(t.OPERATION).to_numpy()
+        for op in range(3):
+            self._counts[op] += int(np.count_nonzero(ops == op))
+        n = table.num_rows
+        ends = list(range(self._batch_size - 1, n, self._batch_size))
+        if not ends or ends[-1] != n - 1:
+            ends.append(n - 1)
+        for i in ends:
+            self._boundary_keys[self._rows + i + 1] = f"{owid[i]},{bucket[i]},{rowid[i]};"
+        self._orc.write(table)
+        self._rows += n
+
+    def close(self) -> WrittenFile:
+        """Finish the file: last stripe, footer with Hive's metadata, postscript."""
+        if self.result is not None:
+            return self.result
+        if self._rows == 0:  # pyarrow opens the ORC file on the first write: give it one
+            self._orc.write(self.schema.empty_table())
+        self._sink.capture = True
+        self._orc.close()
+        tail = self._sink.captured()
+        info = parse_tail(tail, self.path)
+        key_index = self._key_index([s.number_of_rows for s in info.stripes])
+        stats = f"{self._counts[0]},{self._counts[1]},{self._counts[2]}"
+        items = [
+            (KEY_INDEX_KEY, key_index.encode()),
+            (ACID_STATS_KEY, stats.encode()),
+            (ACID_VERSION_KEY, ACID_VERSION.encode()),
+        ]
+        self._stream.write(append_user_metadata(tail, items, self.path))
+        size = self._stream.tell()
+        self._stream.close()
+        self.result = WrittenFile(
+            path=self.path,
+            rows=self._rows,
+            inserts=self._counts[0],
+            updates=self._counts[1],
+            deletes=self._counts[2],
+            size=size,
+            key_index=key_index,
+        )
+        return self.result
+
+    def abort(self) -> None:
+        """Drop the partial file (nothing half-written stays behind)."""
+        try:
+            self._sink.capture = True
+            self._orc.close()
+        except Exception:  # noqa: S110 - the file is being discarded anyway
+            pass
+        if not self._stream.closed:
+            self._stream.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.filesystem.delete_file(self.path)
+
+    def __enter__(self) -> EventWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    # ------------------------------------------------------------------ helpers
+    def _conform(self, table: pa.Table) -> pa.Table:
+        if table.schema.names != self.schema.names:
+            raise AcidSchemaError(
+                f"{self.path}: events must have columns {self.schema.names}, got {table.schema.names}"
+            )
+        try:
+            return table.cast(self.schema)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise AcidSchemaError(
+                f"{self.path}: events do not fit {t.schema_to_hive(self.schema)}: {exc}"
+            ) from exc
+
+    def _check_sorted(self, owid: np.ndarray, bucket: np.ndarray, rowid: np.ndarray) -> None:
+        if self._last_key is not None:
+            first = (int(owid[0]), int(bucket[0]), int(rowid[0]))
+            if first < self._last_key:
+                raise AcidFormatError(
+                    f"{self.path}: events out of order at row {self._rows}: key {first} after "
+                    f"{self._last_key}; sort by (originalTransaction, bucket, rowId)"
+                )
+        if len(owid) > 1:
+            d_owid = np.sign(np.diff(owid))
+            d_bucket = np.sign(np.diff(bucket.astype(np.int64)))
+            d_rowid = np.sign(np.diff(rowid))
+            bad = (d_owid < 0) | (
+                (d_owid == 0) & ((d_bucket < 0) | ((d_bucket == 0) & (d_rowid < 0)))
+            )
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0]) + 1
+                raise AcidFormatError(
+                    f"{self.path}: events out of order at row {self._rows + i}: key "
+                    f"{(int(owid[i]), int(bucket[i]), int(rowid[i]))} after "
+                    f"{(int(owid[i - 1]), int(bucket[i - 1]), int(rowid[i - 1]))}; "
+                    "sort by (originalTransaction, bucket, rowId)"
+                )
+        self._last_key = (int(owid[-1]), int(bucket[-1]), int(rowid[-1]))
+
+    def _key_index(self, stripe_rows: Iterable[int]) -> str:
+        parts = []
+        end = 0
+        for n in stripe_rows:
+            end += n
+            key = self._boundary_keys.get(end)
+            if key is None:  # pragma: no cover - would mean pyarrow changed where it cuts stripes
+                raise AcidFormatError(
+                    f"{self.path}: no key recorded for the stripe ending at row {end}"
+                )
+            parts.append(key)
+        return "".join(parts)
+
+
+def insert_events(
+    rows: pa.Table | pa.RecordBatch, write_id: int, bucket_property: int, first_row_id: int = 0
+) -> pa.Table:
+    """Insert events for ``rows`` (the table's non-partition columns, in order): operation 0,
+    originalTransaction = currentTransaction = ``write_id``, rowIds from ``first_row_id``."""
+    n = rows.num_rows
+    table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
+    row_struct = (
+        pa.StructArray.from_arrays(
+            [table.column(i).combine_chunks() for i in range(table.num_columns)],
+            fields=list(table.schema),
+        )
+        if table.num_columns
+        else pa.array([{}] * n, pa.struct([]))
+    )
+    return pa.table(
+        {
+            t.OPERATION: pa.array(np.full(n, t.INSERT_OPERATION, np.int32)),
+            t.ORIGINAL_TRANSACTION: pa.array(np.full(n, write_id, np.int64)),
+            t.BUCKET: pa.array(np.full(n, bucket_property, np.int32)),
+            t.ROW_ID: pa.array(np.arange(first_row_id, first_row_id + n, dtype=np.int64)),
+            t.CURRENT_TRANSACTION: pa.array(np.full(n, write_id, np.int64)),
+            t.ROW: row_struct,
+        }
+    )
+
+
+def delete_events(
+    original_write_ids: Any,
+    bucket_properties: Any,
+    row_ids: Any,
+    write_id: int,
+    row_schema: pa.Schema,
+) -> pa.Table:
+    """Delete events (operation 2, NULL ``row``) for the given ROW__IDs, sorted as Hive requires."""
+    owid = np.asarray(original_write_ids, dtype=np.int64)
+    bucket = np.asarray(bucket_properties, dtype=np.int32)
+    rowid = np.asarray(row_ids, dtype=np.int64)
+    order = np.lexsort((rowid, bucket, owid))
+    n = len(owid)
+    struct_type = pa.struct(list(row_schema))
+    null_rows = pa.nulls(n, struct_type)
+    return pa.table(
+        {
+            t.OPERATION: pa.array(np.full(n, t.DELETE_OPERATION, np.int32)),
+            t.ORIGINAL_TRANSACTION: pa.array(owid[order]),
+            t.BUCKET: pa.array(bucket[order]),
+            t.ROW_ID: pa.array(rowid[order]),
+            t.CURRENT_TRANSACTION: pa.array(np.full(n, write_id, np.int64)),
+            t.ROW: null_rows,
+        }
+    )
+
+
+def write_acid_version_file(
+    dir_path: str | os.PathLike[str], filesystem: pafs.FileSystem | None = None
+) -> None:
+    """Write ``_orc_acid_version`` (one byte, ASCII ``2``) into a base/delta directory, as Hive 3+
+    does for every directory it writes."""
+    loc = resolve(dir_path, filesystem)
+    loc.filesystem.create_dir(loc.path, recursive=True)
+    with loc.filesystem.open_output_stream(join(loc.path, ORC_ACID_VERSION_FILE)) as out:
+        out.write(ACID_VERSION.encode())
+
+
+def sort_events(events: pa.Table) -> pa.Table:
+    """Sort events by (originalTransaction, bucket, rowId) ascending."""
+    idx = pc.sort_indices(
+        events,
+        sort_keys=[
+            (t.ORIGINAL_TRANSACTION, "ascending"),
+            (t.BUCKET, "ascending"),
+            (t.ROW_ID, "ascending"),
+        ],
+    )
+    return events.take(idx)
+
+
+class _TailCapturingSink(io.RawIOBase):
+    """Pass stripes through to the real stream; keep what is written while the ORC writer closes
+    (the last stripe and the file tail) so the footer can be amended before it is stored."""
+
+    def __init__(self, stream: pa.NativeFile) -> None:
+        super().__init__()
+        self._stream = stream
+        self._position = 0
+        self.capture = False
+        self._held: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        if self.capture:
+            self._held.append(chunk)
+        else:
+            self._stream.write(chunk)
+        self._position += len(chunk)
+        return len(chunk)
+
+    def tell(self) -> int:
+        return self._position
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        # The real stream is closed by EventWriter after the amended tail is written.
+        super().close()
+
+    def captured(self) -> bytes:
+        return b"".join(self._held)
