@@ -1,3 +1,24 @@
-"""acid_platform: Hive ACID v2 transactional tables for data lakes, in Python."""
+"""acid_platform: Hive ACID v2 transactional tables for data lakes, in Python.
+
+``from acid_platform import Warehouse`` is the entry point; the layers below
+(``acid_platform.format``, ``.metastore``, ``.table``, ``.engines``, ``.sql``) import lazily so
+that a Spark worker reading files pulls in only the format layer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["Warehouse", "__version__"]
+
+if TYPE_CHECKING:
+    from acid_platform.warehouse import Warehouse
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Warehouse":
+        from acid_platform.warehouse import Warehouse
+
+        return Warehouse
+    raise AttributeError(f"module 'acid_platform' has no attribute {name!r}")

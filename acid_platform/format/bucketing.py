@@ -516,10 +516,9 @@ def _decimal64_column(column: pa.Array, t: _HiveType, version: int) -> U32:
     if column.null_count:
         unscaled[column.is_null().to_numpy(zero_copy_only=False)] = 0
     scale = np.full(len(unscaled), column.type.scale, np.int64)
-    while (trailing_zero := (scale > 0) & (unscaled % 10 == 0)).any():
+    while (trailing_zero := (scale > 0) & (unscaled % 10 == 0)).any():  # zero ends at scale 0
         unscaled[trailing_zero] //= 10
         scale[trailing_zero] -= 1
-    scale[unscaled == 0] = 0
     digits_allowed = t.precision - t.scale + scale  # |unscaled| < 10 ** digits_allowed
     misfit = (scale > t.scale) | (
         (digits_allowed < 19) & (np.abs(unscaled) >= 10 ** np.minimum(digits_allowed, 18))

@@ -23,6 +23,7 @@ import struct
 from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acid_platform.errors import InvalidBucketError, UnsupportedTypeError
+from acid_platform.format import bucketing
 from acid_platform.format.bucketing import bucket_for, bucket_hash, bucket_ids, murmur3_32
 
 EPOCH_DATE = dt.date(1970, 1, 1)
@@ -783,6 +785,20 @@ def bucketing_rows(draw: st.DrawFn) -> tuple[list[str], list[list[object]]]:
 def test_vectorised_equals_scalar(rows: tuple[list[str], list[list[object]]], version: int) -> None:
     hive_types, columns = rows
     check_rows(columns, hive_types, version)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.none() | st.text(max_size=30), max_size=40),
+    st.sampled_from(["string", "varchar(30)", "char(30)"]),
+    st.sampled_from([1, 2]),
+)
+def test_numpy_text_loop_alone_equals_scalar(
+    values: list[object], hive_type: str, version: int
+) -> None:
+    # Few rows normally finish in Python; make the numpy loop carry every row to its end.
+    with mock.patch.object(bucketing, "_SCALAR_TAIL_ROWS", 0):
+        check_rows([values], [hive_type], version)
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,0 +1,340 @@
+"""``acid``: the command line of acid_platform.
+
+* ``acid sql -w WAREHOUSE -e "STATEMENT"`` (or ``-f script.sql``, ``-f -`` for stdin) runs HiveQL
+  and prints query results as a table, or as ``--format json|csv``;
+* ``acid show transactions|locks|compactions -w WAREHOUSE``;
+* ``acid demo`` walks through the seed example (INSERT, UPDATE, MERGE) on a fresh warehouse and
+  shows the directories written and the rows under two snapshots;
+* ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner.
+
+Query rows go to stdout; status lines and notes to stderr. A user error (any
+:class:`~acid_platform.errors.AcidError`) prints one red line (plus the quoted source line of a
+syntax error) and exits with status 1; no traceback.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import pyarrow as pa
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from acid_platform.errors import AcidError, SqlSyntaxError
+from acid_platform.sql import session_for
+from acid_platform.sql.display import hive_text, rows_as_json, rows_as_text
+from acid_platform.sql.results import StatementResult
+
+app = typer.Typer(
+    name="acid",
+    help="Hive ACID v2 transactional tables: HiveQL, transactions, compaction.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class OutputFormat(enum.StrEnum):
+    """How query results are printed."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class ShowWhat(enum.StrEnum):
+    """What ``acid show`` lists."""
+
+    transactions = "transactions"
+    locks = "locks"
+    compactions = "compactions"
+
+
+WarehouseOption = Annotated[
+    str,
+    typer.Option("--warehouse", "-w", envvar="ACID_WAREHOUSE", help="Warehouse directory or URI."),
+]
+MetastoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--metastore-url",
+        envvar="ACID_METASTORE_URL",
+        help="SQLAlchemy URL of the metastore (default: SQLite in the warehouse).",
+    ),
+]
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", help="Output format of query results.")
+]
+
+
+@app.command("sql")
+def sql_command(
+    warehouse: WarehouseOption,
+    execute: Annotated[
+        str | None, typer.Option("--execute", "-e", help="Statement(s) to run.")
+    ] = None,
+    file: Annotated[
+        str | None, typer.Option("--file", "-f", help="Script to run ('-' reads stdin).")
+    ] = None,
+    metastore_url: MetastoreOption = None,
+    output: FormatOption = OutputFormat.table,
+    database: Annotated[
+        str | None, typer.Option("--database", "-d", help="Run USE DATABASE first.")
+    ] = None,
+) -> None:
+    """Run HiveQL statements (one, or a script) on a warehouse."""
+    if (execute is None) == (file is None):
+        raise typer.BadParameter("give exactly one of --execute/-e and --file/-f")
+    text = execute if execute is not None else _read_script(file or "-")
+    with _user_errors(), _open(warehouse, metastore_url) as wh:
+        session = session_for(wh)
+        if database:
+            session.execute(f"USE `{database}`")
+        session.execute_script(text, on_result=lambda r: _print_result(r, output))
+        if getattr(wh, "in_transaction", False):
+            err.print("[yellow]note:[/] the script left a transaction open; it was rolled back")
+
+
+@app.command("show")
+def show_command(
+    what: Annotated[ShowWhat, typer.Argument(help="transactions, locks or compactions")],
+    warehouse: WarehouseOption,
+    metastore_url: MetastoreOption = None,
+    output: FormatOption = OutputFormat.table,
+) -> None:
+    """SHOW TRANSACTIONS / LOCKS / COMPACTIONS of a warehouse's metastore."""
+    with _user_errors(), _open(warehouse, metastore_url) as wh:
+        session_for(wh).execute_script(
+            f"SHOW {what.value.upper()}", on_result=lambda r: _print_result(r, output)
+        )
+
+
+@app.command("compact")
+def compact_command(
+    table: Annotated[str, typer.Argument(help="Table name (db.table).")],
+    warehouse: WarehouseOption,
+    major: Annotated[
+        bool, typer.Option("--major/--minor", help="Major (base) or minor (delta) compaction.")
+    ] = False,
+    partition: Annotated[
+        str | None,
+        typer.Option("--partition", "-p", help="Partition spec, e.g. \"ds='2024-01-01'\"."),
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for the compaction to finish.")
+    ] = False,
+    metastore_url: MetastoreOption = None,
+) -> None:
+    """ALTER TABLE … COMPACT 'minor'|'major' [AND WAIT]."""
+    spec = f" PARTITION ({partition})" if partition else ""
+    statement = f"ALTER TABLE {table}{spec} COMPACT '{'major' if major else 'minor'}'{' AND WAIT' if wait else ''}"
+    with _user_errors(), _open(warehouse, metastore_url) as wh:
+        session_for(wh).execute_script(
+            statement, on_result=lambda r: _print_result(r, OutputFormat.table)
+        )
+
+
+@app.command("clean")
+def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
+    """Run the cleaner: delete directories no snapshot can still read."""
+    with _user_errors(), _open(warehouse, metastore_url) as wh:
+        clean = getattr(wh, "clean", None)
+        if clean is None:
+            from acid_platform.errors import UnsupportedOperationError
+
+            raise UnsupportedOperationError("the cleaner is not available in this version yet")
+        result = clean()
+        err.print(f"[green]OK[/] {escape(str(result)) if result is not None else ''}")
+
+
+@app.command("demo")
+def demo_command(
+    warehouse: Annotated[
+        str | None,
+        typer.Option(
+            "--warehouse", "-w", help="Warehouse to use (default: a new temporary directory)."
+        ),
+    ] = None,
+    metastore_url: MetastoreOption = None,
+) -> None:
+    """The seed example end to end: CREATE, INSERT, UPDATE, MERGE; layout and two snapshots."""
+    path = warehouse or tempfile.mkdtemp(prefix="acid-demo-")
+    with _user_errors():
+        run_demo(path, metastore_url)
+
+
+def main() -> None:
+    """Console-script entry point (``acid``)."""
+    app()
+
+
+# --------------------------------------------------------------------------- demo
+DEMO_SETUP = """
+CREATE TABLE employee (id int, name string, salary int)
+STORED AS ORC TBLPROPERTIES ('transactional' = 'true');
+INSERT INTO employee VALUES
+(1, 'Jerry', 5000),
+(2, 'Tom',   8000),
+(3, 'Kate',  6000);
+SELECT row__id, id, name, salary FROM employee;
+"""
+DEMO_CHANGES = """
+UPDATE employee SET salary = 7000 WHERE id = 2;
+CREATE TABLE employee_update (id int, name string, salary int);
+INSERT INTO employee_update VALUES
+(2, 'Tom',  7500),
+(4, 'Mary', 9000);
+MERGE INTO employee AS a
+USING employee_update AS b ON a.id = b.id
+WHEN MATCHED THEN UPDATE SET salary = b.salary
+WHEN NOT MATCHED THEN INSERT VALUES (b.id, b.name, b.salary);
+"""
+DEMO_QUERY = "SELECT row__id, id, name, salary FROM employee ORDER BY id"
+
+
+def run_demo(path: str, metastore_url: str | None = None) -> None:
+    """The seed-000 walk-through on the warehouse at ``path`` (its tables must not exist yet)."""
+    from rich.rule import Rule
+    from rich.syntax import Syntax
+
+    from acid_platform.errors import AlreadyExistsError
+
+    def run(session: Any, text: str) -> None:
+        out.print(Syntax(text.strip(), "sql", theme="ansi_dark", background_color="default"))
+        session.execute_script(text, on_result=lambda r: _print_result(r, OutputFormat.table))
+
+    with _open(path, metastore_url) as wh, _open(path, metastore_url) as reader:
+        existing = {"employee", "employee_update"} & set(wh.list_tables("default"))
+        if existing:
+            raise AlreadyExistsError(
+                f"the demo creates its own tables; {sorted(existing)} exist in {path}: use another -w"
+            )
+        writer = session_for(wh)
+        out.print(Rule(f"acid demo — warehouse {path}"))
+        run(writer, DEMO_SETUP)
+        out.print(Rule("a reader opens a transaction: its snapshot is taken now"))
+        run(session_for(reader), "START TRANSACTION;")
+        out.print(Rule("the writer updates and merges (each statement is its own transaction)"))
+        run(writer, DEMO_CHANGES)
+        run(writer, "SHOW TRANSACTIONS;")
+        out.print(Rule("directory layout of default.employee"))
+        out.print(_layout_tree(wh.table("default.employee")))
+        out.print(Rule("the same table under two snapshots"))
+        print_table(
+            session_for(reader).execute(DEMO_QUERY),
+            title="reader's snapshot (taken after the INSERT)",
+        )
+        print_table(writer.execute(DEMO_QUERY), title="latest snapshot (after UPDATE and MERGE)")
+        session_for(reader).execute("COMMIT")
+        err.print(f'[dim]warehouse left at {path}; try: acid sql -w {path} -e "{DEMO_QUERY}"[/]')
+
+
+def _layout_tree(table: Any) -> Any:
+    """The table directory as a rich Tree (directories, then their files)."""
+    from pyarrow import fs as pafs
+    from rich.tree import Tree
+
+    location = table.location
+    root = Tree(f"[bold]{escape(location.path)}[/]")
+    infos = location.filesystem.get_file_info(pafs.FileSelector(location.path, recursive=True))
+    nodes: dict[str, Any] = {"": root}
+    for info in sorted(infos, key=lambda i: i.path):
+        relative = info.path[len(location.path.rstrip("/")) + 1 :]
+        parent, _, name = relative.rpartition("/")
+        node = nodes.get(parent, root)
+        if info.type == pafs.FileType.Directory:
+            nodes[relative] = node.add(f"[bold blue]{escape(name)}/[/]")
+        else:
+            node.add(f"{escape(name)} [dim]({info.size} bytes)[/]")
+    return root
+
+
+# --------------------------------------------------------------------------- helpers
+@contextmanager
+def _open(path: str, metastore_url: str | None) -> Iterator[Any]:
+    from acid_platform.warehouse import Warehouse
+
+    wh = Warehouse.open(path, metastore_url)
+    try:
+        yield wh
+    finally:
+        wh.close()
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    try:
+        yield
+    except SqlSyntaxError as exc:
+        first, *rest = str(exc).splitlines()
+        err.print(f"[bold red]error:[/] [red]{escape(first)}[/]")
+        for line in rest:
+            err.print(escape(line))
+        raise typer.Exit(1) from None
+    except AcidError as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        err.print(f"[bold red]error:[/] [red]{escape(type(exc).__name__)}: {escape(message)}[/]")
+        raise typer.Exit(1) from None
+
+
+def _read_script(file: str) -> str:
+    if file == "-":
+        return sys.stdin.read()
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {file}: {exc.strerror}") from None
+
+
+def _print_result(result: StatementResult, output: OutputFormat) -> None:
+    for note in result.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
+    if not result.is_query or result.table.num_columns == 0:
+        err.print(f"[green]OK[/] {escape(result.message or '')}")
+        return
+    print_table(result.table, output)
+    if output is OutputFormat.table:
+        err.print(f"[dim]{result.table.num_rows} row(s)[/]")
+
+
+def print_table(
+    table: pa.Table, output: OutputFormat = OutputFormat.table, title: str | None = None
+) -> None:
+    """Print query rows to stdout in ``output`` format (Hive's text for each value)."""
+    if output is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows_as_json(table), ensure_ascii=False) + "\n")
+        return
+    if output is OutputFormat.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(table.column_names)
+        writer.writerows(rows_as_text(table))
+        return
+    rich_table = RichTable(title=title, title_justify="left", header_style="bold")
+    for name in table.column_names:
+        rich_table.add_column(escape(name), overflow="fold")
+    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    for r in range(table.num_rows):
+        rich_table.add_row(
+            *("[dim]NULL[/]" if col[r] is None else escape(hive_text(col[r])) for col in columns)
+        )
+    out.print(rich_table)
+
+
+__all__ = ["app", "hive_text", "main", "print_table"]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,307 @@
+"""Catalog: databases, tables (schema, partitioning, bucketing, properties) and partitions.
+
+A small subset of Hive's catalog, enough for ACID tables: no SerDes, no storage descriptors,
+no statistics. Column lists and table properties are stored as JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.exc import IntegrityError
+
+from acid_platform.errors import AlreadyExistsError, MetastoreError, NoSuchObjectError
+from acid_platform.metastore.model import Database, TableSpec
+from acid_platform.metastore.names import normalize_identifier, normalize_partition_name
+from acid_platform.metastore.schema import (
+    compaction_queue,
+    completed_compactions,
+    completed_txn_components,
+    dbs,
+    next_write_id,
+    partitions,
+    tbls,
+    txn_components,
+    txn_to_write_id,
+    write_set,
+)
+
+# --------------------------------------------------------------------------- databases
+
+
+def create_database(
+    conn: Connection, now: int, name: str, location: str | None, if_not_exists: bool
+) -> bool:
+    """Create a database; returns False if it existed and ``if_not_exists`` was given."""
+    name = normalize_identifier(name, "database name")
+    if _database_row(conn, name) is not None:
+        if if_not_exists:
+            return False
+        raise AlreadyExistsError(f"database {name} already exists")
+    try:
+        with conn.begin_nested():
+            conn.execute(insert(dbs).values(db_name=name, db_location=location, db_created=now))
+    except IntegrityError:
+        if if_not_exists:
+            return False
+        raise AlreadyExistsError(f"database {name} already exists") from None
+    return True
+
+
+def get_database(conn: Connection, name: str) -> Database:
+    name = normalize_identifier(name, "database name")
+    row = _database_row(conn, name)
+    if row is None:
+        raise NoSuchObjectError(f"database {name} does not exist")
+    return Database(row.db_name, row.db_location)
+
+
+def list_databases(conn: Connection) -> list[str]:
+    return [r[0] for r in conn.execute(select(dbs.c.db_name).order_by(dbs.c.db_name))]
+
+
+def drop_database(conn: Connection, name: str, if_exists: bool, cascade: bool) -> bool:
+    """Drop a database; with ``cascade`` its tables too, otherwise it must be empty."""
+    name = normalize_identifier(name, "database name")
+    if _database_row(conn, name) is None:
+        if if_exists:
+            return False
+        raise NoSuchObjectError(f"database {name} does not exist")
+    tables = list_tables(conn, name)
+    if tables and not cascade:
+        raise MetastoreError(
+            f"database {name} is not empty (tables {tables[:5]}{'...' if len(tables) > 5 else ''}); "
+            "drop them first or pass cascade=True"
+        )
+    for table in tables:
+        drop_table(conn, name, table, if_exists=True)
+    conn.execute(delete(dbs).where(dbs.c.db_name == name))
+    return True
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def create_table(conn: Connection, now: int, spec: TableSpec, if_not_exists: bool) -> bool:
+    """Create a table and its write id counter; returns False if it existed (and allowed)."""
+    if _database_row(conn, spec.db) is None:
+        raise NoSuchObjectError(f"database {spec.db} does not exist; cannot create {spec.full_name}")
+    if _table_row(conn, spec.db, spec.name) is not None:
+        if if_not_exists:
+            return False
+        raise AlreadyExistsError(f"table {spec.full_name} already exists")
+    if not spec.location:
+        raise MetastoreError(f"table {spec.full_name} needs a location")
+    try:
+        with conn.begin_nested():
+            conn.execute(insert(tbls).values(**_spec_to_row(spec), tbl_created=now))
+    except IntegrityError:
+        if if_not_exists:
+            return False
+        raise AlreadyExistsError(f"table {spec.full_name} already exists") from None
+    # A dropped table of the same name may have left a counter behind in old schemas.
+    conn.execute(
+        delete(next_write_id).where(
+            next_write_id.c.nwi_database == spec.db, next_write_id.c.nwi_table == spec.name
+        )
+    )
+    conn.execute(insert(next_write_id).values(nwi_database=spec.db, nwi_table=spec.name, nwi_next=1))
+    return True
+
+
+def get_table(conn: Connection, db: str, table: str) -> TableSpec:
+    db = normalize_identifier(db, "database name")
+    table = normalize_identifier(table, "table name")
+    row = _table_row(conn, db, table)
+    if row is None:
+        raise NoSuchObjectError(f"table {db}.{table} does not exist")
+    return _row_to_spec(row)
+
+
+def list_tables(conn: Connection, db: str) -> list[str]:
+    db = normalize_identifier(db, "database name")
+    if _database_row(conn, db) is None:
+        raise NoSuchObjectError(f"database {db} does not exist")
+    return [
+        r[0]
+        for r in conn.execute(
+            select(tbls.c.tbl_name).where(tbls.c.tbl_database == db).order_by(tbls.c.tbl_name)
+        )
+    ]
+
+
+def alter_table_properties(
+    conn: Connection,
+    db: str,
+    table: str,
+    set_properties: Mapping[str, str],
+    unset: Iterable[str],
+) -> TableSpec:
+    """Set and remove table properties (``ALTER TABLE ... SET/UNSET TBLPROPERTIES``)."""
+    spec = get_table(conn, db, table)
+    props = dict(spec.properties)
+    props.update(set_properties)
+    for key in unset:
+        props.pop(key, None)
+    new = TableSpec(
+        spec.db, spec.name, spec.columns, spec.partition_columns, spec.bucket_columns,
+        spec.num_buckets, spec.bucketing_version, spec.location, props,
+    )
+    conn.execute(
+        update(tbls)
+        .where(tbls.c.tbl_database == spec.db, tbls.c.tbl_name == spec.name)
+        .values(tbl_properties=json.dumps(dict(new.properties)))
+    )
+    return new
+
+
+def drop_table(conn: Connection, db: str, table: str, if_exists: bool) -> bool:
+    """Drop a table and every piece of txn/compaction metadata about it (Hive cleanupRecords)."""
+    db = normalize_identifier(db, "database name")
+    table = normalize_identifier(table, "table name")
+    if _table_row(conn, db, table) is None:
+        if if_exists:
+            return False
+        raise NoSuchObjectError(f"table {db}.{table} does not exist")
+    for tbl, db_col, table_col in (
+        (tbls, tbls.c.tbl_database, tbls.c.tbl_name),
+        (partitions, partitions.c.part_database, partitions.c.part_table),
+        (next_write_id, next_write_id.c.nwi_database, next_write_id.c.nwi_table),
+        (txn_to_write_id, txn_to_write_id.c.t2w_database, txn_to_write_id.c.t2w_table),
+        (txn_components, txn_components.c.tc_database, txn_components.c.tc_table),
+        (
+            completed_txn_components,
+            completed_txn_components.c.ctc_database,
+            completed_txn_components.c.ctc_table,
+        ),
+        (write_set, write_set.c.ws_database, write_set.c.ws_table),
+        (compaction_queue, compaction_queue.c.cq_database, compaction_queue.c.cq_table),
+        (
+            completed_compactions,
+            completed_compactions.c.cc_database,
+            completed_compactions.c.cc_table,
+        ),
+    ):
+        conn.execute(delete(tbl).where(db_col == db, table_col == table))
+    return True
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def add_partition(
+    conn: Connection, now: int, db: str, table: str, name: str, if_not_exists: bool
+) -> bool:
+    """Register a partition by its escaped name (``k1=v1/k2=v2``)."""
+    spec = get_table(conn, db, table)
+    if not spec.is_partitioned:
+        raise MetastoreError(f"table {spec.full_name} is not partitioned")
+    name = normalize_partition_name(name, spec.partition_column_names)
+    if _partition_exists(conn, spec.db, spec.name, name):
+        if if_not_exists:
+            return False
+        raise AlreadyExistsError(f"partition {name} of {spec.full_name} already exists")
+    try:
+        with conn.begin_nested():
+            conn.execute(
+                insert(partitions).values(
+                    part_database=spec.db, part_table=spec.name, part_name=name, part_created=now
+                )
+            )
+    except IntegrityError:
+        if if_not_exists:
+            return False
+        raise AlreadyExistsError(f"partition {name} of {spec.full_name} already exists") from None
+    return True
+
+
+def list_partitions(conn: Connection, db: str, table: str) -> list[str]:
+    spec = get_table(conn, db, table)
+    return [
+        r[0]
+        for r in conn.execute(
+            select(partitions.c.part_name)
+            .where(partitions.c.part_database == spec.db, partitions.c.part_table == spec.name)
+            .order_by(partitions.c.part_name)
+        )
+    ]
+
+
+def drop_partition(conn: Connection, db: str, table: str, name: str, if_exists: bool) -> bool:
+    spec = get_table(conn, db, table)
+    name = normalize_partition_name(name, spec.partition_column_names)
+    gone = conn.execute(
+        delete(partitions).where(
+            partitions.c.part_database == spec.db,
+            partitions.c.part_table == spec.name,
+            partitions.c.part_name == name,
+        )
+    ).rowcount
+    if not gone and not if_exists:
+        raise NoSuchObjectError(f"partition {name} of {spec.full_name} does not exist")
+    return bool(gone)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _database_row(conn: Connection, name: str) -> Row[tuple[str, str | None]] | None:
+    return conn.execute(
+        select(dbs.c.db_name, dbs.c.db_location).where(dbs.c.db_name == name)
+    ).first()
+
+
+def _table_row(conn: Connection, db: str, table: str) -> Row[tuple[object, ...]] | None:
+    return conn.execute(_TABLE_ROW, {"b_db": db, "b_table": table}).first()
+
+
+_TABLE_ROW = select(tbls).where(
+    tbls.c.tbl_database == bindparam("b_db"), tbls.c.tbl_name == bindparam("b_table")
+)
+
+
+def _partition_exists(conn: Connection, db: str, table: str, name: str) -> bool:
+    return (
+        conn.execute(
+            select(partitions.c.part_name).where(
+                partitions.c.part_database == db,
+                partitions.c.part_table == table,
+                partitions.c.part_name == name,
+            )
+        ).first()
+        is not None
+    )
+
+
+def _spec_to_row(spec: TableSpec) -> dict[str, object]:
+    return {
+        "tbl_database": spec.db,
+        "tbl_name": spec.name,
+        "tbl_location": spec.location,
+        "tbl_columns": json.dumps([list(c) for c in spec.columns]),
+        "tbl_partition_columns": json.dumps([list(c) for c in spec.partition_columns]),
+        "tbl_bucket_columns": json.dumps(list(spec.bucket_columns)),
+        "tbl_num_buckets": spec.num_buckets,
+        "tbl_bucketing_version": spec.bucketing_version,
+        "tbl_properties": json.dumps(dict(spec.properties)),
+    }
+
+
+def _row_to_spec(row: Row[tuple[object, ...]]) -> TableSpec:
+    m = row._mapping
+    return TableSpec(
+        db=str(m["tbl_database"]),
+        name=str(m["tbl_name"]),
+        columns=tuple((str(n), str(t)) for n, t in json.loads(str(m["tbl_columns"]))),
+        partition_columns=tuple(
+            (str(n), str(t)) for n, t in json.loads(str(m["tbl_partition_columns"]))
+        ),
+        bucket_columns=tuple(json.loads(str(m["tbl_bucket_columns"]))),
+        num_buckets=int(m["tbl_num_buckets"]),  # type: ignore[call-overload]
+        bucketing_version=int(m["tbl_bucketing_version"]),  # type: ignore[call-overload]
+        location=str(m["tbl_location"]),
+        properties=json.loads(str(m["tbl_properties"])),
+    )

@@ -1,0 +1,495 @@
+"""The compaction queue (Hive's COMPACTION_QUEUE / COMPLETED_COMPACTIONS, Hive 4 semantics).
+
+Life of an entry: ``initiated`` (enqueued, deduplicated while another entry for the same
+partition is initiated or working) -> ``working`` (claimed by a worker, which gets its own
+compactor txn) -> ``ready for cleaning`` (the compactor txn committed; ``CQ_NEXT_TXN_ID`` = the
+next txn id at that moment) -> ``succeeded`` once cleaned; or ``failed``. The initiator may
+record ``did not initiate``. Finished entries move to the history, trimmed per partition.
+
+Lock order: compactor txn row, then ``acid_sequences``, then the queue row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+
+from acid_platform.errors import MetastoreError, NoSuchObjectError
+from acid_platform.metastore import catalog, leases, txns
+from acid_platform.metastore.model import (
+    CompactionInfo,
+    CompactionState,
+    CompactionType,
+    PartitionActivity,
+    TxnType,
+)
+from acid_platform.metastore.names import normalize_partition_name
+from acid_platform.metastore.schema import (
+    compaction_queue,
+    completed_compactions,
+    completed_txn_components,
+    txn_components,
+    txn_to_write_id,
+)
+from acid_platform.metastore.store import Store, tuples
+
+cq, cc = compaction_queue, completed_compactions
+_I, _W, _R = (s.code for s in (CompactionState.INITIATED, CompactionState.WORKING,
+                               CompactionState.READY_FOR_CLEANING))
+_F, _S, _A = (s.code for s in (CompactionState.FAILED, CompactionState.SUCCEEDED,
+                               CompactionState.DID_NOT_INITIATE))
+DEFAULT_RETENTION = {CompactionState.SUCCEEDED: 3, CompactionState.FAILED: 3,
+                     CompactionState.DID_NOT_INITIATE: 2}
+
+
+def enqueue(
+    store: Store,
+    conn: Connection,
+    now: int,
+    db: str,
+    table: str,
+    partition: str | None,
+    compaction_type: CompactionType,
+    *,
+    initiator_id: str | None,
+    properties: Mapping[str, str] | None,
+    run_as: str | None,
+    pool_name: str | None,
+) -> int | None:
+    """Queue a compaction; ``None`` if one for the same partition is initiated or working."""
+    spec, partition = _resolve(conn, db, table, partition)
+    compaction_type = CompactionType(compaction_type)
+    store.lock_sequence(conn, "compaction")  # serialises enqueues: no duplicate can slip in
+    dup = conn.execute(
+        select(cq.c.cq_id).where(
+            _same_partition(cq.c.cq_database, cq.c.cq_table, cq.c.cq_partition,
+                            spec.db, spec.name, partition),
+            cq.c.cq_state.in_((_I, _W)),
+        )
+    ).first()
+    if dup is not None:
+        return None
+    cq_id = store.allocate(conn, "compaction")
+    conn.execute(
+        insert(cq).values(
+            cq_id=cq_id,
+            cq_database=spec.db,
+            cq_table=spec.name,
+            cq_partition=partition,
+            cq_state=_I,
+            cq_type=compaction_type.code,
+            cq_tblproperties=json.dumps(dict(properties)) if properties else None,
+            cq_enqueue_time=now,
+            cq_initiator_id=initiator_id,
+            cq_run_as=run_as,
+            cq_pool_name=pool_name,
+        )
+    )
+    return cq_id
+
+
+def claim(
+    store: Store,
+    conn: Connection,
+    now: int,
+    worker_id: str,
+    *,
+    worker_version: str | None,
+    counter: txns.OpenTxnCounter,
+) -> CompactionInfo | None:
+    """Give the oldest initiated entry to ``worker_id`` and open its compactor txn."""
+    if not isinstance(worker_id, str) or not worker_id:
+        raise ValueError(f"worker id must be a non-empty string, not {worker_id!r}")
+    row = conn.execute(
+        select(cq)
+        .where(cq.c.cq_state == _I)
+        .order_by(cq.c.cq_id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+    ).first()
+    if row is None:
+        return None
+    host, _, _ = worker_id.rpartition("-")
+    (txn_id,) = txns.open_txns(
+        store, conn, now, 1, user=row.cq_run_as or "compactor", host=host or worker_id,
+        agent_info=f"compactor:{worker_id}", txn_type=TxnType.COMPACTION, counter=counter,
+    )
+    conn.execute(
+        update(cq)
+        .where(cq.c.cq_id == row.cq_id)
+        .values(cq_state=_W, cq_worker_id=worker_id, cq_start=now, cq_txn_id=txn_id,
+                cq_worker_version=worker_version)
+    )
+    return get_info(conn, row.cq_id)
+
+
+def mark_compacted(
+    store: Store, conn: Connection, now: int, cq_id: int, highest_write_id: int
+) -> CompactionInfo:
+    """The worker is done: commit its txn, record the highest write id -> ready for cleaning."""
+    info = _queued(conn, cq_id)
+    if info.state != CompactionState.WORKING or info.txn_id is None:
+        raise MetastoreError(f"compaction {cq_id} is {info.state.value}, not working")
+    txns.require_open(conn, info.txn_id)  # aborted by the reaper -> TxnAbortedError
+    _lock_entry(conn, cq_id, info.txn_id)
+    next_txn_id = store.lock_sequence(conn, "txn")
+    txns.commit_txn(store, conn, now, info.txn_id)
+    conn.execute(
+        update(cq)
+        .where(cq.c.cq_id == cq_id)
+        .values(cq_state=_R, cq_highest_write_id=highest_write_id, cq_next_txn_id=next_txn_id,
+                cq_commit_time=now)
+    )
+    return get_info(conn, cq_id)
+
+
+def mark_failed(conn: Connection, now: int, cq_id: int, message: str) -> None:
+    """The compaction failed: abort its txn and move it to the history as ``failed``."""
+    info = _queued(conn, cq_id)
+    if info.txn_id is not None:
+        row = txns.lock_txn(conn, info.txn_id)
+        if row is not None and row.txn_state == txns.OPEN:
+            txns.abort_locked(conn, [info.txn_id])
+    _lock_entry(conn, cq_id, info.txn_id)
+    _move_to_history(conn, cq_id, _F, now, error_message=message)
+
+
+def mark_did_not_initiate(
+    store: Store,
+    conn: Connection,
+    now: int,
+    db: str,
+    table: str,
+    partition: str | None,
+    message: str,
+    compaction_type: CompactionType | None,
+    initiator_id: str | None,
+) -> int:
+    """Record that the initiator decided not to queue a compaction (history only)."""
+    spec, partition = _resolve(conn, db, table, partition)
+    cc_id = store.allocate(conn, "compaction")
+    conn.execute(
+        insert(cc).values(
+            cc_id=cc_id, cc_database=spec.db, cc_table=spec.name, cc_partition=partition,
+            cc_state=_A, cc_type=None if compaction_type is None else CompactionType(compaction_type).code,
+            cc_enqueue_time=now, cc_start=now, cc_end=now, cc_error_message=message,
+            cc_initiator_id=initiator_id,
+        )
+    )
+    return cc_id
+
+
+def revoke_timed_out_workers(conn: Connection, now: int, timeout_ms: int) -> list[int]:
+    """Put entries whose worker started too long ago back to ``initiated``; abort their txns."""
+    stale: Sequence[tuple[Any, ...]] = conn.execute(
+        select(cq.c.cq_id, cq.c.cq_txn_id)
+        .where(cq.c.cq_state == _W, cq.c.cq_start < now - timeout_ms)
+        .order_by(cq.c.cq_txn_id)
+    ).all()
+    revoked = []
+    for cq_id, txn_id in stale:
+        if txn_id is not None:
+            txn_id = int(txn_id)
+            row = txns.lock_txn(conn, txn_id)
+            if row is not None and row.txn_state == txns.OPEN:
+                txns.abort_locked(conn, [txn_id])
+        changed = conn.execute(
+            update(cq)
+            .where(cq.c.cq_id == cq_id, cq.c.cq_state == _W, cq.c.cq_start < now - timeout_ms)
+            .values(cq_state=_I, cq_worker_id=None, cq_start=None, cq_txn_id=None)
+        ).rowcount
+        if changed:
+            revoked.append(int(cq_id))
+    return revoked
+
+
+def find_ready_to_clean(conn: Connection, now: int) -> list[CompactionInfo]:
+    """Entries whose obsolete files no reader can still need (Hive 4 cleaner rule + leases).
+
+    Ready when no open txn has an id below ``CQ_NEXT_TXN_ID`` (Hive 4) and no live reader
+    lease's snapshot misses the compactor's commit (see :mod:`leases`); per partition, only
+    the entry with the lowest highest write id is offered (Hive's ReadyToClean query).
+    """
+    low_open = txns.min_open_txn(conn)
+    snapshots = leases.live_snapshots(conn, now)
+    rows = conn.execute(select(cq).where(cq.c.cq_state == _R).order_by(cq.c.cq_id)).all()
+    lowest: dict[tuple[str, str, str | None], int] = {}
+    for r in rows:
+        key = (r.cq_database, r.cq_table, r.cq_partition)
+        hw = r.cq_highest_write_id or 0
+        lowest[key] = min(lowest.get(key, hw), hw)
+    out = []
+    for r in rows:
+        if (r.cq_highest_write_id or 0) != lowest[(r.cq_database, r.cq_table, r.cq_partition)]:
+            continue
+        nxt = r.cq_next_txn_id
+        if nxt is not None and low_open is not None and low_open < nxt:
+            continue
+        if any(leases.holds(snap, r.cq_txn_id, nxt) for snap in snapshots):
+            continue
+        out.append(_to_info(r._mapping, "cq_"))
+    return out
+
+
+def mark_cleaned(conn: Connection, now: int, cq_id: int) -> None:
+    """The cleaner removed the obsolete files: forget aborted writes up to the highest write id.
+
+    Removes, for the entry's table/partition, TXN_COMPONENTS of aborted txns and
+    COMPLETED_TXN_COMPONENTS with write id <= CQ_HIGHEST_WRITE_ID; aborted txns left with no
+    components on the table lose their write id there (it reads as valid again: its files are
+    gone), and aborted txns left with nothing at all are deleted, as are compactor txns of
+    earlier failed attempts on the same partition. The entry becomes ``succeeded``.
+    """
+    info = _queued(conn, cq_id)
+    if info.state != CompactionState.READY_FOR_CLEANING:
+        raise MetastoreError(f"compaction {cq_id} is {info.state.value}, not ready for cleaning")
+    _lock_entry(conn, cq_id, None)
+    hwid = info.highest_write_id or 0
+    tc, ctc = txn_components, completed_txn_components
+    where_tc = and_(
+        _same_partition(tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition,
+                        info.db, info.table, info.partition),
+        tc.c.tc_writeid <= hwid,
+        tc.c.tc_txnid.in_(select(txns.txns.c.txn_id).where(txns.txns.c.txn_state == txns.ABORTED)),
+    )
+    touched = [r[0] for r in conn.execute(select(tc.c.tc_txnid).where(where_tc).distinct())]
+    conn.execute(delete(tc).where(where_tc))
+    conn.execute(
+        delete(ctc).where(
+            _same_partition(ctc.c.ctc_database, ctc.c.ctc_table, ctc.c.ctc_partition,
+                            info.db, info.table, info.partition),
+            ctc.c.ctc_writeid <= hwid,
+        )
+    )
+    for txn_id in touched:
+        left = conn.execute(
+            select(func.count()).select_from(tc).where(
+                tc.c.tc_txnid == txn_id, tc.c.tc_database == info.db, tc.c.tc_table == info.table
+            )
+        ).scalar_one()
+        if not left:
+            conn.execute(
+                delete(txn_to_write_id).where(
+                    txn_to_write_id.c.t2w_txnid == txn_id,
+                    txn_to_write_id.c.t2w_database == info.db,
+                    txn_to_write_id.c.t2w_table == info.table,
+                )
+            )
+    failed_txns = [
+        r[0]
+        for r in conn.execute(
+            select(cc.c.cc_txn_id).where(
+                _same_partition(cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition,
+                                info.db, info.table, info.partition),
+                cc.c.cc_state == _F,
+                cc.c.cc_txn_id.is_not(None),
+                cc.c.cc_txn_id < (info.txn_id or 0),
+            )
+        )
+    ]
+    _delete_finished_aborted(conn, touched, failed_txns)
+    _move_to_history(conn, cq_id, _S, now)
+
+
+def history(
+    conn: Connection, db: str, table: str, partition: str | None
+) -> list[CompactionInfo]:
+    spec, partition = _resolve(conn, db, table, partition)
+    rows = conn.execute(
+        select(cc)
+        .where(_same_partition(cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition,
+                               spec.db, spec.name, partition))
+        .order_by(cc.c.cc_id)
+    )
+    return [_to_info(r._mapping, "cc_") for r in rows]
+
+
+def purge_history(conn: Connection, retention: Mapping[CompactionState, int]) -> int:
+    """Keep the newest N history entries per partition and state (Hive 3/3/2); returns deleted."""
+    keep = {state.code: n for state, n in retention.items()}
+    seen: dict[tuple[Any, ...], int] = {}
+    doomed: list[int] = []
+    for r in conn.execute(
+        select(cc.c.cc_id, cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition, cc.c.cc_state)
+        .order_by(cc.c.cc_id.desc())
+    ):
+        if r.cc_state not in keep:
+            continue
+        key = (r.cc_database, r.cc_table, r.cc_partition, r.cc_state)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > keep[r.cc_state]:
+            doomed.append(int(r.cc_id))
+    for start in range(0, len(doomed), 500):
+        conn.execute(delete(cc).where(cc.c.cc_id.in_(doomed[start : start + 500])))
+    return len(doomed)
+
+
+def too_many_failures(
+    conn: Connection, now: int, db: str, table: str, partition: str | None,
+    threshold: int, retry_after_ms: int,
+) -> bool:
+    """Hive's ``checkFailedCompactions``: the last ``threshold`` attempts all failed, recently."""
+    spec, partition = _resolve(conn, db, table, partition)
+    rows = conn.execute(
+        select(cc.c.cc_state, cc.c.cc_enqueue_time)
+        .where(_same_partition(cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition,
+                               spec.db, spec.name, partition),
+               cc.c.cc_state != _A)
+        .order_by(cc.c.cc_id.desc())
+        .limit(threshold)
+    ).all()
+    failed = sum(1 if r.cc_state == _F else -1 for r in rows)
+    last = max((r.cc_enqueue_time or 0 for r in rows), default=-1)
+    needs_retry = retry_after_ms > 0 and last + retry_after_ms < now
+    return failed == threshold and not needs_retry
+
+
+def write_activity(conn: Connection, since_ms: int | None) -> list[PartitionActivity]:
+    """Partitions with uncompacted committed writes (since ``since_ms``) or aborted writes."""
+    ctc, tc = completed_txn_components, txn_components
+    committed = select(
+        ctc.c.ctc_database, ctc.c.ctc_table, ctc.c.ctc_partition,
+        func.count(ctc.c.ctc_txnid.distinct()), func.max(ctc.c.ctc_timestamp),
+        func.max(ctc.c.ctc_update_delete),
+    ).group_by(ctc.c.ctc_database, ctc.c.ctc_table, ctc.c.ctc_partition)
+    if since_ms is not None:
+        committed = committed.where(ctc.c.ctc_timestamp > since_ms)
+    acc: dict[tuple[str, str, str | None], list[Any]] = {}
+    for db, table, part, n, last, ud in tuples(conn.execute(committed)):
+        acc[(db, table, part)] = [int(n), last, ud == "Y", 0]
+    aborted = (
+        select(tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition, func.count(tc.c.tc_txnid.distinct()))
+        .where(tc.c.tc_txnid.in_(select(txns.txns.c.txn_id).where(txns.txns.c.txn_state == txns.ABORTED)))
+        .group_by(tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition)
+    )
+    for db, table, part, n in tuples(conn.execute(aborted)):
+        acc.setdefault((db, table, part), [0, None, False, 0])[3] = int(n)
+    return [
+        PartitionActivity(db, table, part, v[0], None if v[1] is None else int(v[1]), v[2], v[3])
+        for (db, table, part), v in sorted(acc.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))
+    ]
+
+
+def get_info(conn: Connection, cq_id: int) -> CompactionInfo:
+    """A queue entry, or its history entry once finished."""
+    row = conn.execute(select(cq).where(cq.c.cq_id == cq_id)).first()
+    if row is not None:
+        return _to_info(row._mapping, "cq_")
+    row = conn.execute(select(cc).where(cc.c.cc_id == cq_id)).first()
+    if row is not None:
+        return _to_info(row._mapping, "cc_")
+    raise NoSuchObjectError(f"no compaction with id {cq_id}")
+
+
+def all_entries(conn: Connection) -> list[CompactionInfo]:
+    """Queue then history, each by id (what SHOW COMPACTIONS lists)."""
+    out = [_to_info(r._mapping, "cq_") for r in conn.execute(select(cq).order_by(cq.c.cq_id))]
+    out += [_to_info(r._mapping, "cc_") for r in conn.execute(select(cc).order_by(cc.c.cc_id))]
+    return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _resolve(
+    conn: Connection, db: str, table: str, partition: str | None
+) -> tuple[Any, str | None]:
+    spec = catalog.get_table(conn, db, table)
+    if partition is not None:
+        if not spec.is_partitioned:
+            raise MetastoreError(f"table {spec.full_name} is not partitioned; no partition {partition!r}")
+        partition = normalize_partition_name(partition, spec.partition_column_names)
+    return spec, partition
+
+
+def _same_partition(
+    db_col: Any, table_col: Any, part_col: Any, db: str, table: str, partition: str | None
+) -> ColumnElement[bool]:
+    part = part_col.is_(None) if partition is None else part_col == partition
+    return and_(db_col == db, table_col == table, part)
+
+
+def _queued(conn: Connection, cq_id: int) -> CompactionInfo:
+    row = conn.execute(select(cq).where(cq.c.cq_id == cq_id)).first()
+    if row is None:
+        done = conn.execute(select(cc.c.cc_state).where(cc.c.cc_id == cq_id)).scalar()
+        if done is not None:
+            raise MetastoreError(
+                f"compaction {cq_id} already finished ({CompactionState.from_code(done).value})"
+            )
+        raise NoSuchObjectError(f"no compaction with id {cq_id}")
+    return _to_info(row._mapping, "cq_")
+
+
+def _lock_entry(conn: Connection, cq_id: int, txn_id: int | None) -> None:
+    row = conn.execute(
+        select(cq.c.cq_txn_id).where(cq.c.cq_id == cq_id).with_for_update()
+    ).first()
+    if row is None or (txn_id is not None and row.cq_txn_id != txn_id):
+        raise MetastoreError(f"compaction {cq_id} changed under us (revoked or finished)")
+
+
+def _move_to_history(
+    conn: Connection, cq_id: int, state: str, now: int, error_message: str | None = None
+) -> None:
+    row = conn.execute(select(cq).where(cq.c.cq_id == cq_id)).first()
+    assert row is not None
+    values = {f"cc_{k[3:]}": v for k, v in row._mapping.items()}
+    values.update(cc_state=state, cc_end=now)
+    if error_message is not None:
+        values["cc_error_message"] = error_message
+    conn.execute(insert(cc).values(**values))
+    conn.execute(delete(cq).where(cq.c.cq_id == cq_id))
+
+
+def _delete_finished_aborted(conn: Connection, touched: list[int], compactor_txns: list[int]) -> None:
+    t = txns.txns
+    candidates = sorted(set(touched) | set(compactor_txns))
+    for start in range(0, len(candidates), 500):
+        chunk = candidates[start : start + 500]
+        conn.execute(
+            delete(t).where(
+                t.c.txn_id.in_(chunk),
+                t.c.txn_state == txns.ABORTED,
+                ~select(txn_components.c.tc_txnid)
+                .where(txn_components.c.tc_txnid == t.c.txn_id)
+                .exists(),
+                ~select(txn_to_write_id.c.t2w_txnid)
+                .where(txn_to_write_id.c.t2w_txnid == t.c.txn_id)
+                .exists(),
+            )
+        )
+
+
+def _to_info(m: Any, prefix: str) -> CompactionInfo:
+    def g(name: str) -> Any:
+        return m.get(prefix + name)
+
+    props = g("tblproperties")
+    ctype = g("type")
+    return CompactionInfo(
+        id=int(g("id")),
+        db=g("database"),
+        table=g("table"),
+        partition=g("partition"),
+        type=None if ctype is None else CompactionType.from_code(ctype),
+        state=CompactionState.from_code(g("state")),
+        properties=json.loads(props) if props else {},
+        worker_id=g("worker_id"),
+        enqueue_time=g("enqueue_time"),
+        start=g("start"),
+        end=m.get("cc_end"),
+        highest_write_id=g("highest_write_id"),
+        txn_id=g("txn_id"),
+        next_txn_id=g("next_txn_id"),
+        commit_time=g("commit_time"),
+        initiator_id=g("initiator_id"),
+        error_message=g("error_message"),
+        run_as=g("run_as"),
+    )
+

@@ -1,0 +1,560 @@
+"""``Metastore``: the transactional truth of the platform, Hive metastore semantics on SQL.
+
+>>> import tempfile
+>>> ms = Metastore.for_warehouse(tempfile.mkdtemp())
+>>> ms.create_database("db")
+>>> ms.create_table(TableSpec("db", "t", (("id", "int"),), location="/wh/db/t",
+...                           properties={"transactional": "true"}))
+>>> txn = ms.open_txn()
+>>> ms.lock(txn, [LockComponent(LockType.SHARED_WRITE, "db", "t")]).state
+<LockState.ACQUIRED: 'acquired'>
+>>> ms.allocate_write_id(txn, "db", "t")
+1
+>>> str(ms.valid_write_ids(txn, "db", "t"))
+'db.t:1:9223372036854775807::'
+>>> ms.commit_txn(txn)
+>>> ms.close()
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from acid_platform.errors import LockTimeoutError
+from acid_platform.format.snapshots import ValidTxnList, ValidWriteIdList
+from acid_platform.metastore import (
+    catalog,
+    compaction_queue,
+    leases,
+    locks,
+    show,
+    txns,
+    writeids,
+)
+from acid_platform.metastore.migrate import ensure_schema
+from acid_platform.metastore.model import (
+    CompactionInfo,
+    CompactionState,
+    CompactionType,
+    Database,
+    LockComponent,
+    LockResponse,
+    LockState,
+    OperationType,
+    PartitionActivity,
+    TableSpec,
+    TxnState,
+    TxnType,
+)
+from acid_platform.metastore.store import Store
+
+METASTORE_FILE = "_metastore.db"
+_POLL_START_S, _POLL_MAX_S = 0.002, 0.02
+
+
+class Metastore:
+    """Catalog, transactions, write ids, locks, compaction queue and reader leases.
+
+    ``url`` is a SQLAlchemy URL: ``sqlite:///path/_metastore.db`` (embedded, the default via
+    :meth:`for_warehouse`), ``postgresql://user@host/db`` (shared; psycopg 3), or
+    ``mysql://user@host/db`` (PyMySQL). The schema is created or migrated on first use.
+    ``txn_timeout_s`` is ``hive.txn.timeout``; ``clock`` (seconds since the epoch) can be
+    injected to drive time-outs in tests.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        txn_timeout_s: float = 300,
+        *,
+        max_open_txns: int = 100_000,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if txn_timeout_s <= 0:
+            raise ValueError(f"txn_timeout_s must be positive, not {txn_timeout_s}")
+        self._store = Store(url, clock=clock)
+        self.txn_timeout_s = float(txn_timeout_s)
+        self.max_open_txns = int(max_open_txns)
+        self._open_counter = txns.OpenTxnCounter(self.max_open_txns)
+        self._user = _current_user()
+        self._host = socket.gethostname()
+        try:
+            ensure_schema(self._store.engine)
+        except BaseException:
+            self._store.close()
+            raise
+
+    @classmethod
+    def for_warehouse(cls, path: str | os.PathLike[str], **kwargs: Any) -> Metastore:
+        """The embedded metastore of a local warehouse: SQLite at ``<path>/_metastore.db``."""
+        db_file = os.path.join(os.path.abspath(os.fspath(path)), METASTORE_FILE)
+        return cls(f"sqlite:///{db_file}", **kwargs)
+
+    @property
+    def url(self) -> str:
+        return self._store.url
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite``, ``postgresql`` or ``mysql``."""
+        return self._store.dialect
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._store.close()
+
+    def __enter__(self) -> Metastore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Metastore({self._store.engine.url.render_as_string()!r})"
+
+    # ------------------------------------------------------------------ plumbing
+    def _write(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        now = self._store.now_ms()
+        return self._store.write(lambda conn: work(conn, *args, **kwargs, now=now))
+
+    def _read(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return self._store.read(lambda conn: work(conn, *args, **kwargs))
+
+    @property
+    def _timeout_ms(self) -> int:
+        return int(self.txn_timeout_s * 1000)
+
+    # ------------------------------------------------------------------ catalog
+    def create_database(
+        self, name: str, location: str | None = None, if_not_exists: bool = False
+    ) -> None:
+        """Create a database (:class:`AlreadyExistsError` unless ``if_not_exists``)."""
+        self._write(lambda c, now: catalog.create_database(c, now, name, location, if_not_exists))
+
+    def get_database(self, name: str) -> Database:
+        return self._read(catalog.get_database, name)  # type: ignore[no-any-return]
+
+    def drop_database(self, name: str, *, if_exists: bool = False, cascade: bool = False) -> None:
+        """Drop a database; it must be empty unless ``cascade`` (then its tables go too)."""
+        self._write(lambda c, now: catalog.drop_database(c, name, if_exists, cascade))
+
+    def list_databases(self) -> list[str]:
+        return self._read(catalog.list_databases)  # type: ignore[no-any-return]
+
+    def create_table(self, spec: TableSpec, if_not_exists: bool = False) -> None:
+        """Create a table (its first write id will be 1)."""
+        if not isinstance(spec, TableSpec):
+            raise TypeError(f"create_table takes a TableSpec, not {type(spec).__name__}")
+        self._write(lambda c, now: catalog.create_table(c, now, spec, if_not_exists))
+
+    def get_table(self, db: str, table: str) -> TableSpec:
+        """The table's spec (:class:`NoSuchObjectError` if absent)."""
+        return self._read(catalog.get_table, db, table)  # type: ignore[no-any-return]
+
+    def alter_table_properties(
+        self, db: str, table: str, set: Mapping[str, str] | None = None,  # noqa: A002
+        unset: Iterable[str] = (),
+    ) -> TableSpec:
+        """Set/unset table properties (e.g. ``no_auto_compaction``); returns the new spec."""
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: catalog.alter_table_properties(c, db, table, set or {}, list(unset))
+        )
+
+    def drop_table(self, db: str, table: str, *, if_exists: bool = False) -> None:
+        """Drop a table and all its txn, write id and compaction metadata."""
+        self._write(lambda c, now: catalog.drop_table(c, db, table, if_exists))
+
+    def list_tables(self, db: str) -> list[str]:
+        return self._read(catalog.list_tables, db)  # type: ignore[no-any-return]
+
+    def add_partition(
+        self, db: str, table: str, partition_name: str, *, if_not_exists: bool = False
+    ) -> None:
+        """Register a partition by Hive's escaped name ``k1=v1/k2=v2``."""
+        self._write(
+            lambda c, now: catalog.add_partition(c, now, db, table, partition_name, if_not_exists)
+        )
+
+    def drop_partition(
+        self, db: str, table: str, partition_name: str, *, if_exists: bool = False
+    ) -> None:
+        self._write(lambda c, now: catalog.drop_partition(c, db, table, partition_name, if_exists))
+
+    def list_partitions(self, db: str, table: str) -> list[str]:
+        return self._read(catalog.list_partitions, db, table)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ transactions
+    def open_txn(
+        self,
+        *,
+        user: str | None = None,
+        host: str | None = None,
+        agent_info: str | None = None,
+        read_only: bool = False,
+    ) -> int:
+        """Open one transaction; returns its id."""
+        return self.open_txns(1, user=user, host=host, agent_info=agent_info, read_only=read_only)[0]
+
+    def open_txns(
+        self,
+        n: int,
+        *,
+        user: str | None = None,
+        host: str | None = None,
+        agent_info: str | None = None,
+        read_only: bool = False,
+    ) -> list[int]:
+        """Open ``n`` transactions with consecutive ids (a streaming batch)."""
+        return self._open(n, user, host, agent_info, TxnType.READ_ONLY if read_only else TxnType.DEFAULT)
+
+    def _open(
+        self, n: int, user: str | None, host: str | None, agent_info: str | None, kind: TxnType
+    ) -> list[int]:
+        ids: list[int] = self._write(
+            lambda c, now: txns.open_txns(
+                self._store, c, now, n, user=user or self._user, host=host or self._host,
+                agent_info=agent_info, txn_type=kind, counter=self._open_counter,
+            )
+        )
+        self._open_counter.opened(len(ids))
+        return ids
+
+    def commit_txn(self, txn_id: int) -> None:
+        """Commit: release locks, publish components; :class:`WriteConflictError` (and the txn
+        is aborted) if an overlapping txn committed an update/delete on the same partition."""
+        self._write(lambda c, now: txns.commit_txn(self._store, c, now, txn_id))
+
+    def abort_txn(self, txn_id: int) -> None:
+        """Abort an open txn (no-op if already aborted; :class:`NoSuchTxnError` otherwise)."""
+        self.abort_txns([txn_id])
+
+    def abort_txns(self, txn_ids: Iterable[int]) -> None:
+        """Abort several txns at once; unknown or committed ids fail the whole call."""
+        ids = list(txn_ids)
+        self._write(lambda c, now: txns.abort_txns(c, ids))
+
+    def abort_transactions(self, txn_ids: Iterable[int]) -> list[int]:
+        """ABORT TRANSACTIONS: returns the ids that were open and are now aborted."""
+        ids = list(txn_ids)
+        return self._write(lambda c, now: txns.abort_txns(c, ids))  # type: ignore[no-any-return]
+
+    def heartbeat(self, txn_id: int | None = None, lock_id: int | None = None) -> None:
+        """Keep a txn (and/or a txn-less lock request) alive."""
+        if txn_id is None and lock_id is None:
+            raise ValueError("heartbeat needs a txn_id or a lock_id")
+
+        def work(c: Any, now: int) -> None:
+            if txn_id is not None:
+                txns.heartbeat_txn(c, now, txn_id)
+            if lock_id is not None:
+                locks.heartbeat_lock(c, now, lock_id)
+
+        self._write(work)
+
+    def heartbeat_txn_range(self, min_txn: int, max_txn: int) -> tuple[list[int], list[int]]:
+        """Heartbeat a batch ``[min_txn, max_txn]``; returns (aborted ids, no-such ids)."""
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: txns.heartbeat_txn_range(c, now, min_txn, max_txn)
+        )
+
+    def reap_timed_out(self) -> list[int]:
+        """Abort txns silent for ``txn_timeout_s``, expire txn-less locks and reader leases.
+
+        Returns the aborted txn ids (Hive's AcidHouseKeeperService).
+        """
+
+        def work(c: Any, now: int) -> list[int]:
+            aborted = txns.reap_timed_out(c, now, self._timeout_ms)
+            leases.expire_leases(c, now)
+            return aborted
+
+        return self._write(work)  # type: ignore[no-any-return]
+
+    def purge_txn_history(self) -> dict[str, int]:
+        """Drop committed txn rows and write-set rows no open txn can need; returns counts."""
+        return self._write(lambda c, now: txns.purge_txn_history(self._store, c))  # type: ignore[no-any-return]
+
+    def get_txn_state(self, txn_id: int) -> TxnState:
+        """``"open"``, ``"committed"`` or ``"aborted"`` (:class:`NoSuchTxnError` if unknown)."""
+        return self._read(txns.get_txn_state, txn_id)  # type: ignore[no-any-return]
+
+    def valid_txns(self, txn_id: int | None = None) -> ValidTxnList:
+        """The ValidTxnList snapshot now; for ``txn_id``, as that txn sees it (itself valid)."""
+        return self._read(lambda c: txns.valid_txns(self._store, c, txn_id))  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ write ids
+    def allocate_write_id(self, txn_id: int, db: str, table: str) -> int:
+        """The txn's write id on ``db.table``, allocated on first call (first is 1)."""
+        return self.allocate_write_ids([txn_id], db, table)[0]
+
+    def allocate_write_ids(self, txn_ids: Sequence[int], db: str, table: str) -> list[int]:
+        """Write ids for a batch of txns (streaming): consecutive, in txn id order."""
+        ids = list(txn_ids)
+        return self._write(lambda c, now: writeids.allocate_write_ids(c, ids, db, table))  # type: ignore[no-any-return]
+
+    def valid_write_ids(
+        self,
+        txn_id: int | None,
+        db: str,
+        table: str,
+        *,
+        valid_txns: ValidTxnList | None = None,
+    ) -> ValidWriteIdList:
+        """The table's ValidWriteIdList for ``txn_id``'s snapshot (or the global one for None).
+
+        Pass ``valid_txns`` to build it from a snapshot taken earlier (one ValidTxnList for
+        every table of a statement, as Hive does).
+        """
+
+        def work(c: Any) -> ValidWriteIdList:
+            snapshot = valid_txns if valid_txns is not None else txns.valid_txns(self._store, c, txn_id)
+            return writeids.valid_write_ids(c, snapshot, db, table)
+
+        return self._read(work)  # type: ignore[no-any-return]
+
+    def add_write_components(
+        self,
+        txn_id: int,
+        db: str,
+        table: str,
+        partitions: Sequence[str | None],
+        operation: OperationType | str,
+    ) -> int:
+        """Record what the txn writes (``insert``/``update``/``delete``) per partition.
+
+        Used by the commit-time write-set check (update/delete) and by the compactor. ``None``
+        means the whole table. Allocates the write id if needed and returns it. Call before
+        writing files.
+        """
+        op = OperationType(operation)
+        parts = list(partitions)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: writeids.add_write_components(c, txn_id, db, table, parts, op)
+        )
+
+    # ------------------------------------------------------------------ locks
+    def lock(
+        self,
+        txn_id: int | None,
+        components: Sequence[LockComponent],
+        wait_s: float = 0.0,
+        *,
+        user: str | None = None,
+        host: str | None = None,
+        agent_info: str | None = None,
+    ) -> LockResponse:
+        """Request locks, all or nothing. ``txn_id=None`` for a lock outside a transaction
+        (it must be heartbeated). With ``wait_s > 0``, wait up to that long for the request to
+        be acquired, else remove it and raise :class:`LockTimeoutError`.
+        """
+        comps = list(components)
+        response: LockResponse = self._write(
+            lambda c, now: locks.enqueue_and_check(
+                self._store, c, now, txn_id, comps, user=user or self._user,
+                host=host or self._host, agent_info=agent_info,
+            )
+        )
+        if response.state == LockState.ACQUIRED or wait_s <= 0:
+            return response
+        return self._wait(response.lock_id, wait_s)
+
+    def check_lock(self, lock_id: int) -> LockResponse:
+        """Try again to acquire a waiting request."""
+        return self._write(lambda c, now: locks.check_lock(c, now, lock_id))  # type: ignore[no-any-return]
+
+    def unlock(self, lock_id: int) -> None:
+        """Release a txn-less lock (:class:`TxnOpenError` for a transaction's lock)."""
+        self._write(lambda c, now: locks.unlock(c, lock_id))
+
+    def _wait(self, lock_id: int, wait_s: float) -> LockResponse:
+        # Poll with a read-only probe (no write lock, no fsync); run the real check when the
+        # probe says the request can go, or now and then to heartbeat the waiting request.
+        deadline = time.monotonic() + wait_s
+        keepalive = min(self.txn_timeout_s / 4, 10.0)
+        last_check = time.monotonic()
+        pause = _POLL_START_S
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, _POLL_MAX_S)
+            free = self._read(locks.can_acquire, lock_id)
+            if free or time.monotonic() - last_check >= keepalive:
+                last_check = time.monotonic()
+                if self.check_lock(lock_id).state == LockState.ACQUIRED:
+                    return LockResponse(lock_id, LockState.ACQUIRED)
+        blocker = self._read(locks.blocker_of, lock_id)
+        final = self._write(lambda c, now: locks.cancel_if_waiting(c, now, lock_id))
+        if final is not None:
+            return final  # type: ignore[no-any-return]
+        raise LockTimeoutError(
+            f"lock {locks.lock_str(lock_id)} not acquired within {wait_s:g}s"
+            + (f" (blocked by lock {blocker})" if blocker else "")
+            + "; the request was withdrawn. See show_locks() for who holds it."
+        )
+
+    # ------------------------------------------------------------------ compaction queue
+    def enqueue_compaction(
+        self,
+        db: str,
+        table: str,
+        partition: str | None,
+        type: CompactionType | str,  # noqa: A002
+        *,
+        initiator_id: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        run_as: str | None = None,
+        pool_name: str | None = None,
+    ) -> int | None:
+        """Queue a ``major``/``minor`` compaction; ``None`` if one is already initiated/working."""
+        ctype = CompactionType(type)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: compaction_queue.enqueue(
+                self._store, c, now, db, table, partition, ctype, initiator_id=initiator_id,
+                properties=properties, run_as=run_as, pool_name=pool_name,
+            )
+        )
+
+    def claim_compaction(
+        self, worker_id: str, *, worker_version: str | None = None
+    ) -> CompactionInfo | None:
+        """Claim the oldest initiated entry for ``worker_id`` (``host-thread``) and open its
+        compactor txn (``CompactionInfo.txn_id``, to heartbeat while working)."""
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: compaction_queue.claim(
+                self._store, c, now, worker_id, worker_version=worker_version,
+                counter=self._open_counter,
+            )
+        )
+
+    def mark_compacted(self, cq_id: int, highest_write_id: int) -> CompactionInfo:
+        """Commit the compactor txn; the entry becomes ready for cleaning."""
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: compaction_queue.mark_compacted(self._store, c, now, cq_id, highest_write_id)
+        )
+
+    def mark_failed(self, cq_id: int, error_message: str) -> None:
+        """Abort the compactor txn; the entry goes to history as failed."""
+        self._write(lambda c, now: compaction_queue.mark_failed(c, now, cq_id, error_message))
+
+    def mark_did_not_initiate(
+        self,
+        db: str,
+        table: str,
+        partition: str | None,
+        message: str,
+        *,
+        type: CompactionType | str | None = None,  # noqa: A002
+        initiator_id: str | None = None,
+    ) -> int:
+        """Record in the history that the initiator declined (e.g. too many failures)."""
+        ctype = None if type is None else CompactionType(type)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: compaction_queue.mark_did_not_initiate(
+                self._store, c, now, db, table, partition, message, ctype, initiator_id
+            )
+        )
+
+    def revoke_timed_out_workers(self, timeout_s: float = 86_400) -> list[int]:
+        """Reset entries working longer than ``timeout_s`` to initiated (abort their txns)."""
+        ms = int(timeout_s * 1000)
+        return self._write(lambda c, now: compaction_queue.revoke_timed_out_workers(c, now, ms))  # type: ignore[no-any-return]
+
+    def find_ready_to_clean(self) -> list[CompactionInfo]:
+        """Entries the cleaner may clean now (no reader can still need the obsolete files)."""
+        now = self._store.now_ms()
+        return self._read(compaction_queue.find_ready_to_clean, now)  # type: ignore[no-any-return]
+
+    def mark_cleaned(self, cq_id: int) -> None:
+        """The cleaner finished: entry succeeded, aborted-write metadata up to its write id gone."""
+        self._write(lambda c, now: compaction_queue.mark_cleaned(c, now, cq_id))
+
+    def get_compaction(self, cq_id: int) -> CompactionInfo:
+        return self._read(compaction_queue.get_info, cq_id)  # type: ignore[no-any-return]
+
+    def compaction_history(
+        self, db: str, table: str, partition: str | None = None
+    ) -> list[CompactionInfo]:
+        """Finished compactions of one table/partition, oldest first."""
+        return self._read(compaction_queue.history, db, table, partition)  # type: ignore[no-any-return]
+
+    def purge_history(
+        self, *, succeeded: int = 3, failed: int = 3, did_not_initiate: int = 2
+    ) -> int:
+        """Trim the history per partition (hive.compactor.history.retention.*)."""
+        retention = {
+            CompactionState.SUCCEEDED: succeeded,
+            CompactionState.FAILED: failed,
+            CompactionState.DID_NOT_INITIATE: did_not_initiate,
+        }
+        return self._write(lambda c, now: compaction_queue.purge_history(c, retention))  # type: ignore[no-any-return]
+
+    def too_many_failed_compactions(
+        self, db: str, table: str, partition: str | None = None, *, threshold: int = 2,
+        retry_after_s: float = 7 * 86_400,
+    ) -> bool:
+        """Initiator check: the last ``threshold`` attempts failed (and not long ago)."""
+        now = self._store.now_ms()
+        return self._read(  # type: ignore[no-any-return]
+            lambda c: compaction_queue.too_many_failures(
+                c, now, db, table, partition, threshold, int(retry_after_s * 1000)
+            )
+        )
+
+    def write_activity(self, since_ms: int | None = None) -> list[PartitionActivity]:
+        """Initiator input: per table/partition, uncompacted committed writer txns (since
+        ``since_ms``), whether any updated/deleted, and how many aborted txns left writes."""
+        return self._read(compaction_queue.write_activity, since_ms)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ reader leases
+    def open_read_lease(
+        self, valid_txns: ValidTxnList, ttl_s: float | None = None, *,
+        agent_info: str | None = None,
+    ) -> int:
+        """Register a snapshot being read; the cleaner waits for it until closed or expired
+        (``ttl_s`` after the last heartbeat; default ``txn_timeout_s``)."""
+        ttl_ms = int((self.txn_timeout_s if ttl_s is None else ttl_s) * 1000)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: leases.open_lease(
+                self._store, c, now, valid_txns, ttl_ms, user=self._user, host=self._host,
+                agent_info=agent_info,
+            )
+        )
+
+    def heartbeat_read_lease(self, lease_id: int) -> None:
+        """Extend a lease (:class:`NoSuchLockError` if it expired or was closed)."""
+        self._write(lambda c, now: leases.heartbeat_lease(c, now, lease_id))
+
+    def close_read_lease(self, lease_id: int) -> None:
+        """Drop a lease (closing one that is already gone is fine)."""
+        self._write(lambda c, now: leases.close_lease(c, lease_id))
+
+    def show_read_leases(self) -> list[dict[str, Any]]:
+        now = self._store.now_ms()
+        return self._read(leases.list_leases, now)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ observability
+    def show_transactions(self) -> list[dict[str, Any]]:
+        """Rows of SHOW TRANSACTIONS (open and aborted txns)."""
+        return self._read(show.show_transactions)  # type: ignore[no-any-return]
+
+    def show_locks(self) -> list[dict[str, Any]]:
+        """Rows of SHOW LOCKS."""
+        return self._read(show.show_locks)  # type: ignore[no-any-return]
+
+    def show_compactions(self) -> list[dict[str, Any]]:
+        """Rows of SHOW COMPACTIONS (queue and history)."""
+        return self._read(show.show_compactions)  # type: ignore[no-any-return]
+
+
+def _current_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

@@ -1,0 +1,90 @@
+"""Create or upgrade the metastore schema on first use, safely from many processes at once.
+
+The fast path reads the version table and returns when it is at :data:`HEAD` (no Alembic
+import). Otherwise one process at a time (PostgreSQL advisory lock, SQLite ``BEGIN IMMEDIATE``,
+MySQL ``GET_LOCK``) runs the Alembic revisions inside a single transaction where the database
+allows transactional DDL, and the others find the schema ready when they get the lock.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+from sqlalchemy import Column, MetaData, String, Table, select, text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
+
+from acid_platform.errors import MetastoreError
+from acid_platform.metastore.store import is_sqlite_busy, is_transient
+
+HEAD = "0001"
+"""The newest revision in ``migrations/versions`` (a test checks it against Alembic's head)."""
+VERSION_TABLE = "acid_metastore_version"
+_ADVISORY_LOCK_KEY = 0x41434944  # "ACID"
+_MYSQL_LOCK_NAME = "acid_platform_metastore_migration"
+
+_version_table = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32)))
+
+
+def migrations_dir() -> str:
+    """Path of the Alembic script directory inside the installed package."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "migrations")
+
+
+def current_revision(conn: Connection) -> str | None:
+    """The schema revision recorded in the database, or ``None`` for an empty database."""
+    try:
+        with conn.begin():
+            return conn.execute(select(_version_table.c.version_num)).scalar()
+    except DBAPIError:
+        return None
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Bring the schema to :data:`HEAD`, creating it in an empty database."""
+    with engine.connect() as conn:
+        if current_revision(conn) == HEAD:
+            return
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            upgrade(engine)
+            return
+        except DBAPIError as exc:
+            # Another process holds the database (SQLite write lock, a deadlock victim...):
+            # the migration is one transaction, so simply run it again.
+            if not (is_transient(exc) or is_sqlite_busy(exc)) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.001, 0.02))
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Run the Alembic upgrade under a cross-process lock."""
+    from alembic import command
+    from alembic.config import Config
+
+    dialect = engine.dialect.name
+    with engine.connect() as conn:
+        # SQLite: the engine's begin hook turns this into BEGIN IMMEDIATE (one writer at a time).
+        conn.execution_options(acid_begin="IMMEDIATE")
+        with conn.begin():
+            if dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK_KEY})
+            elif dialect in ("mysql", "mariadb"):
+                got = conn.execute(
+                    text("SELECT GET_LOCK(:n, :t)"), {"n": _MYSQL_LOCK_NAME, "t": 120}
+                ).scalar()
+                if got != 1:
+                    raise MetastoreError("timed out waiting for another process to migrate the metastore")
+            try:
+                cfg = Config()
+                cfg.set_main_option("script_location", migrations_dir())
+                cfg.attributes["connection"] = conn
+                cfg.attributes["version_table"] = VERSION_TABLE
+                cfg.attributes["transactional_ddl"] = dialect not in ("mysql", "mariadb")
+                command.upgrade(cfg, revision)
+            finally:
+                if dialect in ("mysql", "mariadb"):
+                    conn.execute(text("SELECT RELEASE_LOCK(:n)"), {"n": _MYSQL_LOCK_NAME})

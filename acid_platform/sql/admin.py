@@ -1,0 +1,159 @@
+"""Transaction control, SHOW, SET, ABORT TRANSACTIONS and ALTER TABLE … COMPACT.
+
+SHOW TRANSACTIONS / LOCKS / COMPACTIONS print the metastore's rows under Hive's column names
+(in Hive's order, also when there are no rows). ``SET k=v`` writes ``wh.conf`` (``hiveconf``),
+``SET hivevar:k=v`` the session's variables; both feed ``${…}`` substitution.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from acid_platform.errors import UnsupportedOperationError
+from acid_platform.metastore.show import (
+    SHOW_COMPACTIONS_COLUMNS,
+    SHOW_LOCKS_COLUMNS,
+    SHOW_TRANSACTIONS_COLUMNS,
+)
+from acid_platform.sql import statements as st
+from acid_platform.sql.ddl import list_databases
+from acid_platform.sql.results import StatementResult, empty_result, rows_result
+from acid_platform.sql.session import SqlSession
+
+
+def begin(session: SqlSession, stmt: st.Begin) -> StatementResult:
+    """``BEGIN`` / ``START TRANSACTION``."""
+    txn = session.warehouse.begin()
+    return empty_result(
+        stmt, f"transaction {getattr(txn, 'txn_id', '')} started".replace("  ", " ")
+    )
+
+
+def commit(session: SqlSession, stmt: st.Commit) -> StatementResult:
+    """``COMMIT``."""
+    txn_id = _txn_id(session)
+    session.warehouse.commit()
+    return empty_result(stmt, f"transaction {txn_id} committed")
+
+
+def rollback(session: SqlSession, stmt: st.Rollback) -> StatementResult:
+    """``ROLLBACK``."""
+    txn_id = _txn_id(session)
+    session.warehouse.rollback()
+    return empty_result(stmt, f"transaction {txn_id} rolled back")
+
+
+def abort_transactions(session: SqlSession, stmt: st.AbortTransactions) -> StatementResult:
+    """``ABORT TRANSACTIONS id …`` (open transactions of any session)."""
+    aborted = session.warehouse.metastore.abort_transactions(list(stmt.txn_ids))
+    ids = ", ".join(str(i) for i in (aborted if isinstance(aborted, list) else stmt.txn_ids))
+    return empty_result(stmt, f"aborted transaction(s) {ids}")
+
+
+def show(session: SqlSession, stmt: st.Show) -> StatementResult:
+    """The SHOW family."""
+    wh = session.warehouse
+    if stmt.what == "transactions":
+        return rows_result(stmt, wh.metastore.show_transactions(), SHOW_TRANSACTIONS_COLUMNS)
+    if stmt.what == "locks":
+        return rows_result(
+            stmt, _locks(session, stmt, wh.metastore.show_locks()), SHOW_LOCKS_COLUMNS
+        )
+    if stmt.what == "compactions":
+        return rows_result(stmt, wh.metastore.show_compactions(), SHOW_COMPACTIONS_COLUMNS)
+    if stmt.what == "databases":
+        names = _like(list_databases(session), stmt.pattern)
+        return rows_result(stmt, [{"database_name": n} for n in names], ("database_name",))
+    if stmt.what == "tables":
+        database = stmt.database or session.database
+        names = list(wh.list_tables(database))
+        names += [
+            q.partition(".")[2] for q in session.temp_tables if q.partition(".")[0] == database
+        ]
+        return rows_result(
+            stmt, [{"tab_name": n} for n in _like(sorted(set(names)), stmt.pattern)], ("tab_name",)
+        )
+    assert stmt.table is not None
+    if stmt.what == "columns":
+        temp = session.temp_table(stmt.table)
+        columns = temp.columns if temp is not None else _all_columns(session.table(stmt.table).spec)
+        return rows_result(stmt, [{"field": c} for c, _ in columns], ("field",))
+    spec = session.table(stmt.table).spec
+    if stmt.what == "tblproperties":
+        rows = [{"prpt_name": k, "prpt_value": v} for k, v in sorted(spec.properties.items())]
+        return rows_result(stmt, rows, ("prpt_name", "prpt_value"))
+    names = wh.metastore.list_partitions(spec.db, spec.name)
+    return rows_result(stmt, [{"partition": n} for n in names], ("partition",))
+
+
+def set_variable(session: SqlSession, stmt: st.SetVariable) -> StatementResult:
+    """``SET`` (list), ``SET k`` (show one), ``SET k=v`` / ``SET hivevar:k=v`` / ``SET hiveconf:k=v``."""
+    conf = session.warehouse.conf
+    if stmt.key is None:
+        rows = [{"set": f"{k}={v}"} for k, v in sorted(conf.items())]
+        rows += [{"set": f"hivevar:{k}={v}"} for k, v in sorted(session.hivevars.items())]
+        return rows_result(stmt, rows, ("set",))
+    scope, _, name = stmt.key.partition(":")
+    if not name:
+        scope, name = "hiveconf", stmt.key
+    if scope not in ("hivevar", "hiveconf"):
+        raise UnsupportedOperationError(
+            f"SET {stmt.key}: only hiveconf: and hivevar: variables can be set"
+        )
+    store: dict[str, Any] = session.hivevars if scope == "hivevar" else conf
+    if stmt.value is None:
+        value = store.get(name)
+        text = f"{stmt.key} is undefined" if value is None else f"{stmt.key}={value}"
+        return rows_result(stmt, [{"set": text}], ("set",))
+    store[name] = stmt.value
+    return empty_result(stmt, f"{stmt.key}={stmt.value}")
+
+
+def compact(session: SqlSession, stmt: st.Compact) -> StatementResult:
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``."""
+    wh = session.warehouse
+    run = getattr(wh, "compact", None)
+    name = session.qualified(stmt.table)
+    if run is None:
+        raise UnsupportedOperationError(
+            f"ALTER TABLE {name} COMPACT '{stmt.kind}': compaction is not available in this version yet"
+        )
+    partition = dict(stmt.partition) or None
+    result = run(name, partition=partition, kind=stmt.kind, wait=stmt.wait)
+    message = f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
+    if isinstance(result, dict):
+        return rows_result(stmt, [result], tuple(result))
+    return empty_result(stmt, message)
+
+
+# --------------------------------------------------------------------------- helpers
+def _txn_id(session: SqlSession) -> object:
+    txn = getattr(session.warehouse, "current_transaction", None)
+    return getattr(txn, "txn_id", "")
+
+
+def _locks(session: SqlSession, stmt: st.Show, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if stmt.table is not None:
+        db = stmt.table.database or session.database
+        return [
+            r for r in rows if r.get("Database") == db and r.get("Table") in (stmt.table.name, None)
+        ]
+    if stmt.database is not None:
+        return [r for r in rows if r.get("Database") == stmt.database]
+    return rows
+
+
+def _like(names: Iterable[str], pattern: str | None) -> list[str]:
+    """Hive's SHOW … LIKE: ``*`` any text, ``|`` alternatives, case-insensitive."""
+    names = list(names)
+    if not pattern:
+        return names
+    alternatives = [re.compile(fnmatch.translate(p.strip().lower())) for p in pattern.split("|")]
+    return [n for n in names if any(a.match(n.lower()) for a in alternatives)]
+
+
+def _all_columns(spec: Any) -> list[tuple[str, str]]:
+    return list(spec.columns) + list(spec.partition_columns)

@@ -1,0 +1,221 @@
+"""DML and queries: INSERT, UPDATE, DELETE, TRUNCATE, MERGE, SELECT.
+
+Row sources (``VALUES``, ``SELECT``, a MERGE's ``USING``) are computed on the embedded engine
+(:mod:`.select`) and handed to the table API as Arrow; predicates and assigned values go to the
+table API as Hive SQL text, where the one DML plan resolves and checks them. INSERT matches the
+query's columns to the table by position, as Hive does: the data columns (or the listed ones),
+then the dynamic partition columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from acid_platform.errors import InvalidPartitionError, SemanticError, UnknownColumnError
+from acid_platform.sql import statements as st
+from acid_platform.sql.results import StatementResult, metrics_result
+from acid_platform.sql.session import SqlSession
+from acid_platform.sql.subqueries import inline_subqueries
+
+
+def select(session: SqlSession, stmt: st.Select) -> StatementResult:
+    """A query: rows under the statement's (or the open transaction's) snapshot."""
+    rows = session.query(stmt.query)
+    return StatementResult(stmt, rows, f"{rows.num_rows} row(s)")
+
+
+def insert(session: SqlSession, stmt: st.Insert) -> StatementResult:
+    """``INSERT INTO|OVERWRITE … VALUES|SELECT`` with static and dynamic partitions."""
+    table = session.table(stmt.table)
+    spec = table.spec
+    name = session.qualified(stmt.table)
+    data_columns = [c for c, _ in spec.columns]
+    partition_columns = [c for c, _ in spec.partition_columns]
+    static = dict(stmt.static_partition)
+    if static and not partition_columns:
+        raise InvalidPartitionError(f"table {name} is not partitioned; remove the PARTITION clause")
+    unknown = [k for k in (*static, *stmt.dynamic_partition) if k not in partition_columns]
+    if unknown:
+        raise InvalidPartitionError(
+            f"table {name} has no partition column(s) {unknown}; its partition columns are {partition_columns}"
+        )
+    dynamic = [c for c in partition_columns if c not in static]
+    targets = list(stmt.columns) if stmt.columns is not None else list(data_columns)
+    _check_insert_columns(name, targets, data_columns, partition_columns, static)
+    expected = targets + [c for c in dynamic if c not in targets]
+    rows = session.query(stmt.query)
+    if rows.num_columns != len(expected):
+        raise SemanticError(
+            f"Cannot insert into target table because column number/types are different '{name}': "
+            f"the table needs {len(expected)} column(s) {expected}, the query gives {rows.num_columns}"
+        )
+    rows = rows.rename_columns(expected)
+    metrics = table.insert(rows, partition=static or None, overwrite=stmt.overwrite)
+    verb = "overwrote" if stmt.overwrite else "inserted"
+    return metrics_result(
+        stmt,
+        metrics,
+        f"{verb} {_count(metrics, 'num_inserted_rows', rows.num_rows)} row(s) into {name}",
+        spec.location,
+    )
+
+
+def update(session: SqlSession, stmt: st.Update) -> StatementResult:
+    """``UPDATE t SET … [WHERE …]`` (a split update: delete events + new row versions)."""
+    table = session.table(stmt.table)
+    assignments = {column: _hive(session, value) for column, value in stmt.assignments}
+    where = _hive(session, stmt.where) if stmt.where is not None else None
+    metrics = table.update(assignments, where)
+    message = f"updated {_count(metrics, 'num_updated_rows', None)} row(s) in {session.qualified(stmt.table)}"
+    return metrics_result(stmt, metrics, message, table.spec.location)
+
+
+def delete(session: SqlSession, stmt: st.Delete) -> StatementResult:
+    """``DELETE FROM t [WHERE …]``."""
+    table = session.table(stmt.table)
+    where = _hive(session, stmt.where) if stmt.where is not None else None
+    metrics = table.delete(where)
+    message = f"deleted {_count(metrics, 'num_deleted_rows', None)} row(s) from {session.qualified(stmt.table)}"
+    return metrics_result(stmt, metrics, message, table.spec.location)
+
+
+def truncate(session: SqlSession, stmt: st.Truncate) -> StatementResult:
+    """``TRUNCATE TABLE t [PARTITION (…)]``: delete every row (of the partition)."""
+    table = session.table(stmt.table)
+    partition_columns = [c for c, _ in table.spec.partition_columns]
+    unknown = [k for k, _ in stmt.partition if k not in partition_columns]
+    if unknown:
+        raise InvalidPartitionError(
+            f"table {session.qualified(stmt.table)} has no partition column(s) {unknown}"
+        )
+    predicate = " AND ".join(
+        exp.EQ(this=exp.column(k), expression=_literal(v)).sql(dialect="hive")
+        for k, v in stmt.partition
+    )
+    metrics = table.delete(predicate or None)
+    message = f"deleted {_count(metrics, 'num_deleted_rows', None)} row(s) from {session.qualified(stmt.table)}"
+    return metrics_result(stmt, metrics, message, table.spec.location)
+
+
+def merge(session: SqlSession, stmt: st.Merge) -> StatementResult:
+    """``MERGE INTO … USING … ON … WHEN …`` (clause rules are enforced by the table layer)."""
+    table = session.table(stmt.target)
+    spec = table.spec
+    name = session.qualified(stmt.target)
+    merger = table.merge(
+        _merge_source(session, stmt.using),
+        _hive(session, stmt.on),
+        source_alias=stmt.source_alias,
+        target_alias=stmt.target_alias,
+    )
+    all_columns = [c for c, _ in spec.columns] + [c for c, _ in spec.partition_columns]
+    for clause in stmt.clauses:
+        condition = _hive(session, clause.condition) if clause.condition is not None else None
+        if clause.action == "insert":
+            merger.when_not_matched_insert(
+                _insert_values(name, clause, all_columns, session), condition=condition
+            )
+        elif clause.action == "update":
+            assignments = {c: _hive(session, v) for c, v in clause.assignments}
+            if clause.by_source:
+                merger.when_not_matched_by_source_update(assignments, condition=condition)
+            else:
+                merger.when_matched_update(assignments, condition=condition)
+        elif clause.by_source:
+            merger.when_not_matched_by_source_delete(condition=condition)
+        else:
+            merger.when_matched_delete(condition=condition)
+    metrics = merger.execute()
+    counts = ", ".join(
+        f"{_count(metrics, f'num_target_rows_{what}', None)} {what}"
+        for what in ("inserted", "updated", "deleted")
+    )
+    return metrics_result(stmt, metrics, f"merged into {name} ({counts})", spec.location)
+
+
+# --------------------------------------------------------------------------- helpers
+def _merge_source(session: SqlSession, using: st.TableName | exp.Query) -> Any:
+    """The MERGE source for the table API.
+
+    Over warehouse tables only, it is the query text with every table name qualified: the table
+    layer then reads it in the MERGE's own snapshot, under SHARED_READ locks. A source that reads
+    a temporary table (or uses ROW__ID) is computed here and handed over as Arrow.
+    """
+    query = (
+        exp.select("*").from_(exp.table_(using.name, db=using.database))
+        if isinstance(using, st.TableName)
+        else using
+    )
+    query = query.copy()
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    local = False
+    for ref in query.find_all(exp.Table):
+        if not isinstance(ref.this, exp.Identifier) or (not ref.db and ref.name.lower() in ctes):
+            continue
+        name = st.TableName(ref.name.lower(), ref.db.lower() if ref.db else None)
+        local = local or session.temp_table(name) is not None
+        ref.set("db", exp.to_identifier(name.database or session.database))
+    mentions_row_id = any(
+        part.name.lower() == "row__id" for c in query.find_all(exp.Column) for part in c.parts
+    )
+    if local or mentions_row_id:
+        return session.query(using if isinstance(using, exp.Query) else query)
+    return query.sql(dialect="hive")
+
+
+def _hive(session: SqlSession, node: exp.Expr) -> str:
+    """Hive SQL text of an expression, uncorrelated sub-queries replaced by their values."""
+    return inline_subqueries(node, session.query).sql(dialect="hive")
+
+
+def _literal(value: object) -> exp.Expr:
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int | float):
+        return exp.Literal.number(value)
+    return exp.Literal.string(str(value))
+
+
+def _count(metrics: Any, key: str, default: int | None) -> object:
+    if isinstance(metrics, Mapping) and key in metrics:
+        return metrics[key]
+    return default if default is not None else "?"
+
+
+def _check_insert_columns(
+    name: str,
+    targets: Sequence[str],
+    data_columns: Sequence[str],
+    partition_columns: Sequence[str],
+    static: Mapping[str, object],
+) -> None:
+    seen: set[str] = set()
+    for column in targets:
+        if column in seen:
+            raise SemanticError(f"INSERT INTO {name}: column {column!r} is listed twice")
+        seen.add(column)
+        if column in static:
+            raise SemanticError(
+                f"INSERT INTO {name}: {column!r} has a static partition value; do not list it"
+            )
+        if column not in data_columns and column not in partition_columns:
+            raise UnknownColumnError(
+                f"table {name} has no column {column!r}; its columns are {list(data_columns)}"
+            )
+
+
+def _insert_values(
+    name: str, clause: st.WhenClause, all_columns: Sequence[str], session: SqlSession
+) -> dict[str, str]:
+    columns = (
+        list(clause.insert_columns) if clause.insert_columns is not None else list(all_columns)
+    )
+    if len(columns) != len(clause.insert_values):
+        raise SemanticError(
+            f"MERGE INTO {name}: WHEN NOT MATCHED THEN INSERT has {len(clause.insert_values)} value(s) "
+            f"for {len(columns)} column(s) {columns}"
+        )
+    return {c: _hive(session, v) for c, v in zip(columns, clause.insert_values, strict=True)}

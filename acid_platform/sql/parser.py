@@ -1,0 +1,146 @@
+"""HiveQL text to statements: :func:`parse_script` is the one entry point.
+
+The script is split on ``;`` tokens (:mod:`.script`); each statement is substituted (``${var}``),
+then read either by the token parsers of Hive-only commands (:mod:`.commands`) or by sqlglot's
+Hive parser and translated (:mod:`.translate`). Nothing runs here: a script with a syntax error
+anywhere raises :class:`~acid_platform.errors.SqlSyntaxError` before any statement executes.
+
+>>> [type(s).__name__ for s in parse_script("use db; select 1; show locks")]
+['UseDatabase', 'Select', 'Show']
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, ParseError
+
+from acid_platform.errors import SemanticError, UnsupportedOperationError
+from acid_platform.sql.commands import parse_command
+from acid_platform.sql.script import (
+    Chunk,
+    cannot_recognize,
+    from_parse_error,
+    hive_dialect,
+    lookup_in,
+    rebase,
+    split_script,
+    substitute,
+)
+from acid_platform.sql.statements import SetVariable, Source, Statement
+from acid_platform.sql.translate import translate
+
+#: First words of the statements sqlglot reads for us.
+_SQLGLOT_STATEMENTS = frozenset(
+    {
+        "SELECT",
+        "WITH",
+        "FROM",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+        "CREATE",
+        "DROP",
+        "USE",
+        "DESCRIBE",
+        "DESC",
+        "ALTER",
+        "TRUNCATE",
+        "VALUES",
+        "(",
+    }
+)
+_REFUSED = {
+    "LOAD": "LOAD DATA is not supported on transactional tables (Hive refuses it too); use INSERT",
+    "EXPLAIN": "EXPLAIN is not supported",
+    "ANALYZE": "ANALYZE TABLE is not supported",
+    "MSCK": "MSCK REPAIR TABLE is not supported",
+}
+
+
+def parse_script(
+    text: str,
+    hivevars: Mapping[str, str] | None = None,
+    hiveconf: Mapping[str, object] | None = None,
+) -> list[Statement]:
+    """Parse every statement of ``text``.
+
+    ``hivevars`` / ``hiveconf`` seed ``${…}`` substitution; a ``SET`` inside the script updates
+    them for the statements that follow it, as Hive does.
+    """
+    variables = dict(hivevars or {})
+    conf = {k: str(v) for k, v in (hiveconf or {}).items()}
+    statements: list[Statement] = []
+    for chunk in split_script(text):
+        statement = parse_chunk(chunk, variables, conf)
+        if isinstance(statement, SetVariable) and statement.key and statement.value is not None:
+            scope, _, name = statement.key.partition(":")
+            if name and scope == "hivevar":
+                variables[name] = statement.value
+            elif name and scope == "hiveconf":
+                conf[name] = statement.value
+            elif not name:
+                conf[statement.key] = statement.value
+        statements.append(statement)
+    return statements
+
+
+def parse_statement(text: str) -> Statement:
+    """Parse exactly one statement (a trailing ``;`` is fine)."""
+    statements = parse_script(text)
+    if len(statements) != 1:
+        raise UnsupportedOperationError(f"expected one statement, found {len(statements)}")
+    return statements[0]
+
+
+def parse_chunk(
+    chunk: Chunk, hivevars: Mapping[str, str], hiveconf: Mapping[str, str]
+) -> Statement:
+    """Parse one statement of a script (after variable substitution)."""
+    if "${" in chunk.text:
+        chunk = rebase(chunk, substitute(chunk.text, lookup_in(hivevars, hiveconf)))
+    source = Source(chunk.text, chunk.line, chunk.col)
+    command = parse_command(chunk, source)
+    if command is not None:
+        return command
+    first = chunk.tokens[0].text.upper()
+    if first in _REFUSED:
+        raise UnsupportedOperationError(f"line {chunk.line}: {_REFUSED[first]}")
+    if first not in _SQLGLOT_STATEMENTS:
+        raise cannot_recognize(chunk.script, chunk.tokens)
+    try:
+        with _quiet_sqlglot():
+            nodes = (
+                hive_dialect()
+                .parser(error_level=ErrorLevel.RAISE)
+                .parse(list(chunk.tokens), chunk.script)
+            )
+    except ParseError as exc:
+        raise from_parse_error(chunk.script, exc) from None
+    node = nodes[0] if nodes else None
+    if node is None or isinstance(node, exp.Command):
+        raise UnsupportedOperationError(
+            f"line {chunk.line}: statement not supported: {' '.join(chunk.text.split()[:4])} …"
+        )
+    try:
+        return translate(node, source)
+    except (SemanticError, UnsupportedOperationError) as exc:
+        if str(exc).startswith("line "):
+            raise
+        raise type(exc)(f"line {source.line}: {exc}") from None
+
+
+@contextmanager
+def _quiet_sqlglot() -> Iterator[None]:
+    # sqlglot logs a warning when it falls back to a Command node; we report that ourselves.
+    logger = logging.getLogger("sqlglot")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)

@@ -1,0 +1,36 @@
+"""The user-facing table API: ``Warehouse`` -> ``Table`` -> statements, in transactions.
+
+>>> from acid_platform.table import Warehouse, lit
+>>> # wh = Warehouse.open("/data/warehouse")
+>>> # t = wh.create_table("employee", [("id", "int"), ("name", "string"), ("salary", "int")])
+>>> # t.insert([{"id": 1, "name": "Jerry", "salary": 5000}])
+>>> # t.update({"salary": 7000}, where="id = 1")
+>>> # with wh.transaction():
+>>> #     t.delete("id = 1"); t.insert([{"id": 1, "name": lit("x"), "salary": 1}])
+
+Statements write Hive ACID v2 files (``delta_w_w_s``, ``delete_delta_w_w_s``, ``base_w``)
+through the format layer's one event writer; UPDATE, DELETE and MERGE are planned once
+(:mod:`acid_platform.table.dml`) and run on the warehouse's engine.
+"""
+
+from acid_platform.table.dml import Action, Clause, ClauseKind, DmlPlan
+from acid_platform.table.expressions import Literal, lit
+from acid_platform.table.merger import TableMerger
+from acid_platform.table.table import Table
+from acid_platform.table.transaction import Transaction
+from acid_platform.table.warehouse import DEFAULT_CONF, DEFAULT_DATABASE, Warehouse
+
+__all__ = [
+    "DEFAULT_CONF",
+    "DEFAULT_DATABASE",
+    "Action",
+    "Clause",
+    "ClauseKind",
+    "DmlPlan",
+    "Literal",
+    "Table",
+    "TableMerger",
+    "Transaction",
+    "Warehouse",
+    "lit",
+]

@@ -1,0 +1,440 @@
+"""THE one DML plan: UPDATE, DELETE and MERGE as one query with labelled output rows.
+
+Hive rewrites MERGE into a multi-insert over ``target RIGHT OUTER JOIN source`` (INNER JOIN
+without a WHEN NOT MATCHED clause); UPDATE and DELETE are the one-branch case without a source.
+Here that rewrite is one sqlglot query (Hive dialect) over two relations:
+
+* ``target`` — the snapshot's rows of the table, with their ROW__ID flattened to
+  ``__acid_writeid``, ``__acid_bucketid``, ``__acid_rowid``, then the data columns, then the
+  partition columns;
+* ``source`` — the MERGE source (absent for UPDATE/DELETE).
+
+Every output row carries its branch's action (``insert`` / ``update`` / ``delete``) in
+``__acid_action``, the branch's statement id (relative to the statement's first) in
+``__acid_stmt``, the target ROW__ID, the target row's values (``__t_<i>``), and one column per
+assigned value (``__v_<branch>_<i>``), computed only for rows of that branch. With
+``hive.merge.cardinality.check`` the plan also flags target rows matched by more than one source
+row (``__acid_violation``), which Hive turns into a run-time error before anything is written.
+
+Branch rules are Hive's (MergeSemanticAnalyzer): at most one WHEN MATCHED UPDATE and one WHEN
+MATCHED DELETE; when both are present the first must have an ``AND`` predicate and the second
+gets ``AND NOT(<first predicate>)``. The same rule applies to the WHEN NOT MATCHED BY SOURCE
+pair (an extension Hive lacks). Statement ids: each WHEN branch writes as its own statement; the
+WHEN NOT MATCHED INSERT branches take the first ids, then the other branches in clause order —
+what Hive 3 produced for the seed example (INSERT clause -> statement 0, UPDATE -> statement 1).
+An UPDATE is a split update: its delete and insert events share the branch's statement id.
+:func:`acid_platform.table.dml_output.assemble` turns the engine's result into delete and
+insert rows per statement.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from acid_platform.errors import (
+    InvalidExpressionError,
+    UnknownColumnError,
+    UnsupportedOperationError,
+)
+from acid_platform.metastore.model import TableSpec
+from acid_platform.table.expressions import Scope, and_all, quoted, resolve, to_expression
+from acid_platform.table.schema import table_schema
+
+TARGET_RELATION = "target"
+SOURCE_RELATION = "source"
+WRITE_ID = "__acid_writeid"
+BUCKET_ID = "__acid_bucketid"
+ROW_ID = "__acid_rowid"
+ROW_ID_COLUMNS = (WRITE_ID, BUCKET_ID, ROW_ID)
+ACTION = "__acid_action"
+STATEMENT = "__acid_stmt"
+VIOLATION = "__acid_violation"
+_BRANCH = "__acid_branch"
+_PRESENT = "__acid_s_present"
+_MATCHES = "__acid_matches"
+
+
+class Action(enum.StrEnum):
+    """What a branch does to the rows it selects."""
+
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+class ClauseKind(enum.StrEnum):
+    """The WHEN clauses of MERGE (UPDATE/DELETE statements are ``MATCHED_*`` without a source)."""
+
+    MATCHED_UPDATE = "when matched update"
+    MATCHED_DELETE = "when matched delete"
+    NOT_MATCHED_INSERT = "when not matched insert"
+    BY_SOURCE_UPDATE = "when not matched by source update"
+    BY_SOURCE_DELETE = "when not matched by source delete"
+
+    @property
+    def action(self) -> Action:
+        """The action of the branch's output rows."""
+        if self in (ClauseKind.MATCHED_UPDATE, ClauseKind.BY_SOURCE_UPDATE):
+            return Action.UPDATE
+        if self is ClauseKind.NOT_MATCHED_INSERT:
+            return Action.INSERT
+        return Action.DELETE
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One WHEN branch: its kind, optional extra predicate and assignments (column -> value).
+
+    Values are SQL expression strings, :class:`~acid_platform.table.expressions.Literal` or
+    Python values (see :func:`~acid_platform.table.expressions.to_expression`).
+    """
+
+    kind: ClauseKind
+    condition: object = None
+    values: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass(frozen=True)
+class PlannedBranch:
+    """A branch of the plan: action, statement offset and its value columns (table column ->
+    output column)."""
+
+    kind: ClauseKind
+    action: Action
+    statement: int
+    assigned: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DmlPlan:
+    """The query (Hive dialect AST) and how to read its output."""
+
+    table: str
+    query: exp.Select
+    branches: tuple[PlannedBranch, ...]
+    target_columns: tuple[str, ...]
+    statement_count: int
+    relations: tuple[str, ...]
+
+    def sql(self, dialect: str = "hive") -> str:
+        """The plan as SQL text."""
+        return self.query.sql(dialect=dialect)
+
+
+def plan_update(
+    spec: TableSpec, assignments: Mapping[str, object], where: object = None
+) -> DmlPlan:
+    """``UPDATE <table> SET … [WHERE …]`` as a one-branch plan over ``target``."""
+    if not assignments:
+        raise InvalidExpressionError(f"UPDATE {spec.full_name}: no SET assignments")
+    clause = Clause(ClauseKind.MATCHED_UPDATE, where, tuple(assignments.items()))
+    return _plan(f"UPDATE {spec.full_name}", spec, [clause], None, None, (spec.name, ""), False)
+
+
+def plan_delete(spec: TableSpec, where: object = None) -> DmlPlan:
+    """``DELETE FROM <table> [WHERE …]`` as a one-branch plan over ``target``."""
+    return _plan(
+        f"DELETE FROM {spec.full_name}",
+        spec,
+        [Clause(ClauseKind.MATCHED_DELETE, where)],
+        None,
+        None,
+        (spec.name, ""),
+        False,
+    )
+
+
+def plan_merge(
+    spec: TableSpec,
+    source_columns: Sequence[str],
+    on: object,
+    clauses: Sequence[Clause],
+    *,
+    target_alias: str = "t",
+    source_alias: str = "s",
+    check_cardinality: bool = True,
+) -> DmlPlan:
+    """``MERGE INTO <table> AS t USING source AS s ON … WHEN …`` as one plan."""
+    if not clauses:
+        raise InvalidExpressionError(f"MERGE INTO {spec.full_name}: no WHEN clause")
+    if on is None:
+        raise InvalidExpressionError(f"MERGE INTO {spec.full_name}: an ON condition is required")
+    _check_clause_rules(spec, clauses)
+    return _plan(
+        f"MERGE INTO {spec.full_name}",
+        spec,
+        list(clauses),
+        list(source_columns),
+        on,
+        (target_alias, source_alias),
+        check_cardinality,
+    )
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _check_clause_rules(spec: TableSpec, clauses: Sequence[Clause]) -> None:
+    for first, second in (
+        (ClauseKind.MATCHED_UPDATE, ClauseKind.MATCHED_DELETE),
+        (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE),
+    ):
+        for kind in (first, second):
+            if sum(c.kind is kind for c in clauses) > 1:
+                raise InvalidExpressionError(
+                    f"MERGE INTO {spec.full_name}: more than one '{kind}' clause (Hive allows one)"
+                )
+        pair = [c for c in clauses if c.kind in (first, second)]
+        if len(pair) == 2 and pair[0].condition is None:
+            raise InvalidExpressionError(
+                f"MERGE INTO {spec.full_name}: with both '{first}' and '{second}' clauses the first "
+                f"one ('{pair[0].kind}') must have an AND <condition>"
+            )
+
+
+def _plan(
+    label: str,
+    spec: TableSpec,
+    clauses: list[Clause],
+    source_columns: list[str] | None,
+    on: object,
+    aliases: tuple[str, str],
+    check_cardinality: bool,
+) -> DmlPlan:
+    target_cols = tuple(table_schema(spec).names)
+    t_alias, s_alias = aliases
+    target = Scope(t_alias, target_cols, (spec.name, spec.full_name), f"table {spec.full_name}")
+    source = None
+    if source_columns is not None:
+        lowered = [c.lower() for c in source_columns]
+        if len(set(lowered)) != len(lowered):
+            raise InvalidExpressionError(
+                f"MERGE INTO {spec.full_name}: source has duplicate column names {source_columns}"
+            )
+        if t_alias.lower() == s_alias.lower():
+            raise InvalidExpressionError(
+                f"MERGE INTO {spec.full_name}: target and source alias are both {t_alias!r}"
+            )
+        source = Scope(s_alias, tuple(lowered), (), f"source {s_alias}")
+    t_index = {c: i for i, c in enumerate(target_cols)}
+    s_index = {c: i for i, c in enumerate(source.columns)} if source else {}
+
+    def inner_ref(scope: Scope, col: str) -> exp.Expr:
+        return exp.column(quoted(col), table=quoted(scope.alias))
+
+    def flat_ref(scope: Scope, col: str) -> exp.Expr:
+        name = f"__t_{t_index[col]}" if scope is target else f"__s_{s_index[col]}"
+        return exp.column(quoted(name))
+
+    statements = _statement_offsets(clauses)
+    branches: list[PlannedBranch] = []
+    value_columns: list[exp.Expr] = []
+    conditions: list[exp.Expr] = []
+    first_predicate: dict[str, exp.Expr | None] = {}
+    for b, clause in enumerate(clauses):
+        what = f"{label} ({clause.kind})" if source is not None else label
+        scopes = _scopes_for(clause.kind, target, source)
+        parts = [_class_condition(clause.kind, source is not None)]
+        predicate = None
+        if clause.condition is not None:
+            predicate = resolve(
+                to_expression(clause.condition, f"condition of {what}"), scopes, flat_ref, what
+            )
+            parts.append(exp.paren(predicate))
+        group = _pair_group(clause.kind)
+        if group is not None:
+            if group in first_predicate:
+                # Hive: the second clause of a pair gets AND NOT(<first clause's predicate>).
+                first = first_predicate[group]
+                if first is not None:
+                    parts.append(exp.not_(exp.paren(first.copy())))
+            else:
+                first_predicate[group] = predicate
+        conditions.append(and_all(parts))
+        assigned: dict[str, str] = {}
+        for col, value in _assignments(spec, clause, target_cols, t_alias, what):
+            expr = resolve(
+                to_expression(value, f"value of {col} in {what}"), scopes, flat_ref, what
+            )
+            name = f"__v_{b}_{t_index[col]}"
+            guarded = exp.Case(ifs=[exp.If(this=_is_branch(b), true=expr)])
+            value_columns.append(exp.alias_(guarded, quoted(name)))
+            assigned[col] = name
+        branches.append(PlannedBranch(clause.kind, clause.kind.action, statements[b], assigned))
+
+    inner = _inner_query(spec, target, source, on, clauses, t_index, check_cardinality, inner_ref)
+    with_branch = exp.select(
+        exp.Star(),
+        exp.alias_(
+            exp.Case(
+                ifs=[exp.If(this=c, true=exp.Literal.number(i)) for i, c in enumerate(conditions)]
+            ),
+            _BRANCH,
+        ),
+    ).from_(inner.subquery("__acid_j"))
+    has_violation = (
+        check_cardinality
+        and source is not None
+        and any(c.kind in (ClauseKind.MATCHED_UPDATE, ClauseKind.MATCHED_DELETE) for c in clauses)
+    )
+    projections: list[exp.Expr] = [
+        exp.alias_(_case_on_branch([exp.Literal.string(b.action.value) for b in branches]), ACTION),
+        exp.alias_(_case_on_branch([exp.Literal.number(b.statement) for b in branches]), STATEMENT),
+        *[exp.column(c) for c in ROW_ID_COLUMNS],
+        *[exp.column(quoted(f"__t_{i}")) for i in range(len(target_cols))],
+        *value_columns,
+    ]
+    where: exp.Expr = exp.Not(this=exp.Is(this=exp.column(_BRANCH), expression=exp.Null()))
+    if has_violation:
+        violation = exp.and_(
+            exp.GT(this=exp.column(_MATCHES), expression=exp.Literal.number(1)),
+            exp.Not(this=exp.Is(this=exp.column(ROW_ID), expression=exp.Null())),
+            exp.Not(this=exp.Is(this=exp.column(_PRESENT), expression=exp.Null())),
+        )
+        projections.append(exp.alias_(violation, VIOLATION))
+        where = exp.or_(where, violation)
+    query = exp.select(*projections).from_(with_branch.subquery("__acid_b")).where(where)
+    relations = (TARGET_RELATION,) if source is None else (TARGET_RELATION, SOURCE_RELATION)
+    return DmlPlan(
+        spec.full_name, query, tuple(branches), target_cols, max(statements) + 1, relations
+    )
+
+
+def _statement_offsets(clauses: Sequence[Clause]) -> list[int]:
+    order = [i for i, c in enumerate(clauses) if c.kind is ClauseKind.NOT_MATCHED_INSERT]
+    order += [i for i, c in enumerate(clauses) if c.kind is not ClauseKind.NOT_MATCHED_INSERT]
+    offsets = [0] * len(clauses)
+    for stmt, i in enumerate(order):
+        offsets[i] = stmt
+    return offsets
+
+
+def _scopes_for(kind: ClauseKind, target: Scope, source: Scope | None) -> list[Scope]:
+    if source is None or kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE):
+        return [target]
+    if kind is ClauseKind.NOT_MATCHED_INSERT:
+        return [source]
+    return [target, source]
+
+
+def _class_condition(kind: ClauseKind, has_source: bool) -> exp.Expr:
+    target_present = exp.Not(this=exp.Is(this=exp.column(ROW_ID), expression=exp.Null()))
+    if not has_source:
+        return target_present
+    source_present = exp.Not(this=exp.Is(this=exp.column(_PRESENT), expression=exp.Null()))
+    if kind is ClauseKind.NOT_MATCHED_INSERT:
+        return exp.and_(exp.Is(this=exp.column(ROW_ID), expression=exp.Null()), source_present)
+    if kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE):
+        return exp.and_(target_present, exp.Is(this=exp.column(_PRESENT), expression=exp.Null()))
+    return exp.and_(target_present, source_present)
+
+
+def _assignments(
+    spec: TableSpec, clause: Clause, target_cols: Sequence[str], t_alias: str, what: str
+) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+    seen: set[str] = set()
+    for key, value in clause.values:
+        col = _target_column(key, spec, t_alias, what)
+        if col not in target_cols:
+            raise UnknownColumnError(
+                f"{what}: table {spec.full_name} has no column {key!r}; its columns are {list(target_cols)}"
+            )
+        if col in seen:
+            raise InvalidExpressionError(f"{what}: column {col!r} is assigned twice")
+        seen.add(col)
+        if clause.kind.action is Action.UPDATE:
+            if col in spec.partition_column_names:
+                raise UnsupportedOperationError(
+                    f"{what}: cannot update partition column {col!r} of {spec.full_name} "
+                    "(Hive: updating values of partition columns is not supported; delete and insert instead)"
+                )
+            if col in spec.bucket_columns:
+                raise UnsupportedOperationError(
+                    f"{what}: cannot update bucketing column {col!r} of {spec.full_name} "
+                    "(Hive: updating values of bucketing columns is not supported)"
+                )
+        out.append((col, value))
+    return out
+
+
+def _target_column(key: str, spec: TableSpec, t_alias: str, what: str) -> str:
+    if not isinstance(key, str):
+        raise InvalidExpressionError(f"{what}: column name {key!r} is not a string")
+    name = key.strip().strip("`").lower()
+    qualifier, dot, rest = name.rpartition(".")
+    if dot:
+        if qualifier not in (t_alias.lower(), spec.name, spec.full_name):
+            raise UnknownColumnError(f"{what}: {key!r} does not name a column of {spec.full_name}")
+        name = rest.strip("`")
+    return name
+
+
+def _inner_query(
+    spec: TableSpec,
+    target: Scope,
+    source: Scope | None,
+    on: object,
+    clauses: Sequence[Clause],
+    t_index: Mapping[str, int],
+    check_cardinality: bool,
+    inner_ref: object,
+) -> exp.Select:
+    t = quoted(target.alias)
+    cols: list[exp.Expr] = [exp.alias_(exp.column(c, table=t), c) for c in ROW_ID_COLUMNS]
+    cols += [
+        exp.alias_(exp.column(quoted(c), table=t), quoted(f"__t_{i}")) for c, i in t_index.items()
+    ]
+    target_rel = exp.to_table(TARGET_RELATION).as_(t)
+    if source is None:
+        return exp.select(*cols).from_(target_rel)
+    s = quoted(source.alias)
+    cols += [
+        exp.alias_(exp.column(quoted(c), table=s), quoted(f"__s_{i}"))
+        for i, c in enumerate(source.columns)
+    ]
+    cols.append(exp.alias_(exp.column(_PRESENT, table=s), _PRESENT))
+    if check_cardinality and any(
+        c.kind in (ClauseKind.MATCHED_UPDATE, ClauseKind.MATCHED_DELETE) for c in clauses
+    ):
+        keys = [exp.column(c, table=t) for c in ROW_ID_COLUMNS]
+        keys += [exp.column(quoted(c), table=t) for c in spec.partition_column_names]
+        window = exp.Window(this=exp.Count(this=exp.Star()), partition_by=keys)
+        cols.append(exp.alias_(window, _MATCHES))
+    what = f"ON clause of MERGE INTO {spec.full_name}"
+    on_expr = resolve(to_expression(on, what), [target, source], inner_ref, what)  # type: ignore[arg-type]
+    source_rel = (
+        exp.select(exp.Star(), exp.alias_(exp.true(), _PRESENT)).from_(SOURCE_RELATION).subquery(s)
+    )
+    has_insert = any(c.kind is ClauseKind.NOT_MATCHED_INSERT for c in clauses)
+    has_by_source = any(
+        c.kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE) for c in clauses
+    )
+    side = {
+        (True, True): "FULL",
+        (True, False): "RIGHT",
+        (False, True): "LEFT",
+        (False, False): None,
+    }[(has_insert, has_by_source)]
+    join = exp.Join(this=source_rel, on=on_expr, side=side, kind=None if side else "INNER")
+    return exp.select(*cols).from_(target_rel).join(join)
+
+
+def _case_on_branch(values: Sequence[exp.Expr]) -> exp.Expr:
+    return exp.Case(ifs=[exp.If(this=_is_branch(i), true=v) for i, v in enumerate(values)])
+
+
+def _is_branch(b: int) -> exp.Expr:
+    return exp.EQ(this=exp.column(_BRANCH), expression=exp.Literal.number(b))
+
+
+def _pair_group(kind: ClauseKind) -> str | None:
+    if kind in (ClauseKind.MATCHED_UPDATE, ClauseKind.MATCHED_DELETE):
+        return "matched"
+    if kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE):
+        return "by source"
+    return None

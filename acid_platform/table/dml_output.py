@@ -1,0 +1,126 @@
+"""From the DML plan's labelled output rows to what each statement writes.
+
+The engine returns the plan's rows (see :mod:`.dml`); :func:`assemble` checks the cardinality
+flag and splits the rows per branch into the ROW__IDs to delete (with their partition values)
+and the new rows to insert (every table column, converted to the table's types). Engines differ
+in how they type computed values, so the conversion to the table's types happens here, once,
+with the table layer's rules and errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from acid_platform.errors import CardinalityViolationError
+from acid_platform.metastore.model import TableSpec
+from acid_platform.table.dml import (
+    BUCKET_ID,
+    ROW_ID,
+    STATEMENT,
+    VIOLATION,
+    WRITE_ID,
+    Action,
+    DmlPlan,
+    PlannedBranch,
+)
+from acid_platform.table.schema import convert_column, table_schema
+
+
+@dataclass(frozen=True)
+class StatementRows:
+    """What one statement id of the plan writes: rows to delete (ROW__ID + partition columns)
+    and rows to insert (all table columns)."""
+
+    statement: int
+    action: Action
+    deletes: pa.Table
+    inserts: pa.Table
+
+
+def assemble(plan: DmlPlan, spec: TableSpec, result: pa.Table) -> list[StatementRows]:
+    """Split the engine's result into per-statement delete and insert rows.
+
+    Raises :class:`CardinalityViolationError` if the plan flagged a target row matched twice.
+    """
+    if VIOLATION in result.column_names:
+        flagged = result.filter(pc.fill_null(result.column(VIOLATION), False))
+        if flagged.num_rows:
+            row = flagged.slice(0, 1).to_pylist()[0]
+            parts = [
+                f"{c}={row[f'__t_{i}']}"
+                for i, c in enumerate(plan.target_columns)
+                if c in spec.partition_column_names
+            ]
+            where = f" in partition {'/'.join(parts)}" if parts else ""
+            raise CardinalityViolationError(
+                f"MERGE INTO {spec.full_name}: target row ROW__ID "
+                f'{{"writeid":{row[WRITE_ID]},"bucketid":{row[BUCKET_ID]},"rowid":{row[ROW_ID]}}}{where} '
+                "matches more than one source row; nothing was written (make the source unique "
+                "on the ON keys, or SET hive.merge.cardinality.check=false to allow it)"
+            )
+    schema = table_schema(spec)
+    part_cols = list(spec.partition_column_names)
+    out = []
+    for branch in plan.branches:
+        rows = result.filter(pc.equal(result.column(STATEMENT), branch.statement))
+        deletes = _row_ids(rows, plan, part_cols) if branch.action is not Action.INSERT else None
+        inserts = (
+            _new_rows(rows, plan, branch, spec, schema)
+            if branch.action is not Action.DELETE
+            else None
+        )
+        out.append(
+            StatementRows(
+                branch.statement,
+                branch.action,
+                deletes if deletes is not None else _empty_row_ids(spec),
+                inserts if inserts is not None else schema.empty_table(),
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _row_ids(rows: pa.Table, plan: DmlPlan, part_cols: list[str]) -> pa.Table:
+    arrays = [
+        rows.column(WRITE_ID).cast(pa.int64()),
+        rows.column(BUCKET_ID).cast(pa.int32()),
+        rows.column(ROW_ID).cast(pa.int64()),
+    ]
+    names = ["writeid", "bucketid", "rowid"]
+    for col in part_cols:
+        arrays.append(rows.column(f"__t_{plan.target_columns.index(col)}"))
+        names.append(col)
+    return pa.table(arrays, names=names)
+
+
+def _empty_row_ids(spec: TableSpec) -> pa.Table:
+    schema = table_schema(spec)
+    fields = [
+        pa.field("writeid", pa.int64()),
+        pa.field("bucketid", pa.int32()),
+        pa.field("rowid", pa.int64()),
+    ]
+    fields += [schema.field(c) for c in spec.partition_column_names]
+    return pa.schema(fields).empty_table()
+
+
+def _new_rows(
+    rows: pa.Table, plan: DmlPlan, branch: PlannedBranch, spec: TableSpec, schema: pa.Schema
+) -> pa.Table:
+    arrays = []
+    for i, col in enumerate(plan.target_columns):
+        field_type = schema.field(col).type
+        if col in branch.assigned:
+            values = rows.column(branch.assigned[col])
+        elif branch.action is Action.INSERT:
+            values = pa.chunked_array([pa.nulls(rows.num_rows, field_type)])
+        else:
+            values = rows.column(f"__t_{i}")
+        arrays.append(convert_column(spec.full_name, col, values, field_type))
+    return pa.Table.from_arrays(arrays, schema=schema)

@@ -1,0 +1,175 @@
+"""``TableMerger``: the MERGE builder returned by ``Table.merge``.
+
+Shaped like delta-rs's ``TableMerger``; the semantics are Hive's MERGE (see :mod:`.dml`)::
+
+    (wh.table("employee")
+       .merge(updates, "t.id = s.id")
+       .when_matched_update({"salary": "s.salary"})
+       .when_not_matched_insert_all()
+       .execute())
+    # {'num_source_rows': 2, 'num_target_rows_inserted': 1, 'num_target_rows_updated': 1, ...}
+
+The source is Arrow data, a list of dicts, a pandas DataFrame, or a Hive SQL query over warehouse
+tables (read in the statement's snapshot, under SHARED_READ locks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+import pyarrow as pa
+from sqlglot import exp
+
+from acid_platform.metastore.model import LockComponent
+from acid_platform.table import dml
+from acid_platform.table.dml import Clause, ClauseKind
+from acid_platform.table.query import bind_query
+from acid_platform.table.scan import Snapshot
+from acid_platform.table.schema import table_schema, to_arrow
+from acid_platform.table.transaction import Transaction, conf_bool
+
+if TYPE_CHECKING:
+    from acid_platform.table.table import Table
+
+
+class TableMerger:
+    """Collects WHEN clauses; :meth:`execute` runs the MERGE as one statement."""
+
+    def __init__(
+        self,
+        table: Table,
+        source: Any,
+        on: str,
+        *,
+        source_alias: str = "s",
+        target_alias: str = "t",
+    ) -> None:
+        self._table = table
+        self._source = source
+        self._on = on
+        self._source_alias = source_alias
+        self._target_alias = target_alias
+        self._clauses: list[Clause] = []
+
+    def when_matched_update(
+        self, set: Mapping[str, Any], condition: str | None = None
+    ) -> TableMerger:  # noqa: A002
+        """WHEN MATCHED [AND condition] THEN UPDATE SET col = value, …"""
+        return self._add(ClauseKind.MATCHED_UPDATE, condition, set)
+
+    def when_matched_update_all(self, condition: str | None = None) -> TableMerger:
+        """WHEN MATCHED THEN UPDATE every data column the source also has (by name), except
+        partition and bucketing columns, which Hive cannot update."""
+        return self._add(ClauseKind.MATCHED_UPDATE, condition, _ALL)
+
+    def when_matched_delete(self, condition: str | None = None) -> TableMerger:
+        """WHEN MATCHED [AND condition] THEN DELETE."""
+        return self._add(ClauseKind.MATCHED_DELETE, condition, {})
+
+    def when_not_matched_insert(
+        self, values: Mapping[str, Any], condition: str | None = None
+    ) -> TableMerger:
+        """WHEN NOT MATCHED [AND condition] THEN INSERT (col, …) VALUES (value, …); columns not
+        given are NULL."""
+        return self._add(ClauseKind.NOT_MATCHED_INSERT, condition, values)
+
+    def when_not_matched_insert_all(self, condition: str | None = None) -> TableMerger:
+        """WHEN NOT MATCHED THEN INSERT every column from the source column of the same name."""
+        return self._add(ClauseKind.NOT_MATCHED_INSERT, condition, _ALL)
+
+    def when_not_matched_by_source_update(
+        self, set: Mapping[str, Any], condition: str | None = None
+    ) -> TableMerger:  # noqa: A002
+        """WHEN NOT MATCHED BY SOURCE [AND condition] THEN UPDATE SET … (target columns only)."""
+        return self._add(ClauseKind.BY_SOURCE_UPDATE, condition, set)
+
+    def when_not_matched_by_source_delete(self, condition: str | None = None) -> TableMerger:
+        """WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE."""
+        return self._add(ClauseKind.BY_SOURCE_DELETE, condition, {})
+
+    def execute(self) -> dict[str, Any]:
+        """Run the MERGE; returns ``num_source_rows``, ``num_target_rows_inserted/updated/
+        deleted`` and the write metrics. Nothing is written if it fails (e.g.
+        :class:`~acid_platform.errors.CardinalityViolationError`)."""
+        table = self._table
+        wh = table.warehouse
+        with wh._statement_guard():
+            spec = table._refresh()
+            source, columns, locks = self._source_relation()
+            clauses = [
+                self._expand(c, spec.partition_column_names, spec.bucket_columns, columns)
+                for c in self._clauses
+            ]
+            plan = dml.plan_merge(
+                spec,
+                columns,
+                self._on,
+                clauses,
+                target_alias=self._target_alias,
+                source_alias=self._source_alias,
+                check_cardinality=conf_bool(wh.conf, "hive.merge.cardinality.check"),
+            )
+        return table._run_plan(spec, plan, source=source, lock_extra=locks)
+
+    # ------------------------------------------------------------------ helpers
+    def _add(
+        self, kind: ClauseKind, condition: str | None, values: Mapping[str, Any] | object
+    ) -> TableMerger:
+        if values is _ALL:
+            items: tuple[tuple[str, object], ...] = (("*", None),)
+        else:
+            items = tuple(dict(cast(Mapping[str, Any], values)).items())
+        self._clauses.append(Clause(kind, condition, items))
+        return self
+
+    def _expand(
+        self,
+        clause: Clause,
+        part_cols: tuple[str, ...],
+        bucket_cols: tuple[str, ...],
+        source_cols: list[str],
+    ) -> Clause:
+        if clause.values != (("*", None),):
+            return clause
+        target = table_schema(self._table.spec).names
+        by_lower = {c.lower(): c for c in source_cols}
+        if clause.kind is ClauseKind.NOT_MATCHED_INSERT:
+            cols = [c for c in target if c in by_lower]
+        else:
+            cols = [
+                c for c in target if c in by_lower and c not in part_cols and c not in bucket_cols
+            ]
+        alias = exp.to_identifier(self._source_alias, quoted=True)
+        values = tuple(
+            (c, exp.column(exp.to_identifier(by_lower[c], quoted=True), table=alias)) for c in cols
+        )
+        return Clause(clause.kind, clause.condition, values)
+
+    def _source_relation(
+        self,
+    ) -> tuple[Callable[[Transaction], pa.Table], list[str], list[LockComponent]]:
+        if not isinstance(self._source, str):
+            data = to_arrow(self._source, f"MERGE INTO {self._table.name} source")
+            return (lambda _txn: data), list(data.column_names), []
+        return _sql_source(self._table, self._source)
+
+
+_ALL = object()
+
+
+def _sql_source(
+    table: Table, sql: str
+) -> tuple[Callable[[Transaction], pa.Table], list[str], list[LockComponent]]:
+    wh = table.warehouse
+    bound = bind_query(wh, sql, f"MERGE INTO {table.name} source")
+
+    def source(txn: Transaction) -> pa.Table:
+        return bound.run(
+            wh,
+            lambda spec: wh.table(spec.full_name)._scan(
+                spec, Snapshot(txn.valid_txns, txn.write_ids(spec)), None, None, False, True
+            ),
+        )
+
+    return source, bound.columns(wh), bound.read_locks()

@@ -1,0 +1,221 @@
+"""A table's Arrow schema, and fitting user data to it.
+
+Data handed to the table API (Arrow, a list of dicts, pandas) is matched to the table by column
+name (case-insensitive, as Hive), and each column converted under Hive-like implicit conversion
+rules: numbers convert among themselves (fractions truncate toward zero when stored in an integer
+column, overflow is an error), anything converts to ``string``, text converts to ``date``,
+``timestamp`` and ``decimal`` when it parses. Everything else — text into an ``int`` column, say —
+is a :class:`~acid_platform.errors.SchemaMismatchError` naming the table and column.
+
+>>> import pyarrow as pa
+>>> target = pa.schema([("id", pa.int32()), ("name", pa.string())])
+>>> conform("default.t", pa.table({"ID": [1, 2]}), target).to_pylist()
+[{'id': 1, 'name': None}, {'id': 2, 'name': None}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from acid_platform.errors import NotNullViolationError, SchemaMismatchError, UnknownColumnError
+from acid_platform.format import row_schema, to_hive_type
+from acid_platform.metastore.model import TableSpec
+
+#: Table property holding the NOT NULL columns (comma separated), set by ``create_table``.
+NOT_NULL_PROPERTY = "acid_platform.constraint.not_null"
+#: Column names starting with this prefix are reserved for the DML plan.
+RESERVED_PREFIX = "__acid_"
+
+
+def data_schema(spec: TableSpec) -> pa.Schema:
+    """Arrow schema of the table's data columns (what the ORC ``row`` struct holds)."""
+    return row_schema(spec.columns)
+
+
+def partition_schema(spec: TableSpec) -> pa.Schema:
+    """Arrow schema of the table's partition columns."""
+    return row_schema(spec.partition_columns)
+
+
+def table_schema(spec: TableSpec) -> pa.Schema:
+    """Arrow schema of the table as SQL shows it: data columns, then partition columns."""
+    return pa.schema(list(data_schema(spec)) + list(partition_schema(spec)))
+
+
+def not_null_columns(spec: TableSpec) -> tuple[str, ...]:
+    """The table's NOT NULL columns."""
+    text = spec.properties.get(NOT_NULL_PROPERTY, "")
+    return tuple(c for c in text.split(",") if c)
+
+
+def to_arrow(data: Any, what: str = "data") -> pa.Table:
+    """An Arrow table from Arrow data, a list of dicts, a dict of lists or a pandas frame."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    if isinstance(data, Mapping):
+        return pa.table(dict(data))
+    if isinstance(data, list | tuple):
+        if not all(isinstance(r, Mapping) for r in data):
+            raise SchemaMismatchError(f"{what}: a list of rows must hold dicts (column -> value)")
+        try:
+            return pa.Table.from_pylist([dict(r) for r in data])
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise SchemaMismatchError(f"{what}: rows do not form a table: {exc}") from exc
+    if type(data).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise SchemaMismatchError(
+        f"{what}: expected a pyarrow Table/RecordBatch, a list of dicts or a pandas DataFrame, "
+        f"not {type(data).__name__}"
+    )
+
+
+def conform(
+    table: str, data: pa.Table, target: pa.Schema, *, fill_missing: bool = True, what: str = ""
+) -> pa.Table:
+    """``data`` with exactly ``target``'s columns and types (missing columns NULL).
+
+    Raises :class:`UnknownColumnError` for a column the table does not have and
+    :class:`SchemaMismatchError` for a value that cannot be stored.
+    """
+    by_name: dict[str, int] = {}
+    for i, name in enumerate(data.column_names):
+        key = name.lower()
+        if key in by_name:
+            raise SchemaMismatchError(f"table {table}: {what}column {name!r} is given twice")
+        by_name[key] = i
+    unknown = [data.column_names[i] for k, i in by_name.items() if target.get_field_index(k) < 0]
+    if unknown:
+        raise UnknownColumnError(
+            f"table {table} has no column(s) {unknown}; its columns are {target.names}"
+        )
+    arrays = []
+    for field in target:
+        idx = by_name.get(field.name)
+        if idx is None:
+            if not fill_missing:
+                raise SchemaMismatchError(f"table {table}: {what}column {field.name!r} is missing")
+            arrays.append(pa.nulls(data.num_rows, field.type))
+            continue
+        arrays.append(convert_column(table, field.name, data.column(idx), field.type))
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
+def convert_column(
+    table: str, column: str, values: pa.ChunkedArray | pa.Array, target: pa.DataType
+) -> pa.ChunkedArray:
+    """One column converted to the table's type under the implicit conversion rules."""
+    arr = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
+    source = arr.type
+    if source == target:
+        return arr
+    rule = _conversion(source, target)
+    if rule is None:
+        raise SchemaMismatchError(
+            f"table {table}: column {column!r} is {_hive(target)}; cannot store {_hive(source)} "
+            f"values{_example(arr)}"
+        )
+    try:
+        return rule(arr, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise SchemaMismatchError(
+            f"table {table}: column {column!r} is {_hive(target)}; a {_hive(source)} value does "
+            f"not fit: {exc}"
+        ) from exc
+
+
+def check_not_null(table: str, data: pa.Table, columns: Iterable[str]) -> None:
+    """Raise :class:`NotNullViolationError` if a NOT NULL column of ``data`` holds a NULL."""
+    for col in columns:
+        if col in data.column_names and data.column(col).null_count:
+            raise NotNullViolationError(
+                f"table {table}: column {col!r} is NOT NULL; {data.column(col).null_count} row(s) "
+                "would store NULL"
+            )
+
+
+# --------------------------------------------------------------------------- conversions
+
+_Rule = Callable[[pa.ChunkedArray, pa.DataType], pa.ChunkedArray]
+
+
+def _plain(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    return arr.cast(target, safe=True)
+
+
+def _truncating(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    as_float = arr.cast(pa.float64()) if pa.types.is_decimal(arr.type) else arr
+    return pc.trunc(as_float).cast(target, safe=True)
+
+
+def _text(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    if pa.types.is_boolean(arr.type):
+        return pc.if_else(arr, "true", "false").cast(target)
+    return arr.cast(target, safe=True)
+
+
+def _conversion(source: pa.DataType, target: pa.DataType) -> _Rule | None:
+    t = pa.types
+    if t.is_null(source):
+        return _plain
+    if t.is_string(target) or t.is_large_string(target):
+        nested = t.is_struct(source) or t.is_list(source) or t.is_map(source) or t.is_binary(source)
+        return None if nested else _text
+    numeric = _is_numeric(source)
+    if t.is_integer(target):
+        if t.is_integer(source):
+            return _plain
+        return _truncating if numeric else None
+    if t.is_floating(target) or t.is_decimal(target):
+        if numeric:
+            return _plain
+        return _plain if t.is_decimal(target) and _is_text(source) else None
+    if t.is_boolean(target):
+        return _plain if t.is_boolean(source) else None
+    if t.is_date(target) or t.is_timestamp(target):
+        ok = t.is_date(source) or t.is_timestamp(source) or _is_text(source)
+        return _plain if ok else None
+    if t.is_binary(target) or t.is_large_binary(target):
+        return _plain if t.is_binary(source) or t.is_large_binary(source) else None
+    if _same_kind(source, target):
+        return _plain
+    return None
+
+
+def _is_numeric(typ: pa.DataType) -> bool:
+    return pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ)
+
+
+def _is_text(typ: pa.DataType) -> bool:
+    return pa.types.is_string(typ) or pa.types.is_large_string(typ)
+
+
+def _same_kind(source: pa.DataType, target: pa.DataType) -> bool:
+    t = pa.types
+    return (
+        (t.is_struct(source) and t.is_struct(target))
+        or ((t.is_list(source) or t.is_large_list(source)) and t.is_list(target))
+        or (t.is_map(source) and t.is_map(target))
+    )
+
+
+def _hive(typ: pa.DataType) -> str:
+    try:
+        return to_hive_type(typ)
+    except Exception:  # noqa: BLE001 - only used to word an error message
+        return str(typ)
+
+
+def _example(arr: pa.ChunkedArray) -> str:
+    for chunk in arr.chunks:
+        valid = chunk.drop_null()
+        if len(valid):
+            return f" (e.g. {valid[0].as_py()!r})"
+    return ""

@@ -1,0 +1,311 @@
+"""The transaction lifecycle: open -> lock -> allocate write id -> write files -> commit / abort.
+
+A :class:`Transaction` is one metastore transaction. Single statements run in their own
+("autocommit") transaction; ``Warehouse.transaction()`` / ``begin()`` opens one that several
+statements share, as Hive's ``START TRANSACTION … COMMIT``. Within a transaction each table gets
+one write id, allocated on its first write, and statement ids 0, 1, 2… in order, so every
+statement writes its own ``delta_w_w_s`` / ``delete_delta_w_w_s`` directories.
+
+The snapshot (a ``ValidTxnList``) is taken when the transaction opens; each table's
+``ValidWriteIdList`` is derived from it on first use and refreshed once the transaction's own
+write id exists, so statements see the rows and deletes of the transaction's earlier statements
+(own write id valid; statement ids keep their ROW__IDs apart) and nothing committed later.
+
+Locks follow Hive 4 (``AcidUtils.makeLockComponents``): INSERT takes SHARED_READ, UPDATE /
+DELETE / MERGE take EXCL_WRITE (SHARED_WRITE when ``hive.txn.xlock.write=false``), INSERT
+OVERWRITE takes EXCLUSIVE. As in Hive 4's driver, an autocommit statement holding an exclusive
+write lock whose snapshot turns out to be outdated (another writer committed between snapshot and
+lock) is re-run in a fresh transaction instead of failing the commit's write-set check.
+
+A heartbeat thread keeps the transaction alive (every ``txn_timeout_s / 2``). Any failure aborts
+the transaction: the files already written stay invisible and the cleaner removes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from acid_platform.errors import (
+    LockTimeoutError,
+    TransactionStateError,
+    TxnAbortedError,
+    UnsupportedOperationError,
+)
+from acid_platform.format import ValidTxnList, ValidWriteIdList
+from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
+
+if TYPE_CHECKING:
+    from acid_platform.table.warehouse import Warehouse
+
+log = logging.getLogger(__name__)
+
+
+class OutdatedSnapshot(Exception):
+    """Internal: an autocommit statement must be re-run in a new transaction."""
+
+
+@dataclass
+class _TableState:
+    write_ids: ValidWriteIdList
+    write_id: int | None = None
+    next_statement: int = 0
+    overwritten: bool = False
+
+
+class Transaction:
+    """One metastore transaction, shared by the statements that run in it.
+
+    Use it as a context manager (commit on success, abort on an exception)::
+
+        with wh.transaction():
+            wh.table("t").delete("id = 1")
+            wh.table("t").insert([{"id": 1, "v": "new"}])
+    """
+
+    def __init__(self, warehouse: Warehouse, *, explicit: bool = False) -> None:
+        self.warehouse = warehouse
+        self.explicit = explicit
+        ms = warehouse.metastore
+        self.txn_id: int = ms.open_txn(
+            agent_info=f"acid_platform {'multi' if explicit else 'auto'}-statement"
+        )
+        self.state = "open"
+        self._tables: dict[str, _TableState] = {}
+        self._heartbeat = Heartbeat(
+            lambda: ms.heartbeat(txn_id=self.txn_id), ms.txn_timeout_s / 2, self._on_heartbeat_error
+        )
+        try:
+            self.valid_txns: ValidTxnList = ms.valid_txns(self.txn_id)
+        except BaseException:
+            self._abort_quietly()
+            raise
+        self._heartbeat.start()
+
+    # ------------------------------------------------------------------ snapshot
+    def write_ids(self, spec: TableSpec) -> ValidWriteIdList:
+        """The table's ValidWriteIdList for this transaction (its own writes valid)."""
+        return self._table(spec).write_ids
+
+    def _table(self, spec: TableSpec) -> _TableState:
+        state = self._tables.get(spec.full_name)
+        if state is None:
+            ids = self.warehouse.metastore.valid_write_ids(
+                self.txn_id, spec.db, spec.name, valid_txns=self.valid_txns
+            )
+            state = self._tables[spec.full_name] = _TableState(ids)
+        return state
+
+    # ------------------------------------------------------------------ locks
+    def lock(self, components: Sequence[LockComponent]) -> None:
+        """Acquire locks for a statement (held until commit/abort); waits up to the configured
+        time, then raises :class:`~acid_platform.errors.LockTimeoutError`."""
+        self.check_open()
+        wait_s = float(self.warehouse.conf.get("acid.lock.wait.timeout.s", "60"))
+        # A zero wait still needs the metastore to withdraw the request and raise.
+        response = self.warehouse.metastore.lock(
+            self.txn_id, list(components), wait_s=max(wait_s, 0.001)
+        )
+        if not response.acquired:  # pragma: no cover - the metastore raises on time-out
+            raise LockTimeoutError(f"lock {response.lock_id} of txn {self.txn_id} was not acquired")
+
+    def check_outdated(self, spec: TableSpec) -> None:
+        """Raise :class:`OutdatedSnapshot` if a write to ``spec`` committed after this
+        transaction's snapshot (Hive 4 ``isValidTxnListState``); only for autocommit statements
+        holding an exclusive write lock, which are then re-run."""
+        if self.explicit:
+            return
+        mine = self.write_ids(spec)
+        now = self.warehouse.metastore.valid_write_ids(None, spec.db, spec.name)
+        newer = range(mine.high_watermark + 1, now.high_watermark + 1)
+        if any(now.is_write_id_valid(w) for w in (*mine.exceptions, *newer)):
+            raise OutdatedSnapshot(spec.full_name)
+
+    # ------------------------------------------------------------------ writes
+    def reserve_statements(self, spec: TableSpec, count: int, *, overwrite: bool = False) -> int:
+        """Reserve ``count`` statement ids on the table; returns the first."""
+        self.check_open()
+        state = self._table(spec)
+        if state.overwritten or (overwrite and state.next_statement > 0):
+            raise UnsupportedOperationError(
+                f"table {spec.full_name}: INSERT OVERWRITE must be the only statement writing the table "
+                f"in transaction {self.txn_id}"
+            )
+        first = state.next_statement
+        state.next_statement += count
+        state.overwritten = overwrite
+        return first
+
+    def record_writes(
+        self, spec: TableSpec, components: Sequence[tuple[str | None, OperationType]]
+    ) -> int:
+        """Record write components (partition, operation) and return the table's write id.
+
+        Called before any file is written, so an abort leaves the cleaner enough to find them.
+        """
+        self.check_open()
+        ms = self.warehouse.metastore
+        state = self._table(spec)
+        by_op: dict[OperationType, list[str | None]] = {}
+        for partition, op in components:
+            by_op.setdefault(op, []).append(partition)
+        write_id = state.write_id
+        for op, parts in by_op.items():
+            write_id = ms.add_write_components(
+                self.txn_id, spec.db, spec.name, list(dict.fromkeys(parts)), op
+            )
+        if write_id is None:
+            write_id = ms.allocate_write_id(self.txn_id, spec.db, spec.name)
+        if state.write_id is None:
+            state.write_id = write_id
+            # From now on this transaction sees its own write id as valid.
+            state.write_ids = ms.valid_write_ids(
+                self.txn_id, spec.db, spec.name, valid_txns=self.valid_txns
+            )
+        return write_id
+
+    def write_id_of(self, spec: TableSpec) -> int | None:
+        """The transaction's write id on the table (``None`` before its first write)."""
+        state = self._tables.get(spec.full_name)
+        return None if state is None else state.write_id
+
+    # ------------------------------------------------------------------ end
+    def commit(self) -> None:
+        """Commit (first committer wins: a write conflict aborts and raises
+        :class:`~acid_platform.errors.WriteConflictError`)."""
+        self.check_open()
+        self._heartbeat.stop()
+        try:
+            self.warehouse.metastore.commit_txn(self.txn_id)
+        except BaseException:
+            self.state = "aborted"
+            self._abort_quietly()
+            raise
+        self.state = "committed"
+
+    def abort(self) -> None:
+        """Abort (roll back): everything written stays invisible."""
+        if self.state == "committed":
+            raise TransactionStateError(f"transaction {self.txn_id} is already committed")
+        self._heartbeat.stop()
+        if self.state != "aborted":
+            self.state = "aborted"
+            self._abort_quietly()
+
+    rollback = abort
+
+    def check_open(self) -> None:
+        """Raise unless the transaction can still run statements."""
+        if self.state == "aborted":
+            raise TxnAbortedError(
+                f"transaction {self.txn_id} was aborted (a statement failed or it timed out); roll it back"
+            )
+        if self.state != "open":
+            raise TransactionStateError(f"transaction {self.txn_id} is {self.state}")
+
+    @property
+    def is_open(self) -> bool:
+        """Whether statements can still run in it."""
+        return self.state == "open"
+
+    def _abort_quietly(self) -> None:
+        self._heartbeat.stop()
+        try:
+            self.warehouse.metastore.abort_txn(self.txn_id)
+        except Exception as exc:  # noqa: BLE001 - the abort is best effort; the reaper finishes it
+            log.warning("could not abort txn %s: %s", self.txn_id, exc)
+
+    def _on_heartbeat_error(self, exc: BaseException) -> None:
+        if isinstance(exc, TxnAbortedError):
+            self.state = "aborted"
+
+    # ------------------------------------------------------------------ context manager
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if exc_type is None and self.state == "open":
+                self.commit()
+            elif self.state == "open":
+                self.abort()
+            elif exc_type is None and self.state == "aborted":
+                raise TxnAbortedError(
+                    f"transaction {self.txn_id} was aborted; nothing was committed"
+                )
+        finally:
+            self.warehouse._end_transaction(self)
+
+    def __repr__(self) -> str:
+        return f"Transaction(txn_id={self.txn_id}, state={self.state!r}, explicit={self.explicit})"
+
+
+def write_lock_type(conf: dict[str, str], *, overwrite: bool = False) -> LockType:
+    """Hive 4's lock for UPDATE/DELETE/MERGE (and INSERT OVERWRITE with ``overwrite``)."""
+    xlock = conf_bool(conf, "hive.txn.xlock.write")
+    if overwrite:
+        return (
+            LockType.EXCLUSIVE
+            if xlock and conf_bool(conf, "hive.txn.xlock.iow")
+            else LockType.EXCL_WRITE
+        )
+    return LockType.EXCL_WRITE if xlock else LockType.SHARED_WRITE
+
+
+def insert_lock_type(conf: dict[str, str]) -> LockType:
+    """Hive 4's lock for INSERT into an ACID table."""
+    return (
+        LockType.SHARED_READ if conf_bool(conf, "hive.txn.xlock.write") else LockType.SHARED_WRITE
+    )
+
+
+def conf_bool(conf: dict[str, str], key: str) -> bool:
+    """A boolean setting (``true``/``false``, case-insensitive)."""
+    return str(conf.get(key, "true")).strip().lower() in ("true", "1", "yes", "on")
+
+
+class Heartbeat:
+    """Calls ``beat`` every ``interval_s`` seconds on a daemon thread until stopped."""
+
+    def __init__(
+        self,
+        beat: Callable[[], None],
+        interval_s: float,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self._beat = beat
+        self._interval = max(float(interval_s), 0.05)
+        self._on_error = on_error
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start beating."""
+        self._thread = threading.Thread(target=self._run, name="acid-heartbeat", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop beating (and wait for the thread)."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._beat()
+            except Exception as exc:  # noqa: BLE001 - reported, and the owner decides
+                log.warning("heartbeat failed: %s", exc)
+                if self._on_error is not None:
+                    self._on_error(exc)
+                return

@@ -1,0 +1,459 @@
+"""``Warehouse``: a directory of Hive ACID tables plus the metastore that makes them transactional.
+
+>>> import tempfile
+>>> wh = Warehouse.open(tempfile.mkdtemp())
+>>> t = wh.create_table("employee", [("id", "int"), ("name", "string"), ("salary", "int")])
+>>> t.insert([{"id": 1, "name": "Jerry", "salary": 5000}])["num_inserted_rows"]
+1
+>>> with wh.transaction():
+...     _ = t.update({"salary": "salary + 1000"}, "id = 1")
+...     _ = t.insert([{"id": 2, "name": "Tom", "salary": 6000}])
+>>> sorted(t.scan(columns=["id", "salary"]).to_pylist(), key=lambda r: r["id"])
+[{'id': 1, 'salary': 6000}, {'id': 2, 'salary': 6000}]
+>>> wh.close()
+
+Layout follows Hive: tables of the ``default`` database live in ``<root>/<table>``, other
+databases in ``<root>/<db>.db/<table>``; partitions below that as ``k=v`` directories.
+``wh.conf`` holds session settings (what SQL ``SET k=v`` writes): ``hive.merge.cardinality.check``,
+``hive.txn.xlock.write``, ``hive.txn.xlock.iow``, ``acid.lock.wait.timeout.s`` (seconds a
+statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner).
+
+A warehouse object is one session: it holds at most one open multi-statement transaction and is
+not meant to be shared between threads (open one per thread; they can share the metastore).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from typing import TypeVar
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from acid_platform.engines import Engine, default_engine
+from acid_platform.errors import (
+    AlreadyExistsError,
+    InvalidNameError,
+    NoSuchObjectError,
+    TransactionStateError,
+    UnsupportedOperationError,
+)
+from acid_platform.format.fs import join, resolve
+from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
+from acid_platform.metastore.names import normalize_identifier
+from acid_platform.table.query import bind_query
+from acid_platform.table.scan import Snapshot
+from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
+from acid_platform.table.table import Table
+from acid_platform.table.transaction import Heartbeat, OutdatedSnapshot, Transaction, conf_bool
+
+T = TypeVar("T")
+
+DEFAULT_DATABASE = "default"
+#: Session settings and their defaults (Hive's where Hive has one).
+DEFAULT_CONF: Mapping[str, str] = {
+    "hive.merge.cardinality.check": "true",
+    "hive.txn.xlock.write": "true",
+    "hive.txn.xlock.iow": "true",
+    "acid.lock.wait.timeout.s": "60",
+    "acid.scan.read.lease": "true",
+}
+#: Table properties every new table gets (full ACID, Hive 3+ bucketing hash).
+DEFAULT_TABLE_PROPERTIES: Mapping[str, str] = {
+    "transactional": "true",
+    "transactional_properties": "default",
+    "bucketing_version": "2",
+}
+_OUTDATED_RETRIES = 3
+
+
+class Warehouse:
+    """Tables, transactions and the engine of one warehouse (see module docs)."""
+
+    default_database = DEFAULT_DATABASE
+
+    def __init__(
+        self,
+        root: str,
+        metastore: Metastore,
+        engine: Engine | None = None,
+        conf: Mapping[str, str] | None = None,
+    ) -> None:
+        self.root = root.rstrip("/") if "://" in root else os.path.abspath(root)
+        self._root = resolve(self.root)
+        self.metastore = metastore
+        self.engine: Engine = engine if engine is not None else default_engine()
+        self.conf: dict[str, str] = dict(DEFAULT_CONF) | dict(conf or {})
+        self._txn: Transaction | None = None
+        self._known_partitions: dict[str, set[str]] = {}
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        metastore_url: str | None = None,
+        *,
+        engine: Engine | None = None,
+        conf: Mapping[str, str] | None = None,
+    ) -> Warehouse:
+        """Open (creating if needed) the warehouse at ``path`` (local directory or URI).
+
+        Without ``metastore_url`` a local warehouse uses the SQLite metastore
+        ``<path>/_metastore.db``; a remote one (``s3://…``) needs a ``metastore_url``.
+        """
+        text = os.fspath(path)
+        if text.startswith("file://"):
+            text = text[len("file://") :]
+        remote = "://" in text
+        if not remote:
+            os.makedirs(text, exist_ok=True)
+        else:
+            loc = resolve(text)
+            loc.filesystem.create_dir(loc.path, recursive=True)
+        if metastore_url is None:
+            if remote:
+                raise ValueError(
+                    f"warehouse {text}: a remote warehouse needs a metastore_url (SQLite lives on local disk)"
+                )
+            metastore = Metastore.for_warehouse(text)
+        else:
+            metastore = Metastore(metastore_url)
+        wh = cls(text, metastore, engine, conf)
+        wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+        return wh
+
+    # ------------------------------------------------------------------ catalog
+    def create_database(
+        self, name: str, if_not_exists: bool = False, location: str | None = None
+    ) -> None:
+        """CREATE DATABASE (directory ``<root>/<name>.db`` unless ``location`` is given)."""
+        self._no_ddl_in_txn("CREATE DATABASE")
+        name = normalize_identifier(name, "database name")
+        self.metastore.create_database(
+            name, location=location or join(self.root, f"{name}.db"), if_not_exists=if_not_exists
+        )
+
+    def list_databases(self) -> list[str]:
+        """Database names."""
+        return self.metastore.list_databases()
+
+    def create_table(
+        self,
+        name: str,
+        columns: Sequence[tuple[str, str]] | pa.Schema,
+        *,
+        partition_columns: Sequence[tuple[str, str]] | pa.Schema = (),
+        bucket_columns: Sequence[str] = (),
+        num_buckets: int = 0,
+        properties: Mapping[str, str] | None = None,
+        not_null: Sequence[str] = (),
+        if_not_exists: bool = False,
+    ) -> Table:
+        """CREATE TABLE … STORED AS ORC TBLPROPERTIES ('transactional'='true').
+
+        ``columns`` are ``(name, hive type)`` pairs or an Arrow schema; ``partition_columns``
+        likewise (PARTITIONED BY); ``bucket_columns`` + ``num_buckets`` give CLUSTERED BY …
+        INTO n BUCKETS; ``not_null`` lists NOT NULL columns.
+        """
+        self._no_ddl_in_txn("CREATE TABLE")
+        db, table = self._split_name(name)
+        cols = _columns(columns)
+        parts = _columns(partition_columns)
+        for col, _ in cols + parts:
+            if col.lower().startswith(RESERVED_PREFIX):
+                raise InvalidNameError(
+                    f"table {db}.{table}: column names starting with {RESERVED_PREFIX!r} are reserved"
+                )
+        props = dict(DEFAULT_TABLE_PROPERTIES) | dict(properties or {})
+        all_cols = {c.lower() for c, _ in cols + parts}
+        missing = [c for c in not_null if c.lower() not in all_cols]
+        if missing:
+            raise NoSuchObjectError(
+                f"table {db}.{table}: NOT NULL column(s) {missing} are not columns of the table"
+            )
+        if not_null:
+            props[NOT_NULL_PROPERTY] = ",".join(dict.fromkeys(c.lower() for c in not_null))
+        database = self.metastore.get_database(db)
+        db_location = database.location or (
+            self.root if db == DEFAULT_DATABASE else join(self.root, f"{db}.db")
+        )
+        spec = TableSpec(
+            db,
+            table,
+            tuple(cols),
+            tuple(parts),
+            tuple(bucket_columns),
+            num_buckets,
+            int(props.get("bucketing_version", "2")),
+            join(db_location, table),
+            props,
+        )
+        try:
+            self.metastore.create_table(spec, if_not_exists=if_not_exists)
+        except AlreadyExistsError as exc:
+            raise AlreadyExistsError(f"table {db}.{table} already exists") from exc
+        spec = self.metastore.get_table(db, table)
+        loc = resolve(spec.location, self.filesystem_for(spec.location))
+        loc.filesystem.create_dir(loc.path, recursive=True)
+        return Table(self, spec)
+
+    def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
+        """DROP TABLE (under an EXCLUSIVE lock); ``purge`` also deletes its directory."""
+        self._no_ddl_in_txn("DROP TABLE")
+        db, table = self._split_name(name)
+        try:
+            spec = self.metastore.get_table(db, table)
+        except NoSuchObjectError:
+            if if_exists:
+                return
+            raise
+        txn = Transaction(self)
+        try:
+            txn.lock([LockComponent(LockType.EXCLUSIVE, db, table)])
+            self.metastore.drop_table(db, table)
+            txn.commit()
+        finally:
+            self._end_transaction(txn)
+            if txn.is_open:
+                txn.abort()
+        self._known_partitions.pop(spec.full_name, None)
+        if purge:
+            loc = resolve(spec.location, self.filesystem_for(spec.location))
+            with suppress(FileNotFoundError):
+                loc.filesystem.delete_dir(loc.path)
+
+    def table(self, name: str) -> Table:
+        """The table ``name`` (``"db.table"`` or ``"table"`` in ``default``)."""
+        db, table = self._split_name(name)
+        return Table(self, self._get_spec(db, table))
+
+    def list_tables(self, db: str = DEFAULT_DATABASE) -> list[str]:
+        """Table names of a database."""
+        return self.metastore.list_tables(db)
+
+    def snapshot_scan(
+        self,
+        name: str,
+        columns: Sequence[str] | None = None,
+        filter: str | None = None,  # noqa: A002
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+    ) -> pa.Table:
+        """``table(name).scan(...)``."""
+        return self.table(name).scan(columns, filter, with_row_id, include_partition_columns)
+
+    def query(self, sql: str) -> pa.Table:
+        """Run a Hive SELECT over warehouse tables in one snapshot (the open transaction's, or
+        a fresh one) on the engine; returns Arrow.
+
+        >>> # wh.query("SELECT dept, count(*) AS n FROM emp GROUP BY dept")
+        """
+        with self._statement_guard():
+            bound = bind_query(self, sql)
+            txn = self._txn
+            if txn is not None:
+                return bound.run(
+                    self,
+                    lambda spec: self._scan_in(spec, Snapshot(txn.valid_txns, txn.write_ids(spec))),
+                )
+            with self._read_snapshot(bound.tables) as snapshots:
+                return bound.run(self, lambda spec: self._scan_in(spec, snapshots[spec.full_name]))
+
+    # ------------------------------------------------------------------ transactions
+    def transaction(self) -> Transaction:
+        """Open a multi-statement transaction; use as ``with wh.transaction(): …`` (commit at
+        the end, abort on an exception)."""
+        return self.begin()
+
+    def begin(self) -> Transaction:
+        """START TRANSACTION: statements until :meth:`commit`/:meth:`rollback` share it."""
+        if self._txn is not None:
+            raise TransactionStateError(
+                f"a transaction is already open (txn {self._txn.txn_id}); commit or roll it back first"
+            )
+        self._txn = Transaction(self, explicit=True)
+        return self._txn
+
+    def commit(self) -> None:
+        """COMMIT the open transaction."""
+        txn = self._require_txn("COMMIT")
+        try:
+            if txn.state == "aborted":
+                txn.check_open()
+            txn.commit()
+        finally:
+            self._end_transaction(txn)
+
+    def rollback(self) -> None:
+        """ROLLBACK the open transaction."""
+        txn = self._require_txn("ROLLBACK")
+        try:
+            txn.abort()
+        finally:
+            self._end_transaction(txn)
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a multi-statement transaction is open."""
+        return self._txn is not None
+
+    @property
+    def current_transaction(self) -> Transaction | None:
+        """The open multi-statement transaction, if any."""
+        return self._txn
+
+    def close(self) -> None:
+        """Roll back an open transaction and release the engine and metastore."""
+        if self._txn is not None:
+            self.rollback()
+        self.engine.close()
+        self.metastore.close()
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Warehouse({self.root!r})"
+
+    # ------------------------------------------------------------------ internals
+    def filesystem_for(self, location: str) -> pafs.FileSystem | None:
+        """The warehouse's file system for locations under its root (else ``None``: resolve)."""
+        if "://" in location:
+            return self._root.filesystem if location.startswith(self.root) else None
+        return self._root.filesystem if "://" not in self.root else None
+
+    def _run_statement(self, run: Callable[[Transaction], T]) -> T:
+        txn = self._txn
+        if txn is not None:
+            txn.check_open()
+            try:
+                return run(txn)
+            except BaseException:
+                txn.abort()  # Hive: a failed statement aborts its multi-statement transaction
+                raise
+        for attempt in range(_OUTDATED_RETRIES + 1):
+            auto = Transaction(self)
+            try:
+                result = run(auto)
+            except OutdatedSnapshot:
+                auto.abort()
+                if attempt == _OUTDATED_RETRIES:
+                    raise
+                continue
+            except BaseException:
+                auto.abort()
+                raise
+            auto.commit()
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextmanager
+    def _statement_guard(self) -> Iterator[None]:
+        """Checks and planning of a statement: in a multi-statement transaction a failure here
+        aborts the transaction too (Hive aborts it on any failed statement)."""
+        txn = self._txn
+        if txn is None:
+            yield
+            return
+        txn.check_open()
+        try:
+            yield
+        except BaseException:
+            txn.abort()
+            raise
+
+    @contextmanager
+    def _read_snapshot(self, specs: Sequence[TableSpec]) -> Iterator[dict[str, Snapshot]]:
+        """One snapshot for reading ``specs`` outside a transaction, registered with the
+        cleaner as a reader lease (heartbeated) while it is in use."""
+        ms = self.metastore
+        valid_txns = ms.valid_txns()
+        snapshots = {
+            s.full_name: Snapshot(
+                valid_txns, ms.valid_write_ids(None, s.db, s.name, valid_txns=valid_txns)
+            )
+            for s in specs
+        }
+        if not conf_bool(self.conf, "acid.scan.read.lease"):
+            yield snapshots
+            return
+        names = ", ".join(snapshots)
+        lease = ms.open_read_lease(valid_txns, agent_info=f"scan {names}"[:128])
+        beat = Heartbeat(lambda: ms.heartbeat_read_lease(lease), ms.txn_timeout_s / 2)
+        beat.start()
+        try:
+            yield snapshots
+        finally:
+            beat.stop()
+            ms.close_read_lease(lease)
+
+    def _scan_in(self, spec: TableSpec, snapshot: Snapshot) -> pa.Table:
+        return Table(self, spec)._scan(spec, snapshot, None, None, False, True)
+
+    def _register_partitions(self, txn: Transaction, spec: TableSpec, names: Sequence[str]) -> None:
+        if not spec.partition_columns:
+            return
+        known = self._known_partitions.get(spec.full_name)
+        if known is None:
+            known = self._known_partitions[spec.full_name] = set(
+                self.metastore.list_partitions(spec.db, spec.name)
+            )
+        for name in dict.fromkeys(names):
+            if name and name not in known:
+                self.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
+                known.add(name)
+
+    def _get_spec(self, db: str, table: str) -> TableSpec:
+        try:
+            return self.metastore.get_table(db, table)
+        except NoSuchObjectError as exc:
+            raise NoSuchObjectError(
+                f"table {db}.{table} does not exist (tables in {db}: {self._tables_hint(db)})"
+            ) from exc
+
+    def _tables_hint(self, db: str) -> str:
+        try:
+            names = self.metastore.list_tables(db)
+        except NoSuchObjectError:
+            return f"no database {db!r}"
+        return ", ".join(names[:10]) + (" …" if len(names) > 10 else "") if names else "none"
+
+    def _split_name(self, name: str) -> tuple[str, str]:
+        if not isinstance(name, str):
+            raise InvalidNameError(f"table name {name!r} is not a string")
+        db, dot, table = name.rpartition(".")
+        return normalize_identifier(
+            db if dot else DEFAULT_DATABASE, "database name"
+        ), normalize_identifier(table, "table name")
+
+    def _end_transaction(self, txn: Transaction) -> None:
+        if self._txn is txn:
+            self._txn = None
+
+    def _require_txn(self, what: str) -> Transaction:
+        if self._txn is None:
+            raise TransactionStateError(f"{what}: no transaction is open")
+        return self._txn
+
+    def _no_ddl_in_txn(self, what: str) -> None:
+        if self._txn is not None:
+            raise UnsupportedOperationError(
+                f"{what} is not allowed in a multi-statement transaction (txn {self._txn.txn_id}); "
+                "commit or roll back first"
+            )
+
+
+def _columns(columns: Sequence[tuple[str, str]] | pa.Schema) -> list[tuple[str, str]]:
+    if isinstance(columns, pa.Schema):
+        from acid_platform.format import to_hive_type
+
+        return [(f.name, to_hive_type(f.type)) for f in columns]
+    return [(str(c), str(t)) for c, t in columns]
+
+
+__all__ = ["DEFAULT_CONF", "DEFAULT_DATABASE", "DEFAULT_TABLE_PROPERTIES", "Warehouse"]

@@ -1,0 +1,213 @@
+"""The ``acid`` command line: one real subprocess, the rest through typer's CliRunner."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from acid_platform.cli import app
+
+SEED_000 = """
+CREATE TABLE employee (id int, name string, salary int)
+STORED AS ORC TBLPROPERTIES ('transactional' = 'true');
+INSERT INTO employee VALUES
+(1, 'Jerry', 5000),
+(2, 'Tom',   8000),
+(3, 'Kate',  6000);
+UPDATE employee SET salary = 7000 WHERE id = 2;
+SELECT row__id, id, name, salary FROM employee ORDER BY id;
+"""
+
+
+@pytest.fixture()
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_acid_sql_in_a_real_process(tmp_path: Path) -> None:
+    exe = shutil.which("acid", path=os.path.dirname(sys.executable))
+    command = [exe] if exe else [sys.executable, "-m", "acid_platform.cli"]
+    warehouse = tmp_path / "wh"
+    done = subprocess.run(
+        [*command, "sql", "-w", str(warehouse), "--format", "json", "-e", SEED_000],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        {
+            "row__id": {"writeid": 1, "bucketid": 536870912, "rowid": 0},
+            "id": 1,
+            "name": "Jerry",
+            "salary": 5000,
+        },
+        {
+            "row__id": {"writeid": 2, "bucketid": 536870912, "rowid": 0},
+            "id": 2,
+            "name": "Tom",
+            "salary": 7000,
+        },
+        {
+            "row__id": {"writeid": 1, "bucketid": 536870912, "rowid": 2},
+            "id": 3,
+            "name": "Kate",
+            "salary": 6000,
+        },
+    ]
+    assert "delete_delta_0000002_0000002_0000" in done.stderr
+    assert sorted(p.name for p in (warehouse / "employee").iterdir()) == [
+        "delete_delta_0000002_0000002_0000",
+        "delta_0000001_0000001_0000",
+        "delta_0000002_0000002_0000",
+    ]
+
+
+def test_script_file_and_csv(runner: CliRunner, tmp_path: Path) -> None:
+    script = tmp_path / "seed.sql"
+    script.write_text(SEED_000, encoding="utf-8")
+    result = runner.invoke(
+        app, ["sql", "-w", str(tmp_path / "wh"), "-f", str(script), "--format", "csv"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0] == ["row__id", "id", "name", "salary"]
+    assert rows[1] == ['{"writeid":1,"bucketid":536870912,"rowid":0}', "1", "Jerry", "5000"]
+
+
+def test_seed_000_merge_through_the_cli(runner: CliRunner, tmp_path: Path) -> None:
+    warehouse = tmp_path / "wh"
+    script = tmp_path / "merge.sql"
+    script.write_text(
+        """
+        CREATE TABLE employee (id int, name string, salary int)
+        STORED AS ORC TBLPROPERTIES ('transactional' = 'true');
+        INSERT INTO employee VALUES (1, 'Jerry', 5000), (2, 'Tom', 8000), (3, 'Kate', 6000);
+        CREATE TABLE employee_update (id int, name string, salary int);
+        INSERT INTO employee_update VALUES (2, 'Tom', 7000), (4, 'Mary', 9000);
+        MERGE INTO employee AS a
+        USING employee_update AS b ON a.id = b.id
+        WHEN MATCHED THEN UPDATE SET salary = b.salary
+        WHEN NOT MATCHED THEN INSERT VALUES (b.id, b.name, b.salary);
+        SELECT row__id, id, name, salary FROM employee ORDER BY id;
+        """,
+        encoding="utf-8",
+    )
+    result = runner.invoke(
+        app, ["sql", "-w", str(warehouse), "-f", str(script), "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert [(r["row__id"], r["id"], r["salary"]) for r in json.loads(result.stdout)] == [
+        ({"writeid": 1, "bucketid": 536870912, "rowid": 0}, 1, 5000),
+        ({"writeid": 2, "bucketid": 536870913, "rowid": 0}, 2, 7000),
+        ({"writeid": 1, "bucketid": 536870912, "rowid": 2}, 3, 6000),
+        ({"writeid": 2, "bucketid": 536870912, "rowid": 0}, 4, 9000),
+    ]
+    assert sorted(p.name for p in (warehouse / "employee").iterdir()) == [
+        "delete_delta_0000002_0000002_0001",
+        "delta_0000001_0000001_0000",
+        "delta_0000002_0000002_0000",
+        "delta_0000002_0000002_0001",
+    ]
+
+
+def test_table_output(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["sql", "-w", str(tmp_path / "wh"), "-e", "SELECT 1 AS one, NULL AS nothing"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "one" in result.stdout and "nothing" in result.stdout and "NULL" in result.stdout
+
+
+def test_syntax_error_exits_1_with_position_and_no_traceback(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    result = runner.invoke(
+        app, ["sql", "-w", str(tmp_path / "wh"), "-e", "SELECT 1;\nSELECT a FROM t WHERE;"]
+    )
+    assert result.exit_code == 1
+    assert "error: line 2, column 17" in result.stderr
+    assert "SELECT a FROM t WHERE;" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_user_error_is_one_red_line(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["sql", "-w", str(tmp_path / "wh"), "-e", "UPDATE people SET salary = 6000 WHERE id = 2"],
+    )
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("error: NoSuchObjectError:")
+        and "people" in lines[0]
+    )
+
+
+def test_needs_exactly_one_of_execute_and_file(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["sql", "-w", str(tmp_path / "wh")])
+    assert result.exit_code == 2
+
+
+def test_show_transactions_and_locks(runner: CliRunner, tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "wh")
+    result = runner.invoke(app, ["show", "transactions", "-w", warehouse, "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "Transaction ID,Transaction State,Started Time,Last Heartbeat Time,User,Hostname"
+    ]
+    result = runner.invoke(app, ["show", "locks", "-w", warehouse, "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
+
+
+def test_open_transaction_at_exit_is_rolled_back(runner: CliRunner, tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "wh")
+    script = "CREATE TABLE t (a int); BEGIN; INSERT INTO t VALUES (1);"
+    result = runner.invoke(app, ["sql", "-w", warehouse, "-e", script])
+    assert result.exit_code == 0 and "rolled back" in result.stderr
+    result = runner.invoke(
+        app, ["sql", "-w", warehouse, "-e", "SELECT count(*) AS n FROM t", "--format", "json"]
+    )
+    assert json.loads(result.stdout) == [{"n": 0}]
+
+
+def test_compact_is_refused_until_compaction_exists(runner: CliRunner, tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "wh")
+    runner.invoke(app, ["sql", "-w", warehouse, "-e", "CREATE TABLE t (a int)"])
+    result = runner.invoke(app, ["compact", "t", "-w", warehouse, "--major"])
+    assert result.exit_code in (0, 1)
+    if result.exit_code == 1:
+        assert "COMPACT 'major'" in result.stderr
+
+
+def test_demo(runner: CliRunner, tmp_path: Path) -> None:
+    warehouse = tmp_path / "demo"
+    result = runner.invoke(app, ["demo", "-w", str(warehouse)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for name in (
+        "delta_0000001_0000001_0000",
+        "delete_delta_0000002_0000002_0000",
+        "delta_0000002_0000002_0000",
+        "delta_0000003_0000003_0000",
+        "delete_delta_0000003_0000003_0001",
+        "delta_0000003_0000003_0001",
+    ):
+        assert name in result.stdout
+        assert (warehouse / "employee" / name).is_dir()
+    assert "reader's snapshot" in result.stdout and "latest snapshot" in result.stdout
+    assert (
+        '{"writeid":3,"bucketid":536870912,"rowid":0}' in result.stdout
+    )  # Mary, MERGE statement 0
+    rerun = runner.invoke(app, ["demo", "-w", str(warehouse)])
+    assert rerun.exit_code == 1 and "use another -w" in rerun.stderr
