@@ -12,7 +12,8 @@ Reported: operations/s over the whole run and per-operation p50/p99 latency. Goa
 1,000 txn/s on PostgreSQL, 300 txn/s on SQLite, 8 clients. Prints a table and writes
 ``benchmarks/out/metastore.json`` (and ``metastore.md``).
 
-    python -m benchmarks.bench_metastore [--clients 8] [--seconds 5] [--backends sqlite,postgresql]
+    python -m benchmarks.bench_metastore [--clients 8] [--seconds 4] [--runs 3]
+        [--backends "sqlite,sqlite (synchronous=normal),postgresql,mysql"]
 """
 
 from __future__ import annotations
@@ -73,18 +74,17 @@ def _op(ms: Metastore, workload: str, client: int) -> Callable[[], None]:
     raise ValueError(workload)
 
 
-def _client(url: str, workload: str, client: int, start_at: float, seconds: float) -> list[float]:
-    """Run one workload until the common deadline; returns per-operation latencies (s)."""
+def _client(url: str, workload: str, client: int, barrier: Any, seconds: float) -> list[float]:
+    """Run one workload for ``seconds`` once every client is ready; returns latencies (s)."""
     with Metastore(url) as ms:
         op = _op(ms, workload, client)
         op()  # warm up connection and statement caches
-        while time.time() < start_at:
-            time.sleep(0.001)
+        barrier.wait(timeout=300)  # all clients start together, however slow the start-up
         latencies: list[float] = []
-        end = start_at + seconds
+        end = time.perf_counter() + seconds
         while True:
             t0 = time.perf_counter()
-            if time.time() >= end:
+            if t0 >= end:
                 break
             op()
             latencies.append(time.perf_counter() - t0)
@@ -122,8 +122,14 @@ def _prepare(url: str, clients: int) -> None:
     with Metastore(url) as ms:
         ms.create_database("bench")
         ms.create_table(
-            TableSpec("bench", "t", (("id", "int"),), (("p", "int"),), location="/bench/t",
-                      properties={"transactional": "true"})
+            TableSpec(
+                "bench",
+                "t",
+                (("id", "int"),),
+                (("p", "int"),),
+                location="/bench/t",
+                properties={"transactional": "true"},
+            )
         )
         for c in range(clients):
             ms.add_partition("bench", "t", f"p={c}")
@@ -135,18 +141,23 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def run_backend(
-    backend: str, clients: int, seconds: float, pool: Any, tmp: Path
+    backend: str, clients: int, seconds: float, runs: int, pool: Any, manager: Any, tmp: Path
 ) -> list[dict[str, Any]]:
+    """Every workload ``runs`` times; the run with the median throughput is reported."""
     url, cleanup = _namespace(backend, tmp)
     rows = []
     try:
         _prepare(url, clients)
         for workload in WORKLOADS:
-            start_at = time.time() + 1.5  # every client connected and warmed up by then
-            results = pool.starmap(
-                _client, [(url, workload, c, start_at, seconds) for c in range(clients)]
-            )
-            lat = [x for r in results for x in r]
+            attempts = []
+            for _ in range(runs):
+                barrier = manager.Barrier(clients)
+                results = pool.starmap(
+                    _client, [(url, workload, c, barrier, seconds) for c in range(clients)]
+                )
+                attempts.append([x for r in results for x in r])
+            attempts.sort(key=len)
+            lat = attempts[len(attempts) // 2]
             ops_per_s = len(lat) / seconds
             rows.append(
                 {
@@ -154,6 +165,8 @@ def run_backend(
                     "workload": workload,
                     "clients": clients,
                     "seconds": seconds,
+                    "runs": runs,
+                    "ops_per_s_all_runs": [round(len(a) / seconds, 1) for a in attempts],
                     "operations": len(lat),
                     "ops_per_s": round(ops_per_s, 1),
                     "p50_ms": round(_percentile(lat, 0.50) * 1000, 2),
@@ -170,7 +183,9 @@ def run_backend(
 
 def _format_row(r: dict[str, Any]) -> str:
     goal = r["goal_txn_per_s"]
-    verdict = "" if goal is None else (" (goal %d: %s)" % (goal, "met" if r["ops_per_s"] >= goal else "MISSED"))
+    verdict = (
+        "" if goal is None else f" (goal {goal}: {'met' if r['ops_per_s'] >= goal else 'MISSED'})"
+    )
     return (
         f"{r['backend']:<28} {r['workload']:<12} {r['clients']:>3} {r['ops_per_s']:>9.1f}/s "
         f"p50 {r['p50_ms']:>7.2f} ms  p99 {r['p99_ms']:>7.2f} ms{verdict}"
@@ -180,9 +195,11 @@ def _format_row(r: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--runs", type=int, default=3, help="runs per workload; median reported")
     parser.add_argument(
-        "--backends", default="sqlite,sqlite (synchronous=normal),postgresql",
+        "--backends",
+        default="sqlite,sqlite (synchronous=normal),postgresql",
         help="comma list of: sqlite, 'sqlite (synchronous=normal)', postgresql, mysql",
     )
     parser.add_argument("--out", type=Path, default=OUT / "metastore.json")
@@ -192,11 +209,17 @@ def main(argv: list[str] | None = None) -> None:
     load_before = os.getloadavg()
     print(f"{'backend':<28} {'workload':<12} {'cl':>3} {'throughput':>11} latency")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["acid_platform.metastore", "benchmarks.bench_metastore"])
+    ctx.set_forkserver_preload(["acid_platform.metastore"])
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp, ctx.Pool(args.clients) as pool:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ctx.Manager() as manager,
+        ctx.Pool(args.clients) as pool,
+    ):
         for backend in backends:
-            rows += run_backend(backend, args.clients, args.seconds, pool, Path(tmp))
+            rows += run_backend(
+                backend, args.clients, args.seconds, args.runs, pool, manager, Path(tmp)
+            )
     report = {
         "benchmark": "metastore",
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
@@ -210,7 +233,8 @@ def main(argv: list[str] | None = None) -> None:
         },
         "notes": (
             "ops_per_s counts completed operations (open+commit pairs, lock+unlock pairs, "
-            "statements) of all clients over the run; latencies are per operation. SQLite uses "
+            "statements) of all clients over the run (median of the runs); latencies are per "
+            "operation. SQLite uses "
             "synchronous=FULL unless the backend says normal; PostgreSQL runs with its server "
             "defaults (synchronous_commit=on)."
         ),
@@ -234,7 +258,9 @@ def _markdown(report: dict[str, Any]) -> str:
     ]
     for r in report["results"]:
         goal = r["goal_txn_per_s"]
-        goal_text = "" if goal is None else f"{goal}/s {'met' if r['ops_per_s'] >= goal else 'missed'}"
+        goal_text = (
+            "" if goal is None else f"{goal}/s {'met' if r['ops_per_s'] >= goal else 'missed'}"
+        )
         lines.append(
             f"| {r['backend']} | {r['workload']} | {r['clients']} | {r['ops_per_s']} | "
             f"{r['p50_ms']} | {r['p99_ms']} | {goal_text} |"

@@ -88,7 +88,9 @@ def drop_database(conn: Connection, name: str, if_exists: bool, cascade: bool) -
 def create_table(conn: Connection, now: int, spec: TableSpec, if_not_exists: bool) -> bool:
     """Create a table and its write id counter; returns False if it existed (and allowed)."""
     if _database_row(conn, spec.db) is None:
-        raise NoSuchObjectError(f"database {spec.db} does not exist; cannot create {spec.full_name}")
+        raise NoSuchObjectError(
+            f"database {spec.db} does not exist; cannot create {spec.full_name}"
+        )
     if _table_row(conn, spec.db, spec.name) is not None:
         if if_not_exists:
             return False
@@ -108,7 +110,9 @@ def create_table(conn: Connection, now: int, spec: TableSpec, if_not_exists: boo
             next_write_id.c.nwi_database == spec.db, next_write_id.c.nwi_table == spec.name
         )
     )
-    conn.execute(insert(next_write_id).values(nwi_database=spec.db, nwi_table=spec.name, nwi_next=1))
+    conn.execute(
+        insert(next_write_id).values(nwi_database=spec.db, nwi_table=spec.name, nwi_next=1)
+    )
     return True
 
 
@@ -147,8 +151,15 @@ def alter_table_properties(
     for key in unset:
         props.pop(key, None)
     new = TableSpec(
-        spec.db, spec.name, spec.columns, spec.partition_columns, spec.bucket_columns,
-        spec.num_buckets, spec.bucketing_version, spec.location, props,
+        spec.db,
+        spec.name,
+        spec.columns,
+        spec.partition_columns,
+        spec.bucket_columns,
+        spec.num_buckets,
+        spec.bucketing_version,
+        spec.location,
+        props,
     )
     conn.execute(
         update(tbls)

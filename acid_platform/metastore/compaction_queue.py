@@ -25,7 +25,6 @@ from acid_platform.metastore.model import (
     CompactionInfo,
     CompactionState,
     CompactionType,
-    PartitionActivity,
     TxnType,
 )
 from acid_platform.metastore.names import normalize_partition_name
@@ -36,15 +35,21 @@ from acid_platform.metastore.schema import (
     txn_components,
     txn_to_write_id,
 )
-from acid_platform.metastore.store import Store, tuples
+from acid_platform.metastore.store import Store
 
 cq, cc = compaction_queue, completed_compactions
-_I, _W, _R = (s.code for s in (CompactionState.INITIATED, CompactionState.WORKING,
-                               CompactionState.READY_FOR_CLEANING))
-_F, _S, _A = (s.code for s in (CompactionState.FAILED, CompactionState.SUCCEEDED,
-                               CompactionState.DID_NOT_INITIATE))
-DEFAULT_RETENTION = {CompactionState.SUCCEEDED: 3, CompactionState.FAILED: 3,
-                     CompactionState.DID_NOT_INITIATE: 2}
+_I, _W, _R = (
+    s.code
+    for s in (
+        CompactionState.INITIATED,
+        CompactionState.WORKING,
+        CompactionState.READY_FOR_CLEANING,
+    )
+)
+_F, _S, _A = (
+    s.code
+    for s in (CompactionState.FAILED, CompactionState.SUCCEEDED, CompactionState.DID_NOT_INITIATE)
+)
 
 
 def enqueue(
@@ -62,13 +67,14 @@ def enqueue(
     pool_name: str | None,
 ) -> int | None:
     """Queue a compaction; ``None`` if one for the same partition is initiated or working."""
-    spec, partition = _resolve(conn, db, table, partition)
+    spec, partition = resolve(conn, db, table, partition)
     compaction_type = CompactionType(compaction_type)
     store.lock_sequence(conn, "compaction")  # serialises enqueues: no duplicate can slip in
     dup = conn.execute(
         select(cq.c.cq_id).where(
-            _same_partition(cq.c.cq_database, cq.c.cq_table, cq.c.cq_partition,
-                            spec.db, spec.name, partition),
+            same_partition(
+                cq.c.cq_database, cq.c.cq_table, cq.c.cq_partition, spec.db, spec.name, partition
+            ),
             cq.c.cq_state.in_((_I, _W)),
         )
     ).first()
@@ -116,14 +122,26 @@ def claim(
         return None
     host, _, _ = worker_id.rpartition("-")
     (txn_id,) = txns.open_txns(
-        store, conn, now, 1, user=row.cq_run_as or "compactor", host=host or worker_id,
-        agent_info=f"compactor:{worker_id}", txn_type=TxnType.COMPACTION, counter=counter,
+        store,
+        conn,
+        now,
+        1,
+        user=row.cq_run_as or "compactor",
+        host=host or worker_id,
+        agent_info=f"compactor:{worker_id}",
+        txn_type=TxnType.COMPACTION,
+        counter=counter,
     )
     conn.execute(
         update(cq)
         .where(cq.c.cq_id == row.cq_id)
-        .values(cq_state=_W, cq_worker_id=worker_id, cq_start=now, cq_txn_id=txn_id,
-                cq_worker_version=worker_version)
+        .values(
+            cq_state=_W,
+            cq_worker_id=worker_id,
+            cq_start=now,
+            cq_txn_id=txn_id,
+            cq_worker_version=worker_version,
+        )
     )
     return get_info(conn, row.cq_id)
 
@@ -142,8 +160,12 @@ def mark_compacted(
     conn.execute(
         update(cq)
         .where(cq.c.cq_id == cq_id)
-        .values(cq_state=_R, cq_highest_write_id=highest_write_id, cq_next_txn_id=next_txn_id,
-                cq_commit_time=now)
+        .values(
+            cq_state=_R,
+            cq_highest_write_id=highest_write_id,
+            cq_next_txn_id=next_txn_id,
+            cq_commit_time=now,
+        )
     )
     return get_info(conn, cq_id)
 
@@ -171,13 +193,20 @@ def mark_did_not_initiate(
     initiator_id: str | None,
 ) -> int:
     """Record that the initiator decided not to queue a compaction (history only)."""
-    spec, partition = _resolve(conn, db, table, partition)
+    spec, partition = resolve(conn, db, table, partition)
     cc_id = store.allocate(conn, "compaction")
     conn.execute(
         insert(cc).values(
-            cc_id=cc_id, cc_database=spec.db, cc_table=spec.name, cc_partition=partition,
-            cc_state=_A, cc_type=None if compaction_type is None else CompactionType(compaction_type).code,
-            cc_enqueue_time=now, cc_start=now, cc_end=now, cc_error_message=message,
+            cc_id=cc_id,
+            cc_database=spec.db,
+            cc_table=spec.name,
+            cc_partition=partition,
+            cc_state=_A,
+            cc_type=None if compaction_type is None else CompactionType(compaction_type).code,
+            cc_enqueue_time=now,
+            cc_start=now,
+            cc_end=now,
+            cc_error_message=message,
             cc_initiator_id=initiator_id,
         )
     )
@@ -232,7 +261,7 @@ def find_ready_to_clean(conn: Connection, now: int) -> list[CompactionInfo]:
             continue
         if any(leases.holds(snap, r.cq_txn_id, nxt) for snap in snapshots):
             continue
-        out.append(_to_info(r._mapping, "cq_"))
+        out.append(to_info(r._mapping, "cq_"))
     return out
 
 
@@ -252,8 +281,9 @@ def mark_cleaned(conn: Connection, now: int, cq_id: int) -> None:
     hwid = info.highest_write_id or 0
     tc, ctc = txn_components, completed_txn_components
     where_tc = and_(
-        _same_partition(tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition,
-                        info.db, info.table, info.partition),
+        same_partition(
+            tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition, info.db, info.table, info.partition
+        ),
         tc.c.tc_writeid <= hwid,
         tc.c.tc_txnid.in_(select(txns.txns.c.txn_id).where(txns.txns.c.txn_state == txns.ABORTED)),
     )
@@ -261,14 +291,22 @@ def mark_cleaned(conn: Connection, now: int, cq_id: int) -> None:
     conn.execute(delete(tc).where(where_tc))
     conn.execute(
         delete(ctc).where(
-            _same_partition(ctc.c.ctc_database, ctc.c.ctc_table, ctc.c.ctc_partition,
-                            info.db, info.table, info.partition),
+            same_partition(
+                ctc.c.ctc_database,
+                ctc.c.ctc_table,
+                ctc.c.ctc_partition,
+                info.db,
+                info.table,
+                info.partition,
+            ),
             ctc.c.ctc_writeid <= hwid,
         )
     )
     for txn_id in touched:
         left = conn.execute(
-            select(func.count()).select_from(tc).where(
+            select(func.count())
+            .select_from(tc)
+            .where(
                 tc.c.tc_txnid == txn_id, tc.c.tc_database == info.db, tc.c.tc_table == info.table
             )
         ).scalar_one()
@@ -284,8 +322,14 @@ def mark_cleaned(conn: Connection, now: int, cq_id: int) -> None:
         r[0]
         for r in conn.execute(
             select(cc.c.cc_txn_id).where(
-                _same_partition(cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition,
-                                info.db, info.table, info.partition),
+                same_partition(
+                    cc.c.cc_database,
+                    cc.c.cc_table,
+                    cc.c.cc_partition,
+                    info.db,
+                    info.table,
+                    info.partition,
+                ),
                 cc.c.cc_state == _F,
                 cc.c.cc_txn_id.is_not(None),
                 cc.c.cc_txn_id < (info.txn_id or 0),
@@ -296,118 +340,39 @@ def mark_cleaned(conn: Connection, now: int, cq_id: int) -> None:
     _move_to_history(conn, cq_id, _S, now)
 
 
-def history(
-    conn: Connection, db: str, table: str, partition: str | None
-) -> list[CompactionInfo]:
-    spec, partition = _resolve(conn, db, table, partition)
-    rows = conn.execute(
-        select(cc)
-        .where(_same_partition(cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition,
-                               spec.db, spec.name, partition))
-        .order_by(cc.c.cc_id)
-    )
-    return [_to_info(r._mapping, "cc_") for r in rows]
-
-
-def purge_history(conn: Connection, retention: Mapping[CompactionState, int]) -> int:
-    """Keep the newest N history entries per partition and state (Hive 3/3/2); returns deleted."""
-    keep = {state.code: n for state, n in retention.items()}
-    seen: dict[tuple[Any, ...], int] = {}
-    doomed: list[int] = []
-    for r in conn.execute(
-        select(cc.c.cc_id, cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition, cc.c.cc_state)
-        .order_by(cc.c.cc_id.desc())
-    ):
-        if r.cc_state not in keep:
-            continue
-        key = (r.cc_database, r.cc_table, r.cc_partition, r.cc_state)
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] > keep[r.cc_state]:
-            doomed.append(int(r.cc_id))
-    for start in range(0, len(doomed), 500):
-        conn.execute(delete(cc).where(cc.c.cc_id.in_(doomed[start : start + 500])))
-    return len(doomed)
-
-
-def too_many_failures(
-    conn: Connection, now: int, db: str, table: str, partition: str | None,
-    threshold: int, retry_after_ms: int,
-) -> bool:
-    """Hive's ``checkFailedCompactions``: the last ``threshold`` attempts all failed, recently."""
-    spec, partition = _resolve(conn, db, table, partition)
-    rows = conn.execute(
-        select(cc.c.cc_state, cc.c.cc_enqueue_time)
-        .where(_same_partition(cc.c.cc_database, cc.c.cc_table, cc.c.cc_partition,
-                               spec.db, spec.name, partition),
-               cc.c.cc_state != _A)
-        .order_by(cc.c.cc_id.desc())
-        .limit(threshold)
-    ).all()
-    failed = sum(1 if r.cc_state == _F else -1 for r in rows)
-    last = max((r.cc_enqueue_time or 0 for r in rows), default=-1)
-    needs_retry = retry_after_ms > 0 and last + retry_after_ms < now
-    return failed == threshold and not needs_retry
-
-
-def write_activity(conn: Connection, since_ms: int | None) -> list[PartitionActivity]:
-    """Partitions with uncompacted committed writes (since ``since_ms``) or aborted writes."""
-    ctc, tc = completed_txn_components, txn_components
-    committed = select(
-        ctc.c.ctc_database, ctc.c.ctc_table, ctc.c.ctc_partition,
-        func.count(ctc.c.ctc_txnid.distinct()), func.max(ctc.c.ctc_timestamp),
-        func.max(ctc.c.ctc_update_delete),
-    ).group_by(ctc.c.ctc_database, ctc.c.ctc_table, ctc.c.ctc_partition)
-    if since_ms is not None:
-        committed = committed.where(ctc.c.ctc_timestamp > since_ms)
-    acc: dict[tuple[str, str, str | None], list[Any]] = {}
-    for db, table, part, n, last, ud in tuples(conn.execute(committed)):
-        acc[(db, table, part)] = [int(n), last, ud == "Y", 0]
-    aborted = (
-        select(tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition, func.count(tc.c.tc_txnid.distinct()))
-        .where(tc.c.tc_txnid.in_(select(txns.txns.c.txn_id).where(txns.txns.c.txn_state == txns.ABORTED)))
-        .group_by(tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition)
-    )
-    for db, table, part, n in tuples(conn.execute(aborted)):
-        acc.setdefault((db, table, part), [0, None, False, 0])[3] = int(n)
-    return [
-        PartitionActivity(db, table, part, v[0], None if v[1] is None else int(v[1]), v[2], v[3])
-        for (db, table, part), v in sorted(acc.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))
-    ]
-
-
 def get_info(conn: Connection, cq_id: int) -> CompactionInfo:
     """A queue entry, or its history entry once finished."""
     row = conn.execute(select(cq).where(cq.c.cq_id == cq_id)).first()
     if row is not None:
-        return _to_info(row._mapping, "cq_")
+        return to_info(row._mapping, "cq_")
     row = conn.execute(select(cc).where(cc.c.cc_id == cq_id)).first()
     if row is not None:
-        return _to_info(row._mapping, "cc_")
+        return to_info(row._mapping, "cc_")
     raise NoSuchObjectError(f"no compaction with id {cq_id}")
 
 
 def all_entries(conn: Connection) -> list[CompactionInfo]:
     """Queue then history, each by id (what SHOW COMPACTIONS lists)."""
-    out = [_to_info(r._mapping, "cq_") for r in conn.execute(select(cq).order_by(cq.c.cq_id))]
-    out += [_to_info(r._mapping, "cc_") for r in conn.execute(select(cc).order_by(cc.c.cc_id))]
+    out = [to_info(r._mapping, "cq_") for r in conn.execute(select(cq).order_by(cq.c.cq_id))]
+    out += [to_info(r._mapping, "cc_") for r in conn.execute(select(cc).order_by(cc.c.cc_id))]
     return out
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _resolve(
-    conn: Connection, db: str, table: str, partition: str | None
-) -> tuple[Any, str | None]:
+def resolve(conn: Connection, db: str, table: str, partition: str | None) -> tuple[Any, str | None]:
     spec = catalog.get_table(conn, db, table)
     if partition is not None:
         if not spec.is_partitioned:
-            raise MetastoreError(f"table {spec.full_name} is not partitioned; no partition {partition!r}")
+            raise MetastoreError(
+                f"table {spec.full_name} is not partitioned; no partition {partition!r}"
+            )
         partition = normalize_partition_name(partition, spec.partition_column_names)
     return spec, partition
 
 
-def _same_partition(
+def same_partition(
     db_col: Any, table_col: Any, part_col: Any, db: str, table: str, partition: str | None
 ) -> ColumnElement[bool]:
     part = part_col.is_(None) if partition is None else part_col == partition
@@ -423,13 +388,11 @@ def _queued(conn: Connection, cq_id: int) -> CompactionInfo:
                 f"compaction {cq_id} already finished ({CompactionState.from_code(done).value})"
             )
         raise NoSuchObjectError(f"no compaction with id {cq_id}")
-    return _to_info(row._mapping, "cq_")
+    return to_info(row._mapping, "cq_")
 
 
 def _lock_entry(conn: Connection, cq_id: int, txn_id: int | None) -> None:
-    row = conn.execute(
-        select(cq.c.cq_txn_id).where(cq.c.cq_id == cq_id).with_for_update()
-    ).first()
+    row = conn.execute(select(cq.c.cq_txn_id).where(cq.c.cq_id == cq_id).with_for_update()).first()
     if row is None or (txn_id is not None and row.cq_txn_id != txn_id):
         raise MetastoreError(f"compaction {cq_id} changed under us (revoked or finished)")
 
@@ -447,7 +410,9 @@ def _move_to_history(
     conn.execute(delete(cq).where(cq.c.cq_id == cq_id))
 
 
-def _delete_finished_aborted(conn: Connection, touched: list[int], compactor_txns: list[int]) -> None:
+def _delete_finished_aborted(
+    conn: Connection, touched: list[int], compactor_txns: list[int]
+) -> None:
     t = txns.txns
     candidates = sorted(set(touched) | set(compactor_txns))
     for start in range(0, len(candidates), 500):
@@ -466,7 +431,7 @@ def _delete_finished_aborted(conn: Connection, touched: list[int], compactor_txn
         )
 
 
-def _to_info(m: Any, prefix: str) -> CompactionInfo:
+def to_info(m: Any, prefix: str) -> CompactionInfo:
     def g(name: str) -> Any:
         return m.get(prefix + name)
 
@@ -492,4 +457,3 @@ def _to_info(m: Any, prefix: str) -> CompactionInfo:
         error_message=g("error_message"),
         run_as=g("run_as"),
     )
-

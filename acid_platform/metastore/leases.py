@@ -79,9 +79,7 @@ def close_lease(conn: Connection, lease_id: int) -> bool:
 
 
 def expire_leases(conn: Connection, now: int) -> int:
-    return int(
-        conn.execute(delete(read_leases).where(read_leases.c.rl_expires_at < now)).rowcount
-    )
+    return int(conn.execute(delete(read_leases).where(read_leases.c.rl_expires_at < now)).rowcount)
 
 
 def live_snapshots(conn: Connection, now: int) -> list[ValidTxnList]:

@@ -134,9 +134,7 @@ def blocker_of(conn: Connection, ext_id: int) -> str | None:
     """``ext.int`` of the lock a waiting request was last found blocked by."""
     row = conn.execute(
         select(hive_locks.c.hl_blockedby_ext_id, hive_locks.c.hl_blockedby_int_id)
-        .where(
-            hive_locks.c.hl_lock_ext_id == ext_id, hive_locks.c.hl_blockedby_ext_id.is_not(None)
-        )
+        .where(hive_locks.c.hl_lock_ext_id == ext_id, hive_locks.c.hl_blockedby_ext_id.is_not(None))
         .limit(1)
     ).first()
     return None if row is None else lock_str(row[0], row[1])
@@ -197,9 +195,7 @@ def _check(
         if txnless:
             conn.execute(_HEARTBEAT_REQUEST, {"b_ext": ext_id, "b_now": now})
         return LockResponse(ext_id, LockState.WAITING)
-    conn.execute(
-        _ACQUIRE_TXNLESS if txnless else _ACQUIRE, {"b_ext": ext_id, "b_now": now}
-    )
+    conn.execute(_ACQUIRE_TXNLESS if txnless else _ACQUIRE, {"b_ext": ext_id, "b_now": now})
     return LockResponse(ext_id, LockState.ACQUIRED)
 
 
@@ -208,8 +204,15 @@ def _blocker_query() -> Any:
     ext_id: Any = bindparam("b_ext")
     ex = hive_locks.alias("ex")
     req = hive_locks.alias("req")
-    r, w, x, e = (t.code for t in (LockType.SHARED_READ, LockType.SHARED_WRITE,
-                                   LockType.EXCL_WRITE, LockType.EXCLUSIVE))
+    r, w, x, e = (
+        t.code
+        for t in (
+            LockType.SHARED_READ,
+            LockType.SHARED_WRITE,
+            LockType.EXCL_WRITE,
+            LockType.EXCLUSIVE,
+        )
+    )
     overlap = and_(
         ex.c.hl_db == req.c.hl_db,
         or_(
@@ -238,7 +241,7 @@ def _blocker_query() -> Any:
                 and_(ex.c.hl_table.is_(None), ex.c.hl_lock_type == r, req.c.hl_table.is_not(None))
             ),
         ),
-        and_(req.c.hl_lock_type == w, ex.c.hl_lock_type.in_((x, e))),
+        and_(req.c.hl_lock_type == w, or_(ex.c.hl_lock_type == x, ex.c.hl_lock_type == e)),
         and_(req.c.hl_lock_type == x, ex.c.hl_lock_type != r),
     )
     return (
@@ -272,9 +275,7 @@ _DELETE_REQUEST = delete(_hl).where(_mine)
 _HEARTBEAT_REQUEST = (
     update(_hl)
     .where(_mine)
-    .values(
-        hl_last_heartbeat=bindparam("b_now"), hl_heartbeat_count=_hl.c.hl_heartbeat_count + 1
-    )
+    .values(hl_last_heartbeat=bindparam("b_now"), hl_heartbeat_count=_hl.c.hl_heartbeat_count + 1)
 )
 _SET_BLOCKED = (
     update(_hl)

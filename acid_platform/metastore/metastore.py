@@ -1,6 +1,7 @@
 """``Metastore``: the transactional truth of the platform, Hive metastore semantics on SQL.
 
 >>> import tempfile
+>>> from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 >>> ms = Metastore.for_warehouse(tempfile.mkdtemp())
 >>> ms.create_database("db")
 >>> ms.create_table(TableSpec("db", "t", (("id", "int"),), location="/wh/db/t",
@@ -29,24 +30,21 @@ from acid_platform.errors import LockTimeoutError
 from acid_platform.format.snapshots import ValidTxnList, ValidWriteIdList
 from acid_platform.metastore import (
     catalog,
-    compaction_queue,
+    housekeeping,
     leases,
     locks,
     show,
     txns,
     writeids,
 )
+from acid_platform.metastore.compaction_api import CompactionQueueApi, ReadLeaseApi
 from acid_platform.metastore.migrate import ensure_schema
 from acid_platform.metastore.model import (
-    CompactionInfo,
-    CompactionState,
-    CompactionType,
     Database,
     LockComponent,
     LockResponse,
     LockState,
     OperationType,
-    PartitionActivity,
     TableSpec,
     TxnState,
     TxnType,
@@ -57,7 +55,7 @@ METASTORE_FILE = "_metastore.db"
 _POLL_START_S, _POLL_MAX_S = 0.002, 0.02
 
 
-class Metastore:
+class Metastore(CompactionQueueApi, ReadLeaseApi):
     """Catalog, transactions, write ids, locks, compaction queue and reader leases.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path/_metastore.db`` (embedded, the default via
@@ -65,6 +63,12 @@ class Metastore:
     ``mysql://user@host/db`` (PyMySQL). The schema is created or migrated on first use.
     ``txn_timeout_s`` is ``hive.txn.timeout``; ``clock`` (seconds since the epoch) can be
     injected to drive time-outs in tests.
+
+    Clients keep what they hold alive, as in Hive: heartbeat open txns (and txn-less lock
+    requests, reader leases, a compaction's ``txn_id``) about every ``txn_timeout_s / 2``;
+    some process should call :meth:`reap_timed_out` periodically (Hive's housekeeper), which
+    aborts silent txns and drops their locks. All methods are safe from many threads and
+    processes at once.
     """
 
     def __init__(
@@ -157,7 +161,10 @@ class Metastore:
         return self._read(catalog.get_table, db, table)  # type: ignore[no-any-return]
 
     def alter_table_properties(
-        self, db: str, table: str, set: Mapping[str, str] | None = None,  # noqa: A002
+        self,
+        db: str,
+        table: str,
+        set: Mapping[str, str] | None = None,  # noqa: A002
         unset: Iterable[str] = (),
     ) -> TableSpec:
         """Set/unset table properties (e.g. ``no_auto_compaction``); returns the new spec."""
@@ -198,7 +205,9 @@ class Metastore:
         read_only: bool = False,
     ) -> int:
         """Open one transaction; returns its id."""
-        return self.open_txns(1, user=user, host=host, agent_info=agent_info, read_only=read_only)[0]
+        return self.open_txns(1, user=user, host=host, agent_info=agent_info, read_only=read_only)[
+            0
+        ]
 
     def open_txns(
         self,
@@ -210,17 +219,29 @@ class Metastore:
         read_only: bool = False,
     ) -> list[int]:
         """Open ``n`` transactions with consecutive ids (a streaming batch)."""
-        return self._open(n, user, host, agent_info, TxnType.READ_ONLY if read_only else TxnType.DEFAULT)
+        return self._open(
+            n, user, host, agent_info, TxnType.READ_ONLY if read_only else TxnType.DEFAULT
+        )
 
     def _open(
         self, n: int, user: str | None, host: str | None, agent_info: str | None, kind: TxnType
     ) -> list[int]:
-        ids: list[int] = self._write(
-            lambda c, now: txns.open_txns(
-                self._store, c, now, n, user=user or self._user, host=host or self._host,
-                agent_info=agent_info, txn_type=kind, counter=self._open_counter,
+        now = self._store.now_ms()
+        ids: list[int] = self._store.write_unsynced(
+            lambda c: txns.open_txns(
+                self._store,
+                c,
+                now,
+                n,
+                user=user or self._user,
+                host=host or self._host,
+                agent_info=agent_info,
+                txn_type=kind,
+                counter=self._open_counter,
             )
         )
+        if self.dialect == "postgresql":  # make the allocation durable (see write_unsynced)
+            self._write(lambda c, now: txns.confirm_opened(c, now, ids))
         self._open_counter.opened(len(ids))
         return ids
 
@@ -259,7 +280,7 @@ class Metastore:
     def heartbeat_txn_range(self, min_txn: int, max_txn: int) -> tuple[list[int], list[int]]:
         """Heartbeat a batch ``[min_txn, max_txn]``; returns (aborted ids, no-such ids)."""
         return self._write(  # type: ignore[no-any-return]
-            lambda c, now: txns.heartbeat_txn_range(c, now, min_txn, max_txn)
+            lambda c, now: housekeeping.heartbeat_txn_range(c, now, min_txn, max_txn)
         )
 
     def reap_timed_out(self) -> list[int]:
@@ -269,7 +290,7 @@ class Metastore:
         """
 
         def work(c: Any, now: int) -> list[int]:
-            aborted = txns.reap_timed_out(c, now, self._timeout_ms)
+            aborted = housekeeping.reap_timed_out(c, now, self._timeout_ms)
             leases.expire_leases(c, now)
             return aborted
 
@@ -277,7 +298,7 @@ class Metastore:
 
     def purge_txn_history(self) -> dict[str, int]:
         """Drop committed txn rows and write-set rows no open txn can need; returns counts."""
-        return self._write(lambda c, now: txns.purge_txn_history(self._store, c))  # type: ignore[no-any-return]
+        return self._write(lambda c, now: housekeeping.purge_txn_history(self._store, c))  # type: ignore[no-any-return]
 
     def get_txn_state(self, txn_id: int) -> TxnState:
         """``"open"``, ``"committed"`` or ``"aborted"`` (:class:`NoSuchTxnError` if unknown)."""
@@ -312,7 +333,9 @@ class Metastore:
         """
 
         def work(c: Any) -> ValidWriteIdList:
-            snapshot = valid_txns if valid_txns is not None else txns.valid_txns(self._store, c, txn_id)
+            snapshot = (
+                valid_txns if valid_txns is not None else txns.valid_txns(self._store, c, txn_id)
+            )
             return writeids.valid_write_ids(c, snapshot, db, table)
 
         return self._read(work)  # type: ignore[no-any-return]
@@ -355,8 +378,14 @@ class Metastore:
         comps = list(components)
         response: LockResponse = self._write(
             lambda c, now: locks.enqueue_and_check(
-                self._store, c, now, txn_id, comps, user=user or self._user,
-                host=host or self._host, agent_info=agent_info,
+                self._store,
+                c,
+                now,
+                txn_id,
+                comps,
+                user=user or self._user,
+                host=host or self._host,
+                agent_info=agent_info,
             )
         )
         if response.state == LockState.ACQUIRED or wait_s <= 0:
@@ -398,146 +427,6 @@ class Metastore:
             + (f" (blocked by lock {blocker})" if blocker else "")
             + "; the request was withdrawn. See show_locks() for who holds it."
         )
-
-    # ------------------------------------------------------------------ compaction queue
-    def enqueue_compaction(
-        self,
-        db: str,
-        table: str,
-        partition: str | None,
-        type: CompactionType | str,  # noqa: A002
-        *,
-        initiator_id: str | None = None,
-        properties: Mapping[str, str] | None = None,
-        run_as: str | None = None,
-        pool_name: str | None = None,
-    ) -> int | None:
-        """Queue a ``major``/``minor`` compaction; ``None`` if one is already initiated/working."""
-        ctype = CompactionType(type)
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: compaction_queue.enqueue(
-                self._store, c, now, db, table, partition, ctype, initiator_id=initiator_id,
-                properties=properties, run_as=run_as, pool_name=pool_name,
-            )
-        )
-
-    def claim_compaction(
-        self, worker_id: str, *, worker_version: str | None = None
-    ) -> CompactionInfo | None:
-        """Claim the oldest initiated entry for ``worker_id`` (``host-thread``) and open its
-        compactor txn (``CompactionInfo.txn_id``, to heartbeat while working)."""
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: compaction_queue.claim(
-                self._store, c, now, worker_id, worker_version=worker_version,
-                counter=self._open_counter,
-            )
-        )
-
-    def mark_compacted(self, cq_id: int, highest_write_id: int) -> CompactionInfo:
-        """Commit the compactor txn; the entry becomes ready for cleaning."""
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: compaction_queue.mark_compacted(self._store, c, now, cq_id, highest_write_id)
-        )
-
-    def mark_failed(self, cq_id: int, error_message: str) -> None:
-        """Abort the compactor txn; the entry goes to history as failed."""
-        self._write(lambda c, now: compaction_queue.mark_failed(c, now, cq_id, error_message))
-
-    def mark_did_not_initiate(
-        self,
-        db: str,
-        table: str,
-        partition: str | None,
-        message: str,
-        *,
-        type: CompactionType | str | None = None,  # noqa: A002
-        initiator_id: str | None = None,
-    ) -> int:
-        """Record in the history that the initiator declined (e.g. too many failures)."""
-        ctype = None if type is None else CompactionType(type)
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: compaction_queue.mark_did_not_initiate(
-                self._store, c, now, db, table, partition, message, ctype, initiator_id
-            )
-        )
-
-    def revoke_timed_out_workers(self, timeout_s: float = 86_400) -> list[int]:
-        """Reset entries working longer than ``timeout_s`` to initiated (abort their txns)."""
-        ms = int(timeout_s * 1000)
-        return self._write(lambda c, now: compaction_queue.revoke_timed_out_workers(c, now, ms))  # type: ignore[no-any-return]
-
-    def find_ready_to_clean(self) -> list[CompactionInfo]:
-        """Entries the cleaner may clean now (no reader can still need the obsolete files)."""
-        now = self._store.now_ms()
-        return self._read(compaction_queue.find_ready_to_clean, now)  # type: ignore[no-any-return]
-
-    def mark_cleaned(self, cq_id: int) -> None:
-        """The cleaner finished: entry succeeded, aborted-write metadata up to its write id gone."""
-        self._write(lambda c, now: compaction_queue.mark_cleaned(c, now, cq_id))
-
-    def get_compaction(self, cq_id: int) -> CompactionInfo:
-        return self._read(compaction_queue.get_info, cq_id)  # type: ignore[no-any-return]
-
-    def compaction_history(
-        self, db: str, table: str, partition: str | None = None
-    ) -> list[CompactionInfo]:
-        """Finished compactions of one table/partition, oldest first."""
-        return self._read(compaction_queue.history, db, table, partition)  # type: ignore[no-any-return]
-
-    def purge_history(
-        self, *, succeeded: int = 3, failed: int = 3, did_not_initiate: int = 2
-    ) -> int:
-        """Trim the history per partition (hive.compactor.history.retention.*)."""
-        retention = {
-            CompactionState.SUCCEEDED: succeeded,
-            CompactionState.FAILED: failed,
-            CompactionState.DID_NOT_INITIATE: did_not_initiate,
-        }
-        return self._write(lambda c, now: compaction_queue.purge_history(c, retention))  # type: ignore[no-any-return]
-
-    def too_many_failed_compactions(
-        self, db: str, table: str, partition: str | None = None, *, threshold: int = 2,
-        retry_after_s: float = 7 * 86_400,
-    ) -> bool:
-        """Initiator check: the last ``threshold`` attempts failed (and not long ago)."""
-        now = self._store.now_ms()
-        return self._read(  # type: ignore[no-any-return]
-            lambda c: compaction_queue.too_many_failures(
-                c, now, db, table, partition, threshold, int(retry_after_s * 1000)
-            )
-        )
-
-    def write_activity(self, since_ms: int | None = None) -> list[PartitionActivity]:
-        """Initiator input: per table/partition, uncompacted committed writer txns (since
-        ``since_ms``), whether any updated/deleted, and how many aborted txns left writes."""
-        return self._read(compaction_queue.write_activity, since_ms)  # type: ignore[no-any-return]
-
-    # ------------------------------------------------------------------ reader leases
-    def open_read_lease(
-        self, valid_txns: ValidTxnList, ttl_s: float | None = None, *,
-        agent_info: str | None = None,
-    ) -> int:
-        """Register a snapshot being read; the cleaner waits for it until closed or expired
-        (``ttl_s`` after the last heartbeat; default ``txn_timeout_s``)."""
-        ttl_ms = int((self.txn_timeout_s if ttl_s is None else ttl_s) * 1000)
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: leases.open_lease(
-                self._store, c, now, valid_txns, ttl_ms, user=self._user, host=self._host,
-                agent_info=agent_info,
-            )
-        )
-
-    def heartbeat_read_lease(self, lease_id: int) -> None:
-        """Extend a lease (:class:`NoSuchLockError` if it expired or was closed)."""
-        self._write(lambda c, now: leases.heartbeat_lease(c, now, lease_id))
-
-    def close_read_lease(self, lease_id: int) -> None:
-        """Drop a lease (closing one that is already gone is fine)."""
-        self._write(lambda c, now: leases.close_lease(c, lease_id))
-
-    def show_read_leases(self) -> list[dict[str, Any]]:
-        now = self._store.now_ms()
-        return self._read(leases.list_leases, now)  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ observability
     def show_transactions(self) -> list[dict[str, Any]]:

@@ -77,7 +77,9 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
                     text("SELECT GET_LOCK(:n, :t)"), {"n": _MYSQL_LOCK_NAME, "t": 120}
                 ).scalar()
                 if got != 1:
-                    raise MetastoreError("timed out waiting for another process to migrate the metastore")
+                    raise MetastoreError(
+                        "timed out waiting for another process to migrate the metastore"
+                    )
             try:
                 cfg = Config()
                 cfg.set_main_option("script_location", migrations_dir())

@@ -287,9 +287,19 @@ class TableSpec:
         object.__setattr__(self, "properties", MappingProxyType(dict(sorted(props.items()))))
 
     def __hash__(self) -> int:
-        return hash((self.db, self.name, self.columns, self.partition_columns,
-                     self.bucket_columns, self.num_buckets, self.bucketing_version,
-                     self.location, tuple(self.properties.items())))
+        return hash(
+            (
+                self.db,
+                self.name,
+                self.columns,
+                self.partition_columns,
+                self.bucket_columns,
+                self.num_buckets,
+                self.bucketing_version,
+                self.location,
+                tuple(self.properties.items()),
+            )
+        )
 
     @property
     def full_name(self) -> str:
@@ -318,9 +328,7 @@ class TableSpec:
         return tuple(c for c, _ in self.partition_columns)
 
 
-def _normalize_columns(
-    columns: object, table: str
-) -> tuple[tuple[str, str], ...]:
+def _normalize_columns(columns: object, table: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
     for item in columns:  # type: ignore[attr-defined]

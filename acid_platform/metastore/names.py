@@ -25,9 +25,7 @@ MAX_PARTITION_NAME_LENGTH = 767
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Characters Hive escapes in partition values (FileUtils.charToEscape), '%' handled apart.
-_ESCAPED = frozenset(
-    [chr(c) for c in range(0x01, 0x20)] + list('"#\'*/:=?\\\x7f{[]^') + ["\x00"]
-)
+_ESCAPED = frozenset([chr(c) for c in range(0x01, 0x20)] + list("\"#'*/:=?\\\x7f{[]^") + ["\x00"])
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 

@@ -205,7 +205,10 @@ compaction_queue = Table(
     "compaction_queue",
     metadata,
     Column("cq_id", BigInteger, primary_key=True, autoincrement=False),
-    *(Column(f"cq_{name}", type_, nullable=nullable) for name, type_, nullable in _COMPACTION_COLUMNS),
+    *(
+        Column(f"cq_{name}", type_, nullable=nullable)
+        for name, type_, nullable in _COMPACTION_COLUMNS
+    ),
     Index("ix_cq_table", "cq_database", "cq_table"),
     Index("ix_cq_state", "cq_state"),
 )
@@ -214,7 +217,10 @@ completed_compactions = Table(
     "completed_compactions",
     metadata,
     Column("cc_id", BigInteger, primary_key=True, autoincrement=False),
-    *(Column(f"cc_{name}", type_, nullable=nullable) for name, type_, nullable in _COMPACTION_COLUMNS),
+    *(
+        Column(f"cc_{name}", type_, nullable=nullable)
+        for name, type_, nullable in _COMPACTION_COLUMNS
+    ),
     Column("cc_end", BigInteger),
     Index("ix_cc_table", "cc_database", "cc_table"),
 )

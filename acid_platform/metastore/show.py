@@ -18,28 +18,57 @@ from acid_platform.metastore.schema import hive_locks, txns
 from acid_platform.metastore.txns import ABORTED, OPEN
 
 SHOW_TRANSACTIONS_COLUMNS = (
-    "Transaction ID", "Transaction State", "Started Time", "Last Heartbeat Time", "User",
+    "Transaction ID",
+    "Transaction State",
+    "Started Time",
+    "Last Heartbeat Time",
+    "User",
     "Hostname",
 )
 SHOW_LOCKS_COLUMNS = (
-    "Lock ID", "Database", "Table", "Partition", "State", "Blocked By", "Type",
-    "Transaction ID", "Last Heartbeat", "Acquired At", "User", "Hostname", "Agent Info",
+    "Lock ID",
+    "Database",
+    "Table",
+    "Partition",
+    "State",
+    "Blocked By",
+    "Type",
+    "Transaction ID",
+    "Last Heartbeat",
+    "Acquired At",
+    "User",
+    "Hostname",
+    "Agent Info",
 )
 SHOW_COMPACTIONS_COLUMNS = (
-    "CompactionId", "Database", "Table", "Partition", "Type", "State", "Hostname", "Worker",
-    "Start Time", "Duration(ms)", "HadoopJobId", "Error message",
+    "CompactionId",
+    "Database",
+    "Table",
+    "Partition",
+    "Type",
+    "State",
+    "Hostname",
+    "Worker",
+    "Start Time",
+    "Duration(ms)",
+    "HadoopJobId",
+    "Error message",
     # Hive 4 additions (ShowCompactionsOperation):
-    "Enqueue Time", "Initiator host", "Initiator", "Pool name", "TxnId", "Next TxnId",
-    "Commit Time", "Highest WriteId",
+    "Enqueue Time",
+    "Initiator host",
+    "Initiator",
+    "Pool name",
+    "TxnId",
+    "Next TxnId",
+    "Commit Time",
+    "Highest WriteId",
 )
 
 
 def show_transactions(conn: Connection) -> list[dict[str, Any]]:
     """Open and aborted transactions, by id (committed ones are not shown, as in Hive)."""
     rows = conn.execute(
-        select(txns)
-        .where(txns.c.txn_state.in_((OPEN, ABORTED)))
-        .order_by(txns.c.txn_id)
+        select(txns).where(txns.c.txn_state.in_((OPEN, ABORTED))).order_by(txns.c.txn_id)
     )
     return [
         {

@@ -1,12 +1,13 @@
-"""Transactions: open, commit (with the write-set check), abort, heartbeat, time-out reaper.
+"""Transactions: open, commit (with the write-set check), abort, heartbeat, snapshots.
 
 Every function runs inside a unit of work of :class:`~acid_platform.metastore.store.Store` and
 takes the connection, the current time in epoch ms and its arguments. Row locks are taken in
 the store's global order: txn rows by ascending id, then ``acid_sequences`` rows.
 
 Rows of ``TXNS`` stay after commit with state ``c`` (as in Hive 4) until
-:func:`purge_txn_history` removes those no snapshot can still ask about; aborted rows stay until
-the cleaner has removed what they wrote (their write ids must remain "aborted" until then).
+:func:`~acid_platform.metastore.housekeeping.purge_txn_history` removes those no snapshot can
+still ask about; aborted rows stay until the cleaner has removed what they wrote (their write
+ids must remain "aborted" until then). The time-out reaper lives in ``housekeeping``.
 """
 
 from __future__ import annotations
@@ -14,24 +15,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, func, insert, literal, or_, select, update
+from sqlalchemy import bindparam, delete, exists, func, insert, literal, or_, select, update
 from sqlalchemy.engine import Connection, Row
 
 from acid_platform.errors import (
+    MetastoreError,
     NoSuchTxnError,
     TooManyOpenTxnsError,
     TxnAbortedError,
     WriteConflictError,
 )
 from acid_platform.format.snapshots import ValidTxnList
+from acid_platform.metastore import write_sets
 from acid_platform.metastore.model import OperationType, TxnState, TxnType
 from acid_platform.metastore.schema import (
+    acid_sequences,
     completed_txn_components,
     hive_locks,
     txn_components,
-    txn_to_write_id,
     txns,
-    write_set,
 )
 from acid_platform.metastore.store import CommitAndRaise, Store, tuples
 
@@ -103,6 +105,17 @@ def open_txns(
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"number of transactions to open must be a positive int, not {n!r}")
     counter.check(conn, now, n)
+    values = {
+        "b_now": now,
+        "b_user": _clip(user),
+        "b_host": _clip(host),
+        "b_agent": _clip(agent_info),
+        "b_type": int(txn_type),
+    }
+    if store.dialect == "postgresql":
+        # One statement takes the ids and inserts the rows: the NEXT_TXN_ID row lock is held
+        # for a single round trip even when the caller runs in autocommit mode.
+        return sorted(r[0] for r in conn.execute(_OPEN_TXNS_PG, {**values, "b_n": n}))
     first = store.allocate(conn, "txn", n)
     ids = list(range(first, first + n))
     rows = [
@@ -122,6 +135,18 @@ def open_txns(
     for start in range(0, len(rows), _BATCH):
         conn.execute(insert(txns), rows[start : start + _BATCH])
     return ids
+
+
+def confirm_opened(conn: Connection, now: int, txn_ids: Sequence[int]) -> None:
+    """Touch freshly opened txns in a synchronous commit, making their allocation durable."""
+    changed = conn.execute(
+        _TOUCH_OPENED, {"b_low": min(txn_ids), "b_high": max(txn_ids), "b_now": now}
+    ).rowcount
+    if changed != len(txn_ids):
+        raise MetastoreError(
+            f"transactions {txn_str(min(txn_ids))}..{max(txn_ids)} vanished while being "
+            "opened (metastore database restarted?); open new ones"
+        )
 
 
 # --------------------------------------------------------------------------- state checks
@@ -187,11 +212,13 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
         # Mutex with openTxns and other update/delete commits (Hive's S4U on NEXT_TXN_ID), so
         # every committed write set is visible to the check below.
         commit_id = store.lock_sequence(conn, "txn") - 1
-        conflict = _find_write_conflict(conn, txn_id)
+        conflict = write_sets.find_conflict(conn, txn_id)
         if conflict is not None:
             abort_locked(conn, [txn_id])
-            raise CommitAndRaise(WriteConflictError(_conflict_message(txn_id, commit_id, conflict)))
-        _record_write_set(conn, txn_id, commit_id)
+            raise CommitAndRaise(
+                WriteConflictError(write_sets.conflict_message(txn_id, commit_id, conflict))
+            )
+        write_sets.record(conn, txn_id, commit_id)
     if probe.has_components:
         if txn_type not in (TxnType.READ_ONLY, TxnType.COMPACTION):
             _move_components_to_completed(conn, now, txn_id, update_delete=commit_id is not None)
@@ -200,138 +227,6 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
         conn.execute(delete(hive_locks).where(hive_locks.c.hl_txnid == txn_id))
     conn.execute(_MARK_COMMITTED, {"b_txn_id": txn_id, "b_now": now})
     return commit_id
-
-
-def _build_commit_probe() -> Any:
-    """One round trip: lock the txn row and learn what commit has to do."""
-    tc, hl = txn_components, hive_locks
-    txn_id: Any = bindparam("b_txn_id")
-    return (
-        select(
-            txns.c.txn_state,
-            txns.c.txn_type,
-            exists()
-            .where(tc.c.tc_txnid == txn_id, tc.c.tc_operation_type.in_(UPDATE_DELETE))
-            .label("has_update_delete"),
-            exists().where(tc.c.tc_txnid == txn_id).label("has_components"),
-            exists().where(hl.c.hl_txnid == txn_id).label("has_locks"),
-        )
-        .where(txns.c.txn_id == txn_id)
-        .with_for_update()
-    )
-
-
-# Hot statements are built once; executing them only binds values.
-_COMMIT_PROBE = _build_commit_probe()
-_MARK_COMMITTED = (
-    update(txns)
-    .where(txns.c.txn_id == bindparam("b_txn_id"))
-    .values(txn_state=COMMITTED, txn_last_heartbeat=bindparam("b_now"))
-)
-_LOCK_TXN = (
-    select(txns.c.txn_id, txns.c.txn_state, txns.c.txn_type)
-    .where(txns.c.txn_id == bindparam("b_txn_id"))
-    .with_for_update()
-)
-_TXN_STATE = select(txns.c.txn_state).where(txns.c.txn_id == bindparam("b_txn_id"))
-_HEARTBEAT_TXN = (
-    update(txns)
-    .where(txns.c.txn_id == bindparam("b_txn_id"), txns.c.txn_state == OPEN)
-    .values(
-        txn_last_heartbeat=bindparam("b_now"),
-        txn_heartbeat_count=txns.c.txn_heartbeat_count + 1,
-    )
-)
-_EXCEPTIONS = (
-    select(txns.c.txn_id, txns.c.txn_state)
-    .where(
-        txns.c.txn_state.in_((OPEN, ABORTED)),
-        txns.c.txn_type != int(TxnType.READ_ONLY),
-        txns.c.txn_id <= bindparam("b_hwm"),
-        txns.c.txn_id < bindparam("b_below"),
-    )
-    .order_by(txns.c.txn_id)
-)
-
-
-def _find_write_conflict(conn: Connection, txn_id: int) -> Row[Any] | None:
-    """A committed txn that overlapped ``txn_id`` and updated/deleted the same partition.
-
-    Overlap: the committed txn's commit id >= our txn id (it committed after we started).
-    A table-level component (partition NULL) overlaps every partition of its table.
-    """
-    ws, tc = write_set, txn_components
-    same_partition = or_(
-        ws.c.ws_partition == tc.c.tc_partition,
-        ws.c.ws_partition.is_(None),
-        tc.c.tc_partition.is_(None),
-    )
-    return conn.execute(
-        select(
-            ws.c.ws_txnid,
-            ws.c.ws_commit_id,
-            ws.c.ws_database,
-            ws.c.ws_table,
-            ws.c.ws_partition,
-            ws.c.ws_operation_type,
-            tc.c.tc_partition,
-            tc.c.tc_operation_type,
-        )
-        .select_from(
-            ws.join(
-                tc,
-                and_(
-                    ws.c.ws_database == tc.c.tc_database,
-                    ws.c.ws_table == tc.c.tc_table,
-                    same_partition,
-                ),
-            )
-        )
-        .where(
-            tc.c.tc_txnid == txn_id,
-            tc.c.tc_operation_type.in_(UPDATE_DELETE),
-            ws.c.ws_txnid != txn_id,
-            ws.c.ws_commit_id >= txn_id,
-            ws.c.ws_operation_type.in_(UPDATE_DELETE),
-        )
-        .order_by(ws.c.ws_commit_id, ws.c.ws_txnid)
-        .limit(1)
-    ).first()
-
-
-def _conflict_message(txn_id: int, commit_id: int, c: Row[Any]) -> str:
-    partition = c.ws_partition if c.ws_partition is not None else c.tc_partition
-    resource = f"{c.ws_database}/{c.ws_table}" + (f"/{partition}" if partition else "")
-    ours = OperationType.from_code(c.tc_operation_type).value
-    theirs = OperationType.from_code(c.ws_operation_type).value
-    return (
-        f"Aborting [{txn_str(txn_id)},{commit_id}] due to a write conflict on {resource} "
-        f"committed by [{txn_str(c.ws_txnid)},{c.ws_commit_id}] {ours}/{theirs}. "
-        "The other transaction committed first; retry this one against the new snapshot."
-    )
-
-
-def _record_write_set(conn: Connection, txn_id: int, commit_id: int) -> None:
-    tc = txn_components
-    rows = conn.execute(
-        select(tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition, tc.c.tc_operation_type)
-        .where(tc.c.tc_txnid == txn_id, tc.c.tc_operation_type.in_(UPDATE_DELETE))
-        .distinct()
-    ).all()
-    conn.execute(
-        insert(write_set),
-        [
-            {
-                "ws_database": r.tc_database,
-                "ws_table": r.tc_table,
-                "ws_partition": r.tc_partition,
-                "ws_txnid": txn_id,
-                "ws_commit_id": commit_id,
-                "ws_operation_type": r.tc_operation_type,
-            }
-            for r in rows
-        ],
-    )
 
 
 def _move_components_to_completed(
@@ -376,7 +271,7 @@ def abort_txns(conn: Connection, txn_ids: Iterable[int]) -> list[int]:
     for txn_id in ids:
         _check_txn_id(txn_id)
     found: dict[int, str] = {}
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         for row in conn.execute(
             select(txns.c.txn_id, txns.c.txn_state)
             .where(txns.c.txn_id.in_(chunk))
@@ -398,7 +293,7 @@ def abort_locked(conn: Connection, txn_ids: Sequence[int]) -> None:
 
     TXN_COMPONENTS stay: readers and the compactor need to know which writes to ignore.
     """
-    for chunk in _chunks(list(txn_ids)):
+    for chunk in chunks(list(txn_ids)):
         conn.execute(
             update(txns)
             .where(txns.c.txn_id.in_(chunk), txns.c.txn_state == OPEN)
@@ -417,67 +312,6 @@ def heartbeat_txn(conn: Connection, now: int, txn_id: int) -> None:
     if changed != 1:
         state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar()
         raise_unexpected_state(txn_id, state)
-
-
-def heartbeat_txn_range(
-    conn: Connection, now: int, min_txn: int, max_txn: int
-) -> tuple[list[int], list[int]]:
-    """Heartbeat every open txn in ``[min_txn, max_txn]``; returns (aborted, no such) ids."""
-    if max_txn < min_txn:
-        raise ValueError(f"txn range [{min_txn}, {max_txn}] is empty")
-    conn.execute(
-        update(txns)
-        .where(txns.c.txn_id.between(min_txn, max_txn), txns.c.txn_state == OPEN)
-        .values(txn_last_heartbeat=now, txn_heartbeat_count=txns.c.txn_heartbeat_count + 1)
-    )
-    states: dict[int, str] = {
-        tid: state
-        for tid, state in tuples(
-            conn.execute(
-                select(txns.c.txn_id, txns.c.txn_state).where(
-                    txns.c.txn_id.between(min_txn, max_txn)
-                )
-            )
-        )
-    }
-    aborted = [t for t in range(min_txn, max_txn + 1) if states.get(t) == ABORTED]
-    nosuch = [t for t in range(min_txn, max_txn + 1) if states.get(t) in (None, COMMITTED)]
-    return aborted, nosuch
-
-
-def reap_timed_out(conn: Connection, now: int, timeout_ms: int) -> list[int]:
-    """Abort open txns whose last heartbeat is older than the time-out; expire txn-less locks."""
-    cutoff = now - timeout_ms
-    stale = [
-        r[0]
-        for r in conn.execute(
-            select(txns.c.txn_id).where(
-                txns.c.txn_state == OPEN, txns.c.txn_last_heartbeat < cutoff
-            )
-        )
-    ]
-    aborted: list[int] = []
-    for chunk in _chunks(sorted(stale)):
-        # Re-check under the row lock: a heartbeat or commit may have raced us.
-        locked = [
-            r[0]
-            for r in conn.execute(
-                select(txns.c.txn_id)
-                .where(
-                    txns.c.txn_id.in_(chunk),
-                    txns.c.txn_state == OPEN,
-                    txns.c.txn_last_heartbeat < cutoff,
-                )
-                .order_by(txns.c.txn_id)
-                .with_for_update()
-            )
-        ]
-        abort_locked(conn, locked)
-        aborted.extend(locked)
-    conn.execute(
-        delete(hive_locks).where(hive_locks.c.hl_txnid == 0, hive_locks.c.hl_last_heartbeat < cutoff)
-    )
-    return aborted
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -512,34 +346,6 @@ def min_open_txn(conn: Connection) -> int | None:
     return None if value is None else int(value)
 
 
-# --------------------------------------------------------------------------- housekeeping
-
-
-def purge_txn_history(store: Store, conn: Connection) -> dict[str, int]:
-    """Drop metadata no transaction can need any more (Hive's AcidTxnCleaner/WriteSet reaper).
-
-    * committed TXNS rows below the lowest open txn;
-    * WRITE_SET rows committed before the lowest open txn (no open txn overlaps them);
-    * aborted txns that left nothing behind (no components, no write ids, not a compactor).
-    """
-    low = min_open_txn(conn)
-    if low is None:
-        low = store.peek_sequence(conn, "txn")
-    committed = conn.execute(
-        delete(txns).where(txns.c.txn_state == COMMITTED, txns.c.txn_id < low)
-    ).rowcount
-    ws = conn.execute(delete(write_set).where(write_set.c.ws_commit_id < low)).rowcount
-    empty_aborted = conn.execute(
-        delete(txns).where(
-            txns.c.txn_state == ABORTED,
-            txns.c.txn_type != int(TxnType.COMPACTION),
-            ~exists().where(txn_components.c.tc_txnid == txns.c.txn_id),
-            ~exists().where(txn_to_write_id.c.t2w_txnid == txns.c.txn_id),
-        )
-    ).rowcount
-    return {"committed_txns": committed, "write_set": ws, "empty_aborted_txns": empty_aborted}
-
-
 # --------------------------------------------------------------------------- helpers
 
 
@@ -550,10 +356,115 @@ def _check_txn_id(txn_id: object) -> None:
         raise NoSuchTxnError(f"No such transaction {txn_str(txn_id)}")
 
 
-def _chunks(ids: list[int]) -> Iterable[list[int]]:
+def chunks(ids: list[int]) -> Iterable[list[int]]:
+    """``ids`` in slices small enough for an ``IN (...)`` list."""
     for start in range(0, len(ids), _BATCH):
         yield ids[start : start + _BATCH]
 
 
 def _clip(value: str | None, limit: int = 128) -> str | None:
     return None if value is None else str(value)[:limit]
+
+
+# --------------------------------------------------------------------------- statements
+# Hot statements are built once: building SQLAlchemy constructs costs more than running them.
+
+
+def _is_update_delete(column: Any) -> Any:
+    # Two equalities instead of IN: an IN list is re-expanded on every execution.
+    return or_(column == UPDATE_DELETE[0], column == UPDATE_DELETE[1])
+
+
+def _build_commit_probe() -> Any:
+    """One round trip: lock the txn row and learn what commit has to do."""
+    tc, hl = txn_components, hive_locks
+    txn_id: Any = bindparam("b_txn_id")
+    return (
+        select(
+            txns.c.txn_state,
+            txns.c.txn_type,
+            exists()
+            .where(tc.c.tc_txnid == txn_id, _is_update_delete(tc.c.tc_operation_type))
+            .label("has_update_delete"),
+            exists().where(tc.c.tc_txnid == txn_id).label("has_components"),
+            exists().where(hl.c.hl_txnid == txn_id).label("has_locks"),
+        )
+        .where(txns.c.txn_id == txn_id)
+        .with_for_update()
+    )
+
+
+_COMMIT_PROBE = _build_commit_probe()
+_MARK_COMMITTED = (
+    update(txns)
+    .where(txns.c.txn_id == bindparam("b_txn_id"))
+    .values(txn_state=COMMITTED, txn_last_heartbeat=bindparam("b_now"))
+)
+
+
+def _build_open_txns_pg() -> Any:
+    """``WITH s AS (UPDATE acid_sequences ... RETURNING) INSERT INTO txns SELECT ...``."""
+    seq = acid_sequences
+    n: Any = bindparam("b_n")
+    taken = (
+        update(seq)
+        .where(seq.c.seq_name == "txn")
+        .values(next_val=seq.c.next_val + n)
+        .returning(seq.c.next_val)
+        .cte("taken")
+    )
+    rows = select(
+        func.generate_series(taken.c.next_val - n, taken.c.next_val - 1),
+        literal(OPEN),
+        bindparam("b_now"),
+        bindparam("b_now"),
+        bindparam("b_user"),
+        bindparam("b_host"),
+        bindparam("b_agent"),
+        literal(0),
+        bindparam("b_type"),
+    ).select_from(taken)
+    columns = [
+        "txn_id",
+        "txn_state",
+        "txn_started",
+        "txn_last_heartbeat",
+        "txn_user",
+        "txn_host",
+        "txn_agent_info",
+        "txn_heartbeat_count",
+        "txn_type",
+    ]
+    return insert(txns).from_select(columns, rows).returning(txns.c.txn_id)
+
+
+_OPEN_TXNS_PG = _build_open_txns_pg()
+_TOUCH_OPENED = (
+    update(txns)
+    .where(txns.c.txn_id.between(bindparam("b_low"), bindparam("b_high")))
+    .values(txn_last_heartbeat=bindparam("b_now"))
+)
+_LOCK_TXN = (
+    select(txns.c.txn_id, txns.c.txn_state, txns.c.txn_type)
+    .where(txns.c.txn_id == bindparam("b_txn_id"))
+    .with_for_update()
+)
+_TXN_STATE = select(txns.c.txn_state).where(txns.c.txn_id == bindparam("b_txn_id"))
+_HEARTBEAT_TXN = (
+    update(txns)
+    .where(txns.c.txn_id == bindparam("b_txn_id"), txns.c.txn_state == OPEN)
+    .values(
+        txn_last_heartbeat=bindparam("b_now"),
+        txn_heartbeat_count=txns.c.txn_heartbeat_count + 1,
+    )
+)
+_EXCEPTIONS = (
+    select(txns.c.txn_id, txns.c.txn_state)
+    .where(
+        or_(txns.c.txn_state == OPEN, txns.c.txn_state == ABORTED),
+        txns.c.txn_type != int(TxnType.READ_ONLY),
+        txns.c.txn_id <= bindparam("b_hwm"),
+        txns.c.txn_id < bindparam("b_below"),
+    )
+    .order_by(txns.c.txn_id)
+)

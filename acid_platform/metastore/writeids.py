@@ -28,9 +28,7 @@ from acid_platform.metastore.store import RetryTransaction, tuples
 from acid_platform.metastore.txns import require_open, txn_str
 
 
-def allocate_write_ids(
-    conn: Connection, txn_ids: Sequence[int], db: str, table: str
-) -> list[int]:
+def allocate_write_ids(conn: Connection, txn_ids: Sequence[int], db: str, table: str) -> list[int]:
     """Write ids of ``txn_ids`` on ``db.table``, allocating consecutive ones where missing.
 
     Txns that already own a write id on the table keep it. Returned in the order of ``txn_ids``.
@@ -224,8 +222,12 @@ def _take_write_ids(conn: Connection, db: str, table: str, n: int) -> int:
 
 # Hot statements, built once.
 _t2w, _nwi, _tc = txn_to_write_id, next_write_id, txn_components
-_t2w_table = and_(_t2w.c.t2w_database == bindparam("b_db"), _t2w.c.t2w_table == bindparam("b_table"))
-_nwi_table = and_(_nwi.c.nwi_database == bindparam("b_db"), _nwi.c.nwi_table == bindparam("b_table"))
+_t2w_table = and_(
+    _t2w.c.t2w_database == bindparam("b_db"), _t2w.c.t2w_table == bindparam("b_table")
+)
+_nwi_table = and_(
+    _nwi.c.nwi_database == bindparam("b_db"), _nwi.c.nwi_table == bindparam("b_table")
+)
 _WRITE_IDS_OF = select(_t2w.c.t2w_txnid, _t2w.c.t2w_writeid).where(
     _t2w_table, _t2w.c.t2w_txnid.in_(bindparam("b_txns", expanding=True))
 )

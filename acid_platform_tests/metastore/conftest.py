@@ -98,7 +98,9 @@ def reset_store(url: str) -> None:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def module_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def module_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     url, cleanup = _fresh_namespace(request.param, tmp_path_factory.mktemp("metastore"))
     Metastore(url).close()  # create the schema once per module
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from acid_platform.errors import (
@@ -60,7 +62,8 @@ def test_table_spec_round_trips_with_all_its_parts(ms: Metastore) -> None:
         "bucketing_version": "2",
     }
     created = TableSpec(
-        "DB", "Web_Sales",
+        "DB",
+        "Web_Sales",
         columns=(("Id", "INT"), ("amount", "decimal(10,2)"), ("tags", "array<string>")),
         partition_columns=(("ds", "string"), ("hr", "int")),
         bucket_columns=("ID",),
@@ -140,7 +143,7 @@ def test_non_string_names_are_refused(ms: Metastore) -> None:
         ({"properties": {"k": 1}}, ValueError),
     ],
 )
-def test_invalid_table_specs_are_refused(kw: dict[str, object], error: type[Exception]) -> None:
+def test_invalid_table_specs_are_refused(kw: dict[str, Any], error: type[Exception]) -> None:
     with pytest.raises(error):
         spec(**kw)
 
@@ -174,8 +177,17 @@ def test_partitions_are_added_listed_and_dropped(ms: Metastore) -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["ds=1", "hr=1/ds=2", "ds=1/hr=2/x=3", "ds=a/b/hr=1", "ds=a:b/hr=1", "ds=/hr=1",
-     "ds=%zz/hr=1", "ds", "ds=1/ds=2"],
+    [
+        "ds=1",
+        "hr=1/ds=2",
+        "ds=1/hr=2/x=3",
+        "ds=a/b/hr=1",
+        "ds=a:b/hr=1",
+        "ds=/hr=1",
+        "ds=%zz/hr=1",
+        "ds",
+        "ds=1/ds=2",
+    ],
 )
 def test_partition_names_must_match_the_table_and_be_escaped(ms: Metastore, bad: str) -> None:
     ms.create_database("db")

@@ -107,9 +107,7 @@ def test_ready_to_clean_waits_for_older_open_txns(ms: Metastore) -> None:
     ms.abort_txn(newer)
 
 
-def test_reader_leases_hold_the_cleaner_until_closed_or_expired(
-    url: str, clock: FakeClock
-) -> None:
+def test_reader_leases_hold_the_cleaner_until_closed_or_expired(url: str, clock: FakeClock) -> None:
     with Metastore(url, txn_timeout_s=60, clock=clock) as ms:
         make_table(ms)
         committed_write(ms, None)
@@ -289,7 +287,10 @@ def test_show_compactions_has_hives_columns(ms: Metastore, clock: FakeClock) -> 
     assert all(tuple(r) == SHOW_COMPACTIONS_COLUMNS for r in rows)
     q, h = rows
     assert (q["CompactionId"], q["Type"], q["State"], q["Partition"]) == (
-        queued, "MINOR", "initiated", "p=2"
+        queued,
+        "MINOR",
+        "initiated",
+        "p=2",
     )
     assert q["Worker"] is None and q["Duration(ms)"] is None
     assert (h["CompactionId"], h["Type"], h["State"]) == (done, "MAJOR", "succeeded")

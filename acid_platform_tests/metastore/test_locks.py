@@ -30,7 +30,9 @@ ACQ, WAIT = "acquired", "waiting"
 
 
 def comp(
-    lock_type: LockType, db: str = "mydb", table: str | None = "mytable",
+    lock_type: LockType,
+    db: str = "mydb",
+    table: str | None = "mytable",
     partition: str | None = "mypartition=myvalue",
 ) -> LockComponent:
     return LockComponent(lock_type, db, table, partition)
@@ -52,7 +54,9 @@ SCOPE_CASES = {
     "table_locks_partition": (("mydb", "mytable", None), ("mydb", "mytable", "p=1"), WAIT),
     "partition_locks_table": (("mydb", "mytable", "p=1"), ("mydb", "mytable", None), WAIT),
     "other_table_does_not_lock_partition": (
-        ("mydb", "mytable", None), ("mydb", "yourtable", "p=1"), ACQ
+        ("mydb", "mytable", None),
+        ("mydb", "yourtable", "p=1"),
+        ACQ,
     ),
     "different_partitions": (("mydb", "mytable", "p=1"), ("mydb", "mytable", "p=2"), ACQ),
     "same_partition": (("mydb", "mytable", "p=1"), ("mydb", "mytable", "p=1"), WAIT),
@@ -68,10 +72,22 @@ def test_lock_scopes(ms: Metastore, case: str) -> None:
 
 # Hive 4 compatibility (CheckLockFunction): requested x existing -> acquired?
 MATRIX = {
-    (R, R): ACQ, (R, W): ACQ, (R, X): ACQ, (R, E): WAIT,
-    (W, R): ACQ, (W, W): ACQ, (W, X): WAIT, (W, E): WAIT,
-    (X, R): ACQ, (X, W): WAIT, (X, X): WAIT, (X, E): WAIT,
-    (E, R): WAIT, (E, W): WAIT, (E, X): WAIT, (E, E): WAIT,
+    (R, R): ACQ,
+    (R, W): ACQ,
+    (R, X): ACQ,
+    (R, E): WAIT,
+    (W, R): ACQ,
+    (W, W): ACQ,
+    (W, X): WAIT,
+    (W, E): WAIT,
+    (X, R): ACQ,
+    (X, W): WAIT,
+    (X, X): WAIT,
+    (X, E): WAIT,
+    (E, R): WAIT,
+    (E, W): WAIT,
+    (E, X): WAIT,
+    (E, E): WAIT,
 }
 
 
@@ -231,7 +247,9 @@ def test_show_locks_has_hives_columns(ms: Metastore, clock: FakeClock) -> None:
     assert first["Transaction ID"] == txn and first["State"] == "ACQUIRED"
     assert first["Acquired At"] == int(clock.now * 1000) and first["Agent Info"] == "query-1"
     assert (first["Database"], first["Table"], first["Partition"]) == (
-        "mydb", "mytable", "mypartition=myvalue"
+        "mydb",
+        "mytable",
+        "mypartition=myvalue",
     )
     assert second["Transaction ID"] is None and second["State"] == "WAITING"
     assert second["Blocked By"] == "1.1" and second["User"] == "bob"

@@ -82,9 +82,7 @@ def test_exclusive_lock_queue_gives_mutual_exclusion(
     assert ms.show_locks() == []
 
 
-def test_readers_share_and_exclusive_lockers_are_alone(
-    pool: Pool, ms: Metastore, url: str
-) -> None:
+def test_readers_share_and_exclusive_lockers_are_alone(pool: Pool, ms: Metastore, url: str) -> None:
     results = pool.starmap(
         workers.lock_queue_readers_writers, [(url, w, 6) for w in range(PROCESSES)]
     )
@@ -103,11 +101,18 @@ def test_transfers_keep_the_total(pool: Pool, ms: Metastore, url: str) -> None:
     ms.create_database("bank")
     for i in range(accounts):
         ms.create_table(
-            TableSpec("bank", f"acct_{i}", (("x", "int"),), location=f"/wh/bank/acct_{i}",
-                      properties={"balance": "100"})
+            TableSpec(
+                "bank",
+                f"acct_{i}",
+                (("x", "int"),),
+                location=f"/wh/bank/acct_{i}",
+                properties={"balance": "100"},
+            )
         )
     pool.starmap(workers.transfers, [(url, w, 8, accounts) for w in range(PROCESSES)])
-    balances = [int(ms.get_table("bank", f"acct_{i}").properties["balance"]) for i in range(accounts)]
+    balances = [
+        int(ms.get_table("bank", f"acct_{i}").properties["balance"]) for i in range(accounts)
+    ]
     assert sum(balances) == 100 * accounts
     assert min(balances) >= 0
     assert ms.show_locks() == [] and ms.show_transactions() == []

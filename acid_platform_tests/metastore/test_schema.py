@@ -41,7 +41,8 @@ def test_migrated_database_matches_the_schema_module(url: str) -> None:
             assert current_revision(conn) == HEAD
             ctx = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
             diff = [
-                d for d in compare_metadata(ctx, metadata)
+                d
+                for d in compare_metadata(ctx, metadata)
                 if not (d[0] == "remove_table" and d[1].name == VERSION_TABLE)
             ]
         assert diff == []
@@ -50,13 +51,12 @@ def test_migrated_database_matches_the_schema_module(url: str) -> None:
 
 
 def test_sqlite_durability_is_chosen_in_the_url(tmp_path: Any) -> None:
-    with Metastore(f"sqlite:///{tmp_path}/a.db") as full:
-        with full._store.engine.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
-            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-    with Metastore(f"sqlite:///{tmp_path}/b.db?synchronous=normal") as normal:
-        with normal._store.engine.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+    with Metastore(f"sqlite:///{tmp_path}/a.db") as full, full._store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    url = f"sqlite:///{tmp_path}/b.db?synchronous=normal"
+    with Metastore(url) as normal, normal._store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
     with pytest.raises(Exception, match="synchronous"):
         Metastore(f"sqlite:///{tmp_path}/c.db?synchronous=sometimes")
 
@@ -66,13 +66,20 @@ def test_every_statement_binds_user_values(url: str, clock: FakeClock) -> None:
     statements: list[str] = []
     with Metastore(url, clock=clock) as ms:
         event.listen(
-            ms._store.engine, "before_cursor_execute",
+            ms._store.engine,
+            "before_cursor_execute",
             lambda conn, cursor, stmt, params, ctx, many: statements.append(stmt),
         )
         ms.create_database("zqdb", location="/zqloc")
         ms.create_table(
-            TableSpec("zqdb", "zqtable", (("zqcol", "int"),), (("zqpart", "string"),),
-                      location="/zqloc/t", properties={"zqkey": "zqvalue'--"})
+            TableSpec(
+                "zqdb",
+                "zqtable",
+                (("zqcol", "int"),),
+                (("zqpart", "string"),),
+                location="/zqloc/t",
+                properties={"zqkey": "zqvalue'--"},
+            )
         )
         ms.alter_table_properties("zqdb", "zqtable", {"zqkey2": "zqvalue2"})
         ms.add_partition("zqdb", "zqtable", "zqpart=zqval")
@@ -88,8 +95,14 @@ def test_every_statement_binds_user_values(url: str, clock: FakeClock) -> None:
             ms.commit_txn(other)
         free = ms.lock(None, [LockComponent(LockType.EXCLUSIVE, "zqdb")], user="zquser")
         ms.unlock(free.lock_id)
-        cq = ms.enqueue_compaction("zqdb", "zqtable", "zqpart=zqval", "major",
-                                   initiator_id="zqinit", properties={"zqp": "zqv"})
+        cq = ms.enqueue_compaction(
+            "zqdb",
+            "zqtable",
+            "zqpart=zqval",
+            "major",
+            initiator_id="zqinit",
+            properties={"zqp": "zqv"},
+        )
         assert cq is not None
         ms.claim_compaction("zqworker-1")
         ms.mark_compacted(cq, 1)

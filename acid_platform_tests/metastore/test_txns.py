@@ -26,9 +26,12 @@ def make_table(ms: Metastore, db: str = "db", name: str = "t", partitioned: bool
         ms.create_database(db)
     ms.create_table(
         TableSpec(
-            db, name, (("id", "int"),),
+            db,
+            name,
+            (("id", "int"),),
             partition_columns=(("p", "string"),) if partitioned else (),
-            location=f"/wh/{db}/{name}", properties={"transactional": "true"},
+            location=f"/wh/{db}/{name}",
+            properties={"transactional": "true"},
         )
     )
 
@@ -189,7 +192,8 @@ def test_show_transactions_lists_open_and_aborted(ms: Metastore, clock: FakeCloc
     rows = ms.show_transactions()
     assert [tuple(r) for r in rows] == [SHOW_TRANSACTIONS_COLUMNS] * 2
     assert [(r["Transaction ID"], r["Transaction State"]) for r in rows] == [
-        (a, "OPEN"), (b, "ABORTED")
+        (a, "OPEN"),
+        (b, "ABORTED"),
     ]
     assert rows[0]["User"] == "alice" and rows[0]["Hostname"] == "h1"
     assert rows[0]["Started Time"] == int(clock.now * 1000)

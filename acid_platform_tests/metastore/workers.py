@@ -74,8 +74,9 @@ def transfers(url: str, worker: int, rounds: int, accounts: int) -> int:
             names = [f"acct_{a}", f"acct_{b}"]
             txn = ms.open_txn()
             try:
-                ms.lock(txn, [LockComponent(LockType.EXCL_WRITE, "bank", n) for n in names],
-                        wait_s=120)
+                ms.lock(
+                    txn, [LockComponent(LockType.EXCL_WRITE, "bank", n) for n in names], wait_s=120
+                )
             except LockTimeoutError:
                 ms.abort_txn(txn)
                 raise
@@ -88,7 +89,9 @@ def transfers(url: str, worker: int, rounds: int, accounts: int) -> int:
     return moved
 
 
-def lock_queue_readers_writers(url: str, worker: int, rounds: int) -> list[tuple[str, float, float]]:
+def lock_queue_readers_writers(
+    url: str, worker: int, rounds: int
+) -> list[tuple[str, float, float]]:
     """SHARED_READ (even workers) or EXCLUSIVE (odd) in txns; returns the held intervals."""
     held: list[tuple[str, float, float]] = []
     kind = LockType.EXCLUSIVE if worker % 2 else LockType.SHARED_READ
