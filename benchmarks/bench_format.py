@@ -53,7 +53,9 @@ def median_time(fn: Callable[[], Any], runs: int) -> float:
     return statistics.median(times)
 
 
-def write_events(path: Path, rows: pa.Table, write_id: int, codec: str = CODEC, first_row_id: int = 0) -> None:
+def write_events(
+    path: Path, rows: pa.Table, write_id: int, codec: str = CODEC, first_row_id: int = 0
+) -> None:
     write_acid_version_file(path.parent)
     with EventWriter(path, rows.schema, compression=codec) as w:
         for batch in rows.to_batches(max_chunksize=1 << 20):
@@ -69,14 +71,20 @@ def run(scale: float, runs: int) -> dict[str, Any]:
     try:
         # ---------------------------------------------------------------- writing insert events
         for codec in ("ZLIB", "SNAPPY"):
-            ours = median_time(lambda c=codec: write_events(work / "w" / "bucket_00000", rows, 1, c), runs)
+            ours = median_time(
+                lambda c=codec: write_events(work / "w" / "bucket_00000", rows, 1, c), runs
+            )
             plain = median_time(
-                lambda c=codec: po.write_table(rows, work / "plain.orc", compression=PYARROW_CODEC[c], stripe_size=64 << 20),
+                lambda c=codec: po.write_table(
+                    rows, work / "plain.orc", compression=PYARROW_CODEC[c], stripe_size=64 << 20
+                ),
                 runs,
             )
             events = insert_events(rows, 1, B0)
             raw_events = median_time(
-                lambda c=codec: po.write_table(events, work / "events.orc", compression=PYARROW_CODEC[c], stripe_size=64 << 20),
+                lambda c=codec, ev=events: po.write_table(
+                    ev, work / "events.orc", compression=PYARROW_CODEC[c], stripe_size=64 << 20
+                ),
                 runs,
             )
             results[f"write_{codec.lower()}"] = {
@@ -97,8 +105,12 @@ def run(scale: float, runs: int) -> dict[str, Any]:
         raw_same = median_time(lambda: po.read_table(base_file), runs)
         raw_same_row = median_time(lambda: po.ORCFile(base_file).read(columns=["row"]), runs)
         raw_plain = median_time(lambda: po.read_table(work / "plain.orc"), runs)
-        one_col = median_time(lambda: read_acid(table, wids, columns=["ss_net_paid"], schema=rows.schema), runs)
-        raw_one_col = median_time(lambda: po.ORCFile(base_file).read(columns=["row.ss_net_paid"]), runs)
+        one_col = median_time(
+            lambda: read_acid(table, wids, columns=["ss_net_paid"], schema=rows.schema), runs
+        )
+        raw_one_col = median_time(
+            lambda: po.ORCFile(base_file).read(columns=["row.ss_net_paid"]), runs
+        )
         results["read_base"] = {
             "read_acid_s": acid,
             "pyarrow_same_file_all_columns_s": raw_same,
@@ -119,17 +131,27 @@ def run(scale: float, runs: int) -> dict[str, Any]:
         for i, s in enumerate(starts):
             length = per_delta if i < 9 else n - s
             w = i + 2
-            write_events(merged / delta_dir_name(w, w, 0) / bucket_file_name(0), rows.slice(s, length), w)
+            write_events(
+                merged / delta_dir_name(w, w, 0) / bucket_file_name(0), rows.slice(s, length), w
+            )
         rng = np.random.default_rng(42)
         victims = np.sort(rng.choice(n, size=int(n * 0.03), replace=False))
-        owid = np.where(victims < base_rows, 1, 2 + np.minimum((victims - base_rows) // per_delta, 9))
-        rowid = np.where(victims < base_rows, victims, victims - np.array(starts)[np.clip(owid - 2, 0, 9)])
+        owid = np.where(
+            victims < base_rows, 1, 2 + np.minimum((victims - base_rows) // per_delta, 9)
+        )
+        rowid = np.where(
+            victims < base_rows, victims, victims - np.array(starts)[np.clip(owid - 2, 0, 9)]
+        )
         for k, chunk in enumerate(np.array_split(np.arange(len(victims)), 10)):
             w = 12 + k
             d = merged / delete_delta_dir_name(w, w, 0)
             write_acid_version_file(d)
             with EventWriter(d / bucket_file_name(0), rows.schema) as ew:
-                ew.write(delete_events(owid[chunk], np.full(len(chunk), B0), rowid[chunk], w, rows.schema))
+                ew.write(
+                    delete_events(
+                        owid[chunk], np.full(len(chunk), B0), rowid[chunk], w, rows.schema
+                    )
+                )
         wids_m = ValidWriteIdList.parse(f"db.t:21:{ALL}::")
         stats = ReadStats()
         merged_table = read_acid(merged, wids_m, schema=rows.schema, stats=stats)
@@ -138,7 +160,9 @@ def run(scale: float, runs: int) -> dict[str, Any]:
         compacted = work / "compacted_table"
         keep = np.ones(n, bool)
         keep[victims] = False
-        write_events(compacted / base_dir_name(21) / bucket_file_name(0), rows.filter(pa.array(keep)), 21)
+        write_events(
+            compacted / base_dir_name(21) / bucket_file_name(0), rows.filter(pa.array(keep)), 21
+        )
         wids_c = ValidWriteIdList.parse(f"db.t:21:{ALL}::")
         t_merged = median_time(lambda: read_acid(merged, wids_m, schema=rows.schema), runs)
         t_compacted = median_time(lambda: read_acid(compacted, wids_c, schema=rows.schema), runs)
@@ -163,10 +187,14 @@ def run(scale: float, runs: int) -> dict[str, Any]:
             results["peer_deltalake"] = {
                 "version": deltalake.__version__,
                 "full_scan_s": median_time(lambda: dt.to_pyarrow_table(), runs),
-                "one_column_s": median_time(lambda: dt.to_pyarrow_table(columns=["ss_net_paid"]), runs),
+                "one_column_s": median_time(
+                    lambda: dt.to_pyarrow_table(columns=["ss_net_paid"]), runs
+                ),
             }
         except ImportError:
-            results["peer_deltalake"] = {"skipped": "deltalake not installed (pip install '.[bench]')"}
+            results["peer_deltalake"] = {
+                "skipped": "deltalake not installed (pip install '.[bench]')"
+            }
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return results

@@ -25,10 +25,14 @@ def tpcds_extension() -> str:
     version = duckdb.__version__
     roots = [Path(p) for p in sys.path if p and os.path.isdir(p)]
     for root in roots:
-        hits = glob.glob(str(root / "duckdb_ext" / "extensions" / f"v{version}" / "*" / "tpcds.duckdb_extension"))
+        hits = glob.glob(
+            str(root / "duckdb_ext" / "extensions" / f"v{version}" / "*" / "tpcds.duckdb_extension")
+        )
         if hits:
             return hits[0]
-    raise RuntimeError(f"tpcds.duckdb_extension for duckdb {version} not found: pip install '.[bench]'")
+    raise RuntimeError(
+        f"tpcds.duckdb_extension for duckdb {version} not found: pip install '.[bench]'"
+    )
 
 
 def store_sales(scale: float = 1.0) -> pa.Table:

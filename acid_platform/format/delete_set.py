@@ -2,6 +2,10 @@
 ColumnizedDeleteEventRegistry): a run table of distinct (originalWriteId, bucketProperty) pairs and
 one sorted ``int64`` array of row ids. About 8 bytes per event plus 20 bytes per run; lookups are
 vectorised binary searches over the (sorted) keys of a data stripe.
+
+The same structure serves as a set of ROW__IDs to *keep*: :func:`~acid_platform.format.read_acid`
+with ``row_ids`` reads only those rows, skipping the stripes whose key range (Hive's
+``hive.acid.key.index``) :meth:`DeleteSet.intersects` shows hold none of them.
 """
 
 from __future__ import annotations
@@ -99,6 +103,31 @@ class DeleteSet:
             + self._run_start.nbytes
             + self._row_ids.nbytes
         )
+
+    def intersects(self, after: tuple[int, int, int] | None, upto: tuple[int, int, int]) -> bool:
+        """Whether any key ``k`` of the set has ``after < k <= upto`` (keys ordered as
+        (originalWriteId, bucketProperty, rowId); ``after=None`` means no lower bound).
+
+        >>> ds = DeleteSet.from_arrays([1, 1], [536870912] * 2, [5, 9])
+        >>> ds.intersects((1, 536870912, 5), (1, 536870912, 8)), ds.intersects(None, (1, 536870912, 5))
+        (False, True)
+        """
+        lo_run = (after[0], after[1]) if after is not None else None
+        hi_run = (upto[0], upto[1])
+        for i, (o, b) in enumerate(
+            zip(self._run_owid.tolist(), self._run_bucket.tolist(), strict=True)
+        ):
+            run = (o, b)
+            if (lo_run is not None and run < lo_run) or run > hi_run:
+                continue
+            rows = self._row_ids[self._run_start[i] : self._run_start[i + 1]]
+            start = 0
+            if after is not None and run == lo_run:
+                start = int(np.searchsorted(rows, after[2], side="right"))
+            end = int(np.searchsorted(rows, upto[2], side="right")) if run == hi_run else len(rows)
+            if end > start:
+                return True
+        return False
 
     def contains(
         self, original_write_ids: np.ndarray, buckets: np.ndarray, row_ids: np.ndarray

@@ -88,13 +88,15 @@ def read_acid(
     schema: pa.Schema | None = None,
     filesystem: pafs.FileSystem | None = None,
     stats: ReadStats | None = None,
+    row_ids: DeleteSet | None = None,
 ) -> pa.Table:
     """Read one table or partition directory under a snapshot into a ``pyarrow.Table``.
 
     ``columns`` selects row columns (default all); ``with_row_id`` prepends the ``row__id``
     struct<writeid:bigint,bucketid:int,rowid:bigint> column; ``filters`` (DNF tuples) prune stripes
     by their statistics and then filter rows exactly; ``schema`` is the table's row schema (needed
-    for an empty table and for files written before a column was added).
+    for an empty table and for files written before a column was added); ``row_ids`` keeps only
+    the rows with those ROW__IDs, reading only the stripes whose key range holds one of them.
     """
     loc = resolve(path, filesystem)
     state = acid_state(loc.path, write_ids, txns, filesystem=loc.filesystem)
@@ -111,6 +113,7 @@ def read_acid(
             filters=filters,
             schema=out_schema_row(out_schema),
             stats=stats,
+            row_ids=row_ids,
         )
     ]
     return pa.Table.from_batches(batches, schema=out_schema)
@@ -171,8 +174,10 @@ def read_split(
     filters: Filters | None = None,
     schema: pa.Schema | None = None,
     stats: ReadStats | None = None,
+    row_ids: DeleteSet | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Yield the visible rows of one split, one stripe at a time."""
+    """Yield the visible rows of one split, one stripe at a time (only those named by
+    ``row_ids`` when it is given)."""
     stats = stats if stats is not None else ReadStats()
     deleted = load_delete_set(filesystem, split.delete_files, write_ids, stats)
     stats.delete_set_bytes = max(stats.delete_set_bytes, deleted.nbytes)
@@ -212,6 +217,7 @@ def read_split(
                     filter_expr,
                     schema,
                     stats,
+                    row_ids,
                 )
             else:
                 yield from _read_events(
@@ -226,6 +232,7 @@ def read_split(
                     filter_expr,
                     schema,
                     stats,
+                    row_ids,
                 )
 
 
@@ -288,8 +295,9 @@ def _read_events(
     filter_expr: Any,
     schema: pa.Schema | None,
     stats: ReadStats,
+    row_ids: DeleteSet | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    need_keys = with_row_id or len(deleted) > 0 or ref.filter_write_ids
+    need_keys = with_row_id or len(deleted) > 0 or ref.filter_write_ids or row_ids is not None
     key_cols = (
         [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION] if need_keys else []
     )
@@ -297,44 +305,64 @@ def _read_events(
     # An empty projection still needs row counts: read one cheap key column then.
     cols = key_cols + [f"{t.ROW}.{c}" for c in present] or [t.OPERATION]
     exceptions = np.asarray(write_ids.exceptions, np.int64)
+    key_ranges = _stripe_key_ranges(f) if row_ids is not None else None
     for i in range(f.num_stripes):
         if filters and _stripe_excluded(f, i, filters):
             stats.stripes_skipped += 1
             continue
-        batch = f.read_stripe(i, cols)
+        if row_ids is not None and (
+            len(row_ids) == 0 or (key_ranges is not None and not row_ids.intersects(*key_ranges[i]))
+        ):
+            stats.stripes_skipped += 1
+            continue
+        if not need_keys:
+            batch = f.read_stripe(i, cols)
+            stats.stripes_read += 1
+            stats.rows_read += batch.num_rows
+            yield from _finish(
+                batch.num_rows,
+                _row_arrays(batch, present),
+                None,
+                None,
+                row_cols,
+                read_cols,
+                filter_expr,
+                schema,
+            )
+            continue
+        # Keys first: the rows they drop are never copied, and each decoding thread drops them
+        # from its own column group.
+        keys = f.read_stripe(i, key_cols)
         stats.stripes_read += 1
-        stats.rows_read += batch.num_rows
-        keep: np.ndarray | None = None
-        if need_keys:
-            owid = batch.column(t.ORIGINAL_TRANSACTION).to_numpy()
-            bucket = batch.column(t.BUCKET).to_numpy()
-            rowid = batch.column(t.ROW_ID).to_numpy()
-            keep = np.ones(batch.num_rows, bool)
-            if ref.filter_write_ids:
-                valid = _valid_mask(
-                    batch.column(t.CURRENT_TRANSACTION).to_numpy(),
-                    write_ids.high_watermark,
-                    exceptions,
-                )
-                stats.rows_invalid += int((~valid).sum())
-                keep &= valid
-            if len(deleted):
-                hit = deleted.contains(owid, bucket, rowid)
-                stats.rows_deleted += int((hit & keep).sum())
-                keep &= ~hit
-        row_arrays = _row_arrays(batch, present)
-        yield from _finish(
-            batch.num_rows,
-            row_arrays,
-            keep,
-            (batch.column(t.ORIGINAL_TRANSACTION), batch.column(t.BUCKET), batch.column(t.ROW_ID))
-            if with_row_id
-            else None,
-            row_cols,
-            read_cols,
-            filter_expr,
-            schema,
-        )
+        stats.rows_read += keys.num_rows
+        owid = keys.column(t.ORIGINAL_TRANSACTION).to_numpy()
+        bucket = keys.column(t.BUCKET).to_numpy()
+        rowid = keys.column(t.ROW_ID).to_numpy()
+        keep = np.ones(keys.num_rows, bool)
+        if ref.filter_write_ids:
+            valid = _valid_mask(
+                keys.column(t.CURRENT_TRANSACTION).to_numpy(), write_ids.high_watermark, exceptions
+            )
+            stats.rows_invalid += int((~valid).sum())
+            keep &= valid
+        if len(deleted):
+            hit = deleted.contains(owid, bucket, rowid)
+            stats.rows_deleted += int((hit & keep).sum())
+            keep &= ~hit
+        if row_ids is not None:
+            keep &= row_ids.contains(owid, bucket, rowid)
+        kept = int(np.count_nonzero(keep))
+        if kept == 0:
+            continue
+        mask = None if kept == keys.num_rows else keep
+        row_arrays: dict[str, pa.Array] = {}
+        if present:
+            rows = f.read_stripe(i, [f"{t.ROW}.{c}" for c in present], keep=mask)
+            row_arrays = _row_arrays(rows, present)
+        row_id = None
+        if with_row_id:
+            row_id = tuple(pa.array(a if mask is None else a[mask]) for a in (owid, bucket, rowid))
+        yield from _finish(kept, row_arrays, None, row_id, row_cols, read_cols, filter_expr, schema)
 
 
 def _read_original(
@@ -350,6 +378,7 @@ def _read_original(
     filter_expr: Any,
     schema: pa.Schema | None,
     stats: ReadStats,
+    row_ids: DeleteSet | None = None,
 ) -> Iterator[pa.RecordBatch]:
     bucket_property = encode_bucket(bucket_id, ref.synthetic_statement_id)
     rename = _positional_names(f.row_schema, schema)
@@ -357,8 +386,19 @@ def _read_original(
     present = [c for c in read_cols if c in file_names]
     next_row = first_row_id
     for i in range(f.num_stripes):
-        n_stripe_rows = f.stripe_rows()[i] if (filters or f.num_stripes > 1) else f.num_rows
+        n_stripe_rows = (
+            f.stripe_rows()[i]
+            if (filters or row_ids is not None or f.num_stripes > 1)
+            else f.num_rows
+        )
         if filters and _stripe_excluded(f, i, filters, rename_back=file_names):
+            stats.stripes_skipped += 1
+            next_row += n_stripe_rows
+            continue
+        if row_ids is not None and not row_ids.intersects(
+            (ref.synthetic_write_id, bucket_property, next_row - 1),
+            (ref.synthetic_write_id, bucket_property, next_row + n_stripe_rows - 1),
+        ):
             stats.stripes_skipped += 1
             next_row += n_stripe_rows
             continue
@@ -375,6 +415,9 @@ def _read_original(
             hit = deleted.contains(owid, bucket, rowid)
             stats.rows_deleted += int(hit.sum())
             keep = ~hit
+        if row_ids is not None:
+            wanted = row_ids.contains(owid, bucket, rowid)
+            keep = wanted if keep is None else keep & wanted
         row_arrays = {c: batch.column(file_names[c]) for c in present}
         yield from _finish(
             n,
@@ -509,6 +552,27 @@ def _positional_names(file_schema: pa.Schema, schema: pa.Schema | None) -> dict[
     return {
         fname: schema.names[i] for i, fname in enumerate(file_schema.names) if i < len(schema.names)
     }
+
+
+def _stripe_key_ranges(
+    f: OrcDataFile,
+) -> list[tuple[tuple[int, int, int] | None, tuple[int, int, int]]] | None:
+    """Per stripe, the (exclusive lower, inclusive upper) event keys it can hold, from Hive's
+    ``hive.acid.key.index`` (the last key of each stripe); ``None`` when the file has no usable
+    index (then every stripe is read)."""
+    try:
+        keys = f.key_index
+    except ValueError:
+        return None
+    if len(keys) != f.num_stripes:
+        return None
+    out: list[tuple[tuple[int, int, int] | None, tuple[int, int, int]]] = []
+    previous: tuple[int, int, int] | None = None
+    for k in keys:
+        last = (k.original_write_id, k.bucket, k.row_id)
+        out.append((previous, last))
+        previous = last
+    return out
 
 
 def _filter_columns(filters: Filters) -> list[str]:

@@ -8,11 +8,13 @@ pyarrow, one stripe at a time.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.orc as po
@@ -24,6 +26,12 @@ from acid_platform.errors import (
     MissingAcidVersionError,
 )
 from acid_platform.format import types as t
+from acid_platform.format.parallel import (
+    PARALLEL_MIN_ROWS,
+    column_groups,
+    read_threads,
+    run_parallel,
+)
 from acid_platform.format.writer import ACID_STATS_KEY, ACID_VERSION_KEY, KEY_INDEX_KEY
 
 
@@ -82,6 +90,8 @@ class OrcDataFile:
         elif self.is_acid:
             self._check_acid_version()
         self._pyorc: Any = None
+        self._raw_files: list[Any] = []  # extra handles for parallel column groups
+        self._extra: list[Any] = []
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -130,12 +140,32 @@ class OrcDataFile:
             return None
 
     # ------------------------------------------------------------------ data
-    def read_stripe(self, index: int, columns: Sequence[str] | None = None) -> pa.RecordBatch:
-        """Read one stripe; ``columns`` are top-level or dotted (``row.a``) names."""
+    def read_stripe(
+        self,
+        index: int,
+        columns: Sequence[str] | None = None,
+        *,
+        keep: np.ndarray | None = None,
+    ) -> pa.RecordBatch:
+        """Read one stripe; ``columns`` are top-level or dotted (``row.a``) names; ``keep`` (a
+        boolean mask over the stripe's rows) drops rows as they are decoded.
+
+        A large stripe is decoded as column groups on several threads (see
+        :mod:`.parallel`), each filtering its own group; the batch is the same either way.
+        """
+        mask = pa.array(keep) if keep is not None else None
+        groups = self._column_groups(columns)
         try:
-            return self._orc.read_stripe(
-                index, columns=list(columns) if columns is not None else None
-            )
+            if groups is None:
+                return _read_filtered(
+                    self._orc, index, list(columns) if columns is not None else None, mask
+                )
+            handles = self._handles(len(groups))
+            tasks = [
+                functools.partial(_read_filtered, h, index, g, mask)
+                for h, g in zip(handles, groups, strict=True)
+            ]
+            return self._merge_groups(run_parallel(tasks))
         except (OSError, pa.ArrowException) as exc:
             raise CorruptAcidFileError(
                 f"{self.path}: stripe {index} is unreadable ({exc})"
@@ -149,6 +179,10 @@ class OrcDataFile:
 
     def close(self) -> None:
         self._file.close()
+        for raw in self._raw_files:
+            raw.close()
+        self._raw_files.clear()
+        self._extra.clear()
 
     def __enter__(self) -> OrcDataFile:
         return self
@@ -167,6 +201,81 @@ class OrcDataFile:
                 "an older version of Hive, make sure a major compaction has been run at least once "
                 "after the upgrade."
             )
+
+    def _column_groups(self, columns: Sequence[str] | None) -> list[list[str]] | None:
+        """Column groups for a parallel stripe read, or ``None`` to read in one call."""
+        threads = read_threads()
+        if threads < 2 or self.num_stripes == 0:
+            return None
+        if self.num_rows < PARALLEL_MIN_ROWS * self.num_stripes:
+            return None  # stripes this small decode faster in one call
+        names = list(columns) if columns is not None else list(self.schema.names)
+        row_type = self.schema.field(t.ROW).type if self.is_acid else None
+        leaves: list[tuple[str, pa.DataType]] = []
+        light: list[str] = []
+        for name in names:
+            if row_type is not None and name == t.ROW:
+                leaves += [(f"{t.ROW}.{f.name}", f.type) for f in row_type]
+            elif row_type is not None and name.startswith(f"{t.ROW}."):
+                idx = row_type.get_field_index(name[len(t.ROW) + 1 :])
+                if idx < 0:
+                    return None  # let pyarrow report the unknown column
+                leaves.append((name, row_type.field(idx).type))
+            elif row_type is not None:
+                light.append(name)  # event key columns: cheap, ride with the first group
+            else:
+                idx = self.schema.get_field_index(name)
+                if idx < 0:
+                    return None
+                leaves.append((name, self.schema.field(idx).type))
+        if len(leaves) < 2:
+            return None
+        groups = column_groups(leaves, threads)
+        if len(groups) < 2:
+            return None
+        groups[0] = light + groups[0]
+        return groups
+
+    def _handles(self, count: int) -> list[Any]:
+        """``count`` independent pyarrow readers of this file (the first is the main one)."""
+        while len(self._extra) < count - 1:
+            raw = self.filesystem.open_input_file(self.path)
+            self._raw_files.append(raw)
+            source: Any = (
+                _Truncated(raw, self.logical_length) if self.logical_length is not None else raw
+            )
+            self._extra.append(po.ORCFile(source))
+        return [self._orc, *self._extra[: count - 1]]
+
+    def _merge_groups(self, parts: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
+        """One batch (file column order) from the column groups' batches."""
+        top: dict[str, pa.Array] = {}
+        children: dict[str, pa.Array] = {}
+        row_mask: pa.Array | None = None
+        for batch in parts:
+            for name, col in zip(batch.schema.names, batch.columns, strict=True):
+                if self.is_acid and name == t.ROW:
+                    for i, f in enumerate(col.type):
+                        children[f.name] = col.field(i)
+                    if row_mask is None and col.null_count:
+                        row_mask = col.is_null()
+                else:
+                    top[name] = col
+        names: list[str] = []
+        arrays: list[pa.Array] = []
+        for f in self.schema:
+            if self.is_acid and f.name == t.ROW and children:
+                fields = [c for c in f.type if c.name in children]
+                arrays.append(
+                    pa.StructArray.from_arrays(
+                        [children[c.name] for c in fields], fields=fields, mask=row_mask
+                    )
+                )
+                names.append(f.name)
+            elif f.name in top:
+                arrays.append(top[f.name])
+                names.append(f.name)
+        return pa.RecordBatch.from_arrays(arrays, names=names)
 
     def _stripes_pyorc(self) -> Any:
         if self._pyorc is None:
@@ -198,6 +307,13 @@ class OrcDataFile:
             else:
                 return None
         return None
+
+
+def _read_filtered(
+    orc: Any, index: int, columns: list[str] | None, mask: pa.Array | None
+) -> pa.RecordBatch:
+    batch = orc.read_stripe(index, columns=columns)
+    return batch if mask is None else batch.filter(mask)
 
 
 def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int:
