@@ -151,12 +151,33 @@ def compact_command(
 def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
     """Run the cleaner: delete directories no snapshot can still read."""
     with _user_errors(), _open(warehouse, metastore_url) as wh:
-        clean = getattr(wh, "clean", None)
-        if clean is None:
-            from acid_platform.errors import UnsupportedOperationError
+        result = wh.clean()
+        err.print(f"[green]OK[/] {escape(str(result)) if result is not None else ''}")
 
-            raise UnsupportedOperationError("the cleaner is not available in this version yet")
-        result = clean()
+
+@app.command("initiate")
+def initiate_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
+    """One pass of the compaction initiator: queue what Hive's thresholds say needs compacting."""
+    from acid_platform.table.compaction import run_initiator
+
+    with _user_errors(), _open(warehouse, metastore_url) as wh:
+        result = run_initiator(wh)
+        err.print(f"[green]OK[/] {escape(str(result)) if result is not None else ''}")
+
+
+@app.command("worker")
+def worker_command(
+    warehouse: WarehouseOption,
+    max_entries: Annotated[
+        int | None, typer.Option("--max", help="Stop after this many entries.")
+    ] = None,
+    metastore_url: MetastoreOption = None,
+) -> None:
+    """Run the compaction worker over the queued entries (embedded executor)."""
+    from acid_platform.table.compaction import run_worker
+
+    with _user_errors(), _open(warehouse, metastore_url) as wh:
+        result = run_worker(wh, max_entries=max_entries)
         err.print(f"[green]OK[/] {escape(str(result)) if result is not None else ''}")
 
 

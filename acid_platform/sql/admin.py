@@ -114,19 +114,12 @@ def set_variable(session: SqlSession, stmt: st.SetVariable) -> StatementResult:
 
 def compact(session: SqlSession, stmt: st.Compact) -> StatementResult:
     """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``."""
-    wh = session.warehouse
-    run = getattr(wh, "compact", None)
     name = session.qualified(stmt.table)
-    if run is None:
-        raise UnsupportedOperationError(
-            f"ALTER TABLE {name} COMPACT '{stmt.kind}': compaction is not available in this version yet"
-        )
     partition = dict(stmt.partition) or None
-    result = run(name, partition=partition, kind=stmt.kind, wait=stmt.wait)
-    message = f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
-    if isinstance(result, dict):
-        return rows_result(stmt, [result], tuple(result))
-    return empty_result(stmt, message)
+    session.warehouse.compact(name, partition=partition, kind=stmt.kind, wait=stmt.wait)
+    return empty_result(
+        stmt, f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
+    )
 
 
 # --------------------------------------------------------------------------- helpers

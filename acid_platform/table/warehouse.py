@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -303,6 +303,26 @@ class Warehouse:
     def current_transaction(self) -> Transaction | None:
         """The open multi-statement transaction, if any."""
         return self._txn
+
+    # ------------------------------------------------------------------ compaction
+    def compact(
+        self,
+        name: str,
+        partition: str | Mapping[str, Any] | None = None,
+        kind: str = "major",
+        wait: bool = False,
+    ) -> None:
+        """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``: queue a
+        compaction; with ``wait`` this process works the queue entry to its end."""
+        from acid_platform.table.compaction import compact_table
+
+        compact_table(self, name, partition=partition, kind=kind, wait=wait)
+
+    def clean(self) -> Any:
+        """One pass of the cleaner; returns what it removed."""
+        from acid_platform.table.compaction import run_cleaner
+
+        return run_cleaner(self)
 
     def close(self) -> None:
         """Roll back an open transaction and release the engine and metastore."""

@@ -1,0 +1,84 @@
+"""Compaction and cleaning of Hive ACID tables (Hive 4 semantics and layouts).
+
+* :mod:`.rewrite` — the format-level rewrite of one partition directory: minor
+  (``delta_<min>_<max>_v<T>`` + ``delete_delta_<min>_<max>_v<T>``) and major (``base_<N>_v<T>``).
+* :mod:`.initiator` — Hive's thresholds decide what to queue.
+* :mod:`.worker` — claims queue entries and runs rewrites under the compactor's own txn, on a
+  pluggable executor (:mod:`.executors`: embedded now, Spark for large partitions).
+* :mod:`.cleaner` — deletes obsolete and aborted directories once no reader needs them.
+* :mod:`.api` — ``compact_table`` (``ALTER TABLE … COMPACT … [AND WAIT]``), ``run_initiator``,
+  ``run_worker``, ``run_cleaner``, ``show_compactions``.
+* :mod:`.hooks` — named steps where tests pause or kill a worker or cleaner.
+
+>>> from acid_platform.table.compaction import compact_table, run_cleaner
+>>> # compact_table(wh, "employee", kind="minor"); run_cleaner(wh)
+"""
+
+from acid_platform.table.compaction.api import (
+    compact_table,
+    run_cleaner,
+    run_initiator,
+    run_worker,
+    show_compactions,
+)
+from acid_platform.table.compaction.cleaner import (
+    CleanedEntry,
+    Cleaner,
+    CleanerReport,
+    CleanerWriteIdList,
+)
+from acid_platform.table.compaction.config import CompactorConf
+from acid_platform.table.compaction.context import CompactionContext
+from acid_platform.table.compaction.executors import (
+    CallableExecutor,
+    CompactionExecutor,
+    EmbeddedExecutor,
+    ExecutorRouter,
+)
+from acid_platform.table.compaction.initiator import (
+    Initiator,
+    InitiatorDecision,
+    choose_compaction_type,
+)
+from acid_platform.table.compaction.rewrite import (
+    BucketTask,
+    RewritePlan,
+    RewriteRequest,
+    RewriteResult,
+    execute_plan,
+    plan_rewrite,
+    rewrite_partition,
+    run_task,
+)
+from acid_platform.table.compaction.worker import CompactionOutcome, Worker
+
+__all__ = [
+    "BucketTask",
+    "CallableExecutor",
+    "CleanedEntry",
+    "Cleaner",
+    "CleanerReport",
+    "CleanerWriteIdList",
+    "CompactionContext",
+    "CompactionExecutor",
+    "CompactionOutcome",
+    "CompactorConf",
+    "EmbeddedExecutor",
+    "ExecutorRouter",
+    "Initiator",
+    "InitiatorDecision",
+    "RewritePlan",
+    "RewriteRequest",
+    "RewriteResult",
+    "Worker",
+    "choose_compaction_type",
+    "compact_table",
+    "execute_plan",
+    "plan_rewrite",
+    "rewrite_partition",
+    "run_cleaner",
+    "run_initiator",
+    "run_task",
+    "run_worker",
+    "show_compactions",
+]

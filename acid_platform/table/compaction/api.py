@@ -1,0 +1,162 @@
+"""Entry points for the warehouse, SQL and the CLI: compact, initiate, work, clean, show.
+
+Each takes a :class:`~acid_platform.table.Warehouse` or a :class:`~acid_platform.metastore.Metastore`.
+
+>>> # compact_table(wh, "db.t", partition="ds=2024-01-01", kind="minor")   # ALTER TABLE … COMPACT … AND WAIT
+>>> # run_initiator(wh); run_worker(wh); run_cleaner(wh)                    # one pass of each service
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from acid_platform.errors import CompactionError, InvalidPartitionError
+from acid_platform.metastore import CompactionInfo, CompactionState, CompactionType, TableSpec
+from acid_platform.metastore.names import normalize_identifier
+from acid_platform.table.compaction.cleaner import Cleaner, CleanerReport
+from acid_platform.table.compaction.config import CompactorConf
+from acid_platform.table.compaction.context import CompactionContext
+from acid_platform.table.compaction.executors import ExecutorLike, ExecutorRouter
+from acid_platform.table.compaction.initiator import Initiator, InitiatorDecision
+from acid_platform.table.compaction.worker import CompactionOutcome, Worker
+from acid_platform.table.partitions import make_partition_name
+
+DEFAULT_DATABASE = "default"
+_ACTIVE = (CompactionState.INITIATED, CompactionState.WORKING)
+_POLL_S = 0.05
+
+
+def compact_table(
+    target: Any,
+    name: str,
+    partition: str | Mapping[str, Any] | None = None,
+    kind: str = "major",
+    wait: bool = True,
+    *,
+    conf: CompactorConf | None = None,
+    executor: ExecutorRouter | ExecutorLike | None = None,
+    timeout_s: float | None = None,
+) -> list[CompactionInfo]:
+    """``ALTER TABLE name [PARTITION (...)] COMPACT 'kind' [AND WAIT]``.
+
+    Queues a compaction of the table (or of one partition; of every partition of a partitioned
+    table when none is named). An entry already initiated or working for the same partition is
+    reused. With ``wait`` the compaction runs in this process (this process acts as a worker
+    until the entries are done) and a failure raises :class:`~acid_platform.errors.CompactionError`
+    with the recorded message. Returns the entries as they stand (``ready for cleaning`` after a
+    successful wait; the cleaner finishes them).
+    """
+    ctx = CompactionContext.of(target, conf)
+    ms = ctx.metastore
+    compaction_type = CompactionType(kind.lower())
+    spec = ms.get_table(*_split_name(name))
+    ids = []
+    for part in _partitions(ms, spec, partition):
+        cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type)
+        ids.append(cq_id if cq_id is not None else _active_entry(ctx, spec, part))
+    if not wait:
+        return [ms.get_compaction(i) for i in ids]
+    worker = Worker(ctx, executor=executor)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        infos = [ms.get_compaction(i) for i in ids]
+        pending = [i for i in infos if i.state in _ACTIVE]
+        if not pending:
+            break
+        if any(i.state == CompactionState.INITIATED for i in pending):
+            if worker.run_once() is None:  # another worker is claiming it right now
+                time.sleep(_POLL_S)
+            continue
+        if deadline is not None and time.monotonic() > deadline:
+            raise CompactionError(
+                f"compaction(s) {[i.id for i in pending]} of {spec.full_name} still working "
+                f"after {timeout_s:g}s (another worker has them); see show_compactions()"
+            )
+        time.sleep(_POLL_S)
+    failed = [i for i in infos if i.state == CompactionState.FAILED]
+    if failed:
+        first = failed[0]
+        where = spec.full_name + (f" partition {first.partition}" if first.partition else "")
+        raise CompactionError(f"compaction {first.id} of {where} failed: {first.error_message}")
+    return infos
+
+
+def run_initiator(target: Any, conf: CompactorConf | None = None) -> list[InitiatorDecision]:
+    """One initiator pass (queues what the thresholds ask for)."""
+    return Initiator(target, conf).run()
+
+
+def run_worker(
+    target: Any,
+    *,
+    max_entries: int | None = None,
+    executor: ExecutorRouter | ExecutorLike | None = None,
+    conf: CompactorConf | None = None,
+    worker_id: str | None = None,
+) -> list[CompactionOutcome]:
+    """Run queued compactions until the queue is empty (or ``max_entries`` ran)."""
+    return Worker(target, executor=executor, conf=conf, worker_id=worker_id).run(max_entries)
+
+
+def run_cleaner(
+    target: Any, conf: CompactorConf | None = None, *, sweep_aborted: bool = True
+) -> CleanerReport:
+    """One cleaner pass: clean every ready entry, then sweep aborted directories."""
+    return Cleaner(target, conf).run(sweep_aborted=sweep_aborted)
+
+
+def show_compactions(target: Any) -> list[dict[str, Any]]:
+    """SHOW COMPACTIONS rows (queue, then history)."""
+    return CompactionContext.of(target).metastore.show_compactions()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    db, dot, table = name.rpartition(".")
+    return (
+        normalize_identifier(db if dot else DEFAULT_DATABASE, "database name"),
+        normalize_identifier(table, "table name"),
+    )
+
+
+def _partitions(
+    ms: Any, spec: TableSpec, partition: str | Mapping[str, Any] | None
+) -> list[str | None]:
+    if not spec.is_partitioned:
+        if partition:
+            raise InvalidPartitionError(f"table {spec.full_name} is not partitioned")
+        return [None]
+    if partition is None:
+        names: list[str | None] = list(ms.list_partitions(spec.db, spec.name))
+        return names
+    if isinstance(partition, Mapping):
+        values = {k.lower(): v for k, v in partition.items()}
+        missing = [c for c in spec.partition_column_names if c not in values]
+        if missing:
+            raise InvalidPartitionError(
+                f"table {spec.full_name}: partition spec {dict(partition)} lacks {missing}"
+            )
+        partition = make_partition_name(
+            spec.partition_column_names, [values[c] for c in spec.partition_column_names]
+        )
+    if partition not in ms.list_partitions(spec.db, spec.name):
+        raise InvalidPartitionError(f"table {spec.full_name} has no partition {partition}")
+    return [partition]
+
+
+def _active_entry(ctx: CompactionContext, spec: TableSpec, partition: str | None) -> int:
+    for row in ctx.metastore.show_compactions():
+        if (
+            row["Database"] == spec.db
+            and row["Table"] == spec.name
+            and row["Partition"] == partition
+            and row["State"] in (s.value for s in _ACTIVE)
+        ):
+            return int(row["CompactionId"])
+    raise CompactionError(  # pragma: no cover - enqueue said one exists
+        f"no active compaction of {spec.full_name} found after a duplicate enqueue"
+    )

@@ -1,0 +1,112 @@
+"""Compactor settings: Hive's keys and defaults, and the per-table overrides.
+
+The initiator, worker and cleaner read one :class:`CompactorConf`. It is built from Hive's
+configuration keys (``hive.compactor.*``) so a Hive user's settings carry over, plus two keys of
+this project (``acid.compactor.*``). Tables may override the delta thresholds with
+``compactorthreshold.<hive key>`` properties and opt out of automatic compaction with
+``no_auto_compaction=true``, as in Hive.
+
+>>> conf = CompactorConf.from_conf({"hive.compactor.delta.num.threshold": "4"})
+>>> conf.delta_num_threshold, conf.delta_pct_threshold
+(4, 0.1)
+>>> conf.delta_num_threshold_for({"compactorthreshold.hive.compactor.delta.num.threshold": "2"})
+2
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+DELTA_NUM_THRESHOLD = "hive.compactor.delta.num.threshold"
+DELTA_PCT_THRESHOLD = "hive.compactor.delta.pct.threshold"
+ABORTED_TXN_THRESHOLD = "hive.compactor.abortedtxn.threshold"
+FAILED_COMPACTS_THRESHOLD = "hive.compactor.initiator.failed.compacts.threshold"
+FAILED_RETRY_TIME = "hive.compactor.initiator.failed.retry.time"
+WORKER_TIMEOUT = "hive.compactor.worker.timeout"
+LARGE_PARTITION_BYTES = "acid.compactor.large.partition.bytes"
+STRIPE_SIZE = "acid.compactor.orc.stripe.size"
+#: Prefix of the table properties that override a threshold for one table (Hive's spelling).
+THRESHOLD_PREFIX = "compactorthreshold."
+#: Table property that keeps the initiator away from a table (manual compaction still works).
+NO_AUTO_COMPACTION = "no_auto_compaction"
+
+
+@dataclass(frozen=True)
+class CompactorConf:
+    """Thresholds and limits of the compactor (Hive's defaults).
+
+    ``large_partition_bytes``: partitions whose selected files exceed this many bytes are
+    rewritten by the worker's large-partition executor (Spark), when one is configured.
+    """
+
+    delta_num_threshold: int = 10
+    delta_pct_threshold: float = 0.1
+    aborted_txn_threshold: int = 1000
+    failed_compacts_threshold: int = 2
+    failed_retry_time_s: float = 7 * 86_400.0
+    worker_timeout_s: float = 86_400.0
+    large_partition_bytes: int = 1 << 30
+    stripe_size: int = 64 * 1024 * 1024
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str] | None = None) -> CompactorConf:
+        """Read Hive's keys (unknown keys are ignored; missing ones keep Hive's default)."""
+        conf = conf or {}
+        values: dict[str, object] = {}
+        for key, name, kind in _KEYS:
+            if key in conf:
+                values[name] = _parse(key, conf[key], kind)
+        return cls(**values)  # type: ignore[arg-type]
+
+    def delta_num_threshold_for(self, table_properties: Mapping[str, str]) -> int:
+        """``hive.compactor.delta.num.threshold``, or the table's override."""
+        key = THRESHOLD_PREFIX + DELTA_NUM_THRESHOLD
+        value = table_properties.get(key)
+        return self.delta_num_threshold if value is None else int(_parse(key, value, int))
+
+    def delta_pct_threshold_for(self, table_properties: Mapping[str, str]) -> float:
+        """``hive.compactor.delta.pct.threshold``, or the table's override."""
+        key = THRESHOLD_PREFIX + DELTA_PCT_THRESHOLD
+        value = table_properties.get(key)
+        return self.delta_pct_threshold if value is None else float(_parse(key, value, float))
+
+
+def auto_compaction_disabled(table_properties: Mapping[str, str]) -> bool:
+    """Whether ``no_auto_compaction`` (any case, as Hive reads it) is ``true``."""
+    for key, value in table_properties.items():
+        if key.lower() == NO_AUTO_COMPACTION:
+            return value.strip().lower() == "true"
+    return False
+
+
+_SECONDS = "seconds"
+_KEYS: tuple[tuple[str, str, object], ...] = (
+    (DELTA_NUM_THRESHOLD, "delta_num_threshold", int),
+    (DELTA_PCT_THRESHOLD, "delta_pct_threshold", float),
+    (ABORTED_TXN_THRESHOLD, "aborted_txn_threshold", int),
+    (FAILED_COMPACTS_THRESHOLD, "failed_compacts_threshold", int),
+    (FAILED_RETRY_TIME, "failed_retry_time_s", _SECONDS),
+    (WORKER_TIMEOUT, "worker_timeout_s", _SECONDS),
+    (LARGE_PARTITION_BYTES, "large_partition_bytes", int),
+    (STRIPE_SIZE, "stripe_size", int),
+)
+assert {name for _, name, _ in _KEYS} == {f.name for f in fields(CompactorConf)}
+# Hive's time values carry a unit ("86400s", "7d"); a bare number means seconds here.
+_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86_400.0}
+
+
+def _parse(key: str, text: str, kind: object) -> int | float:
+    raw = str(text).strip().lower()
+    try:
+        if kind == _SECONDS:
+            number, unit = re.fullmatch(r"([0-9.eE+-]+)\s*([a-z]*)", raw).groups()  # type: ignore[union-attr]
+            value: int | float = float(number) * _UNITS[unit or "s"]
+        else:
+            value = kind(raw)  # type: ignore[operator]
+    except (ValueError, KeyError, AttributeError):
+        raise ValueError(f"{key}={text!r} is not a valid value") from None
+    if value < 0:
+        raise ValueError(f"{key}={text!r} must not be negative")
+    return value

@@ -1,0 +1,81 @@
+"""What the initiator, worker and cleaner share: the metastore, the file system, the settings.
+
+They can be given a :class:`~acid_platform.table.Warehouse` or a bare
+:class:`~acid_platform.metastore.Metastore` (a compactor process needs no engine).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from acid_platform.format import Location, resolve, row_schema
+from acid_platform.metastore import Metastore, TableSpec
+from acid_platform.table.compaction.config import CompactorConf
+from acid_platform.table.partitions import partition_path
+
+DEFAULT_COMPRESSION = "ZLIB"  # Hive's default for orc.compress
+
+
+class _HasMetastore(Protocol):
+    metastore: Metastore
+
+
+@dataclass
+class CompactionContext:
+    """A metastore, an optional file system for table locations, and the compactor settings.
+
+    ``filesystem_for`` maps a table location to the file system to use (a warehouse's own
+    mapping); without it each location is resolved on its own (local path or URI).
+    """
+
+    metastore: Metastore
+    conf: CompactorConf = field(default_factory=CompactorConf)
+    filesystem_for: Callable[[str], pafs.FileSystem | None] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        target: Metastore | _HasMetastore | CompactionContext,
+        conf: CompactorConf | None = None,
+    ) -> CompactionContext:
+        """A context for a warehouse, a metastore or an existing context."""
+        if isinstance(target, CompactionContext):
+            return target if conf is None else cls(target.metastore, conf, target.filesystem_for)
+        if isinstance(target, Metastore):
+            return cls(target, conf or CompactorConf())
+        metastore = getattr(target, "metastore", None)
+        if not isinstance(metastore, Metastore):
+            raise TypeError(f"need a Warehouse or a Metastore, not {type(target).__name__}")
+        finder = getattr(target, "filesystem_for", None)
+        return cls(metastore, conf or CompactorConf(), finder if callable(finder) else None)
+
+    def location(self, spec: TableSpec, partition: str | None) -> Location:
+        """The directory of a table (``partition`` None) or of one of its partitions."""
+        fs = self.filesystem_for(spec.location) if self.filesystem_for is not None else None
+        table = resolve(spec.location, fs)
+        if not partition:
+            return table
+        return Location(table.filesystem, partition_path(table.path, partition))
+
+
+def table_row_schema(spec: TableSpec) -> pa.Schema:
+    """The Arrow schema of a table's data columns (the ORC ``row`` struct)."""
+    return row_schema(spec.columns)
+
+
+def table_compression(spec: TableSpec) -> str:
+    """The table's ``orc.compress`` (Hive's default ZLIB)."""
+    return spec.properties.get("orc.compress", DEFAULT_COMPRESSION).upper()
+
+
+def default_worker_id() -> str:
+    """Hive's ``<host>-<thread id>`` worker name, with the pid to tell processes apart."""
+    return f"{socket.gethostname()}-{os.getpid()}.{threading.get_ident() % 100_000}"

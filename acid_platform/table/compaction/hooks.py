@@ -1,0 +1,73 @@
+"""Named steps of the worker and the cleaner, where tests can stop or observe them.
+
+The worker and the cleaner call :func:`checkpoint` at each step that leaves a distinct state on
+disk or in the metastore. Two ways to use a step:
+
+* In-process: :func:`on_checkpoint` registers a callback (a test runs concurrent writes or reads
+  exactly there).
+* Across processes: with ``ACID_COMPACTION_PAUSE_AT=<step>`` in its environment a process
+  announces the step (writes its pid to ``ACID_COMPACTION_PAUSE_FILE`` if set) and then blocks
+  for ever, so a ``kill -9`` lands at that step deterministically, never by timing.
+
+Steps of the worker: ``worker.claimed``, ``worker.planned``, ``worker.dirs_created``,
+``worker.batch_written`` (first batch of the first bucket file written, file not closed),
+``worker.bucket_written`` (first bucket file closed), ``worker.files_written`` (everything
+written, compactor txn still open), ``worker.committed``. Steps of the cleaner:
+``cleaner.selected``, ``cleaner.deleted_one``, ``cleaner.deleted_all``, ``cleaner.marked``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+PAUSE_AT_ENV = "ACID_COMPACTION_PAUSE_AT"
+PAUSE_FILE_ENV = "ACID_COMPACTION_PAUSE_FILE"
+
+WORKER_STEPS = (
+    "worker.claimed",
+    "worker.planned",
+    "worker.dirs_created",
+    "worker.batch_written",
+    "worker.bucket_written",
+    "worker.files_written",
+    "worker.committed",
+)
+CLEANER_STEPS = ("cleaner.selected", "cleaner.deleted_one", "cleaner.deleted_all", "cleaner.marked")
+
+_callbacks: list[Callable[[str], None]] = []
+
+
+def checkpoint(step: str) -> None:
+    """Mark that the caller reached ``step``: run callbacks, pause if the environment asks."""
+    for callback in list(_callbacks):
+        callback(step)
+    if os.environ.get(PAUSE_AT_ENV) == step:
+        _pause(step)
+
+
+@contextmanager
+def on_checkpoint(callback: Callable[[str], None]) -> Iterator[None]:
+    """Call ``callback(step)`` at every checkpoint inside the ``with`` block (tests)."""
+    _callbacks.append(callback)
+    try:
+        yield
+    finally:
+        _callbacks.remove(callback)
+
+
+def _pause(step: str) -> None:
+    marker = os.environ.get(PAUSE_FILE_ENV)
+    if marker:
+        tmp = f"{marker}.tmp"
+        with open(tmp, "w") as f:
+            f.write(f"{os.getpid()} {step}\n")
+        os.replace(tmp, marker)  # the reader never sees a half-written marker
+    while True:  # until killed
+        if hasattr(signal, "pause"):
+            signal.pause()
+        else:  # pragma: no cover - not POSIX
+            time.sleep(3600)

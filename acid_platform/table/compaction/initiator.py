@@ -1,0 +1,265 @@
+"""The initiator: decides which partitions need a compaction and queues it (Hive's ``Initiator``).
+
+Input is the metastore's write activity: partitions with committed writes not yet compacted and
+cleaned, and partitions holding writes of aborted txns. For each one, in Hive's order:
+
+1. skip tables that are gone, not full ACID, or have ``no_auto_compaction=true``;
+2. skip when a compaction of the partition is already ``initiated`` or ``working``;
+3. when the last ``hive.compactor.initiator.failed.compacts.threshold`` (2) attempts failed,
+   record ``did not initiate`` and skip;
+4. more than ``hive.compactor.abortedtxn.threshold`` (1000) aborted txns -> **major**;
+5. otherwise look at the files the compactor would see (``acid_state`` with the compactor's
+   write id list): base size (base files, or original files when there is no base) and delta
+   size (every current delta and delete delta):
+
+   * no base but deltas -> never minor;
+   * delta size / base size > ``hive.compactor.delta.pct.threshold`` (0.1) -> **major**
+     (also: no deltas but an older base to replace, Hive 4's multi-base rule);
+   * more than ``hive.compactor.delta.num.threshold`` (10) deltas -> **minor**, or **major**
+     when there is no base;
+   * else nothing.
+
+The two delta thresholds can be overridden per table with ``compactorthreshold.<key>`` table
+properties. Sizes compare as Java floats do in Hive.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from acid_platform.errors import AcidError, NoSuchObjectError
+from acid_platform.format import AcidDir, ValidCompactorWriteIdList, acid_state
+from acid_platform.metastore import CompactionType, Metastore, PartitionActivity, TableSpec
+from acid_platform.table.compaction.config import CompactorConf, auto_compaction_disabled
+from acid_platform.table.compaction.context import CompactionContext, default_worker_id
+
+log = logging.getLogger(__name__)
+
+_ACTIVE_STATES = ("initiated", "working")
+
+
+@dataclass(frozen=True)
+class InitiatorDecision:
+    """What the initiator decided for one partition, and why.
+
+    ``type`` is ``major``/``minor`` when a compaction was asked for (``cq_id`` is the queue
+    entry, ``None`` if an entry already existed), ``None`` otherwise.
+    """
+
+    db: str
+    table: str
+    partition: str | None
+    type: str | None
+    reason: str
+    cq_id: int | None = None
+    base_size: int = 0
+    delta_size: int = 0
+    deltas: int = 0
+    aborted_txns: int = 0
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    base_size: int
+    delta_size: int
+    deltas: int
+    multi_base: bool
+
+
+class Initiator:
+    """Runs the initiator's checks over the metastore's write activity and queues compactions."""
+
+    def __init__(
+        self, target: object, conf: CompactorConf | None = None, initiator_id: str | None = None
+    ) -> None:
+        self.ctx = CompactionContext.of(target, conf)  # type: ignore[arg-type]
+        self.initiator_id = initiator_id or default_worker_id()
+
+    @property
+    def metastore(self) -> Metastore:
+        return self.ctx.metastore
+
+    def run(self) -> list[InitiatorDecision]:
+        """One pass: check every partition with activity; returns one decision per partition."""
+        ms = self.metastore
+        ms.revoke_timed_out_workers(self.ctx.conf.worker_timeout_s)
+        active = {
+            (row["Database"], row["Table"], row["Partition"])
+            for row in ms.show_compactions()
+            if row["State"] in _ACTIVE_STATES
+        }
+        decisions = []
+        for activity in ms.write_activity():
+            key = (activity.db, activity.table, activity.partition)
+            if key in active:
+                decisions.append(_decision(activity, None, "a compaction is already queued"))
+                continue
+            decisions.append(self._check(activity))
+        return decisions
+
+    def decide(
+        self, db: str, table: str, partition: str | None = None, aborted_txns: int = 0
+    ) -> InitiatorDecision:
+        """What the thresholds say for one partition (nothing is queued)."""
+        activity = PartitionActivity(db, table, partition, 0, None, False, aborted_txns)
+        spec = self.metastore.get_table(db, table)
+        return self._determine(activity, spec)
+
+    # ------------------------------------------------------------------ helpers
+    def _check(self, activity: PartitionActivity) -> InitiatorDecision:
+        ms = self.metastore
+        conf = self.ctx.conf
+        try:
+            spec = ms.get_table(activity.db, activity.table)
+        except NoSuchObjectError:
+            return _decision(activity, None, "table no longer exists")
+        if not spec.is_transactional or spec.is_insert_only:
+            return _decision(activity, None, "not a full ACID table")
+        if auto_compaction_disabled(spec.properties):
+            return _decision(activity, None, "no_auto_compaction=true")
+        if activity.partition is not None and activity.partition not in ms.list_partitions(
+            spec.db, spec.name
+        ):
+            return _decision(activity, None, "partition no longer exists")
+        if ms.too_many_failed_compactions(
+            spec.db,
+            spec.name,
+            activity.partition,
+            threshold=conf.failed_compacts_threshold,
+            retry_after_s=conf.failed_retry_time_s,
+        ):
+            message = (
+                "Compaction is not initiated since last "
+                f"{conf.failed_compacts_threshold} consecutive compaction attempts failed "
+                "(hive.compactor.initiator.failed.compacts.threshold)"
+            )
+            ms.mark_did_not_initiate(
+                spec.db, spec.name, activity.partition, message, initiator_id=self.initiator_id
+            )
+            return _decision(activity, None, message)
+        try:
+            decision = self._determine(activity, spec)
+        except AcidError as exc:  # Hive records the failure so it is not retried every pass
+            message = f"Caught exception while trying to determine if we should compact: {exc}"
+            ms.mark_did_not_initiate(
+                spec.db, spec.name, activity.partition, message, initiator_id=self.initiator_id
+            )
+            return _decision(activity, None, message)
+        if decision.type is None:
+            return decision
+        cq_id = ms.enqueue_compaction(
+            spec.db, spec.name, activity.partition, decision.type, initiator_id=self.initiator_id
+        )
+        log.info("queued %s compaction %s of %s", decision.type, cq_id, spec.full_name)
+        reason = decision.reason if cq_id is not None else "a compaction is already queued"
+        return _with(decision, cq_id=cq_id, reason=reason)
+
+    def _determine(self, activity: PartitionActivity, spec: TableSpec) -> InitiatorDecision:
+        conf = self.ctx.conf
+        if activity.aborted_txns > conf.aborted_txn_threshold:
+            return _decision(
+                activity,
+                CompactionType.MAJOR,
+                f"{activity.aborted_txns} aborted txns > hive.compactor.abortedtxn.threshold "
+                f"{conf.aborted_txn_threshold}",
+            )
+        sizes = self._sizes(spec, activity.partition)
+        kind, reason = choose_compaction_type(
+            sizes.base_size,
+            sizes.delta_size,
+            sizes.deltas,
+            sizes.multi_base,
+            delta_pct_threshold=conf.delta_pct_threshold_for(spec.properties),
+            delta_num_threshold=conf.delta_num_threshold_for(spec.properties),
+        )
+        return InitiatorDecision(
+            activity.db,
+            activity.table,
+            activity.partition,
+            kind,
+            reason,
+            None,
+            sizes.base_size,
+            sizes.delta_size,
+            sizes.deltas,
+            activity.aborted_txns,
+        )
+
+    def _sizes(self, spec: TableSpec, partition: str | None) -> _Sizes:
+        ms = self.metastore
+        txns = ms.valid_txns()
+        reader = ms.valid_write_ids(None, spec.db, spec.name, valid_txns=txns)
+        location = self.ctx.location(spec, partition)
+        state = acid_state(
+            location.path,
+            ValidCompactorWriteIdList.from_reader(reader),
+            txns,
+            filesystem=location.filesystem,
+        )
+        if state.base is not None:
+            base_size = sum(f.size for f in state.base.files)
+        else:
+            base_size = sum(f.size for f in state.original_files)
+        delta_size = sum(f.size for d in state.deltas for f in d.files)
+        multi_base = any(isinstance(d, AcidDir) and d.is_base for d in state.obsolete)
+        return _Sizes(base_size, delta_size, len(state.deltas), multi_base)
+
+
+def choose_compaction_type(
+    base_size: int,
+    delta_size: int,
+    deltas: int,
+    multi_base: bool = False,
+    *,
+    delta_pct_threshold: float = 0.1,
+    delta_num_threshold: int = 10,
+) -> tuple[str | None, str]:
+    """Hive's ``determineCompactionType``: (``major``/``minor``/None, why).
+
+    >>> choose_compaction_type(1000, 101, 1)
+    ('major', 'delta/base size 101/1000 > hive.compactor.delta.pct.threshold 0.1')
+    >>> choose_compaction_type(1000, 50, 11)[0], choose_compaction_type(0, 50, 11)[0]
+    ('minor', 'major')
+    """
+    no_base = base_size == 0 and delta_size > 0
+    if not no_base:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.float32(delta_size) / np.float32(base_size)
+        if bool(ratio > np.float32(delta_pct_threshold)):
+            return CompactionType.MAJOR.value, (
+                f"delta/base size {delta_size}/{base_size} > "
+                f"hive.compactor.delta.pct.threshold {delta_pct_threshold:g}"
+            )
+        if delta_size == 0 and multi_base:
+            return CompactionType.MAJOR.value, "no deltas but more than one base"
+    if deltas > delta_num_threshold:
+        kind = CompactionType.MAJOR if no_base else CompactionType.MINOR
+        return kind.value, (
+            f"{deltas} deltas > hive.compactor.delta.num.threshold {delta_num_threshold}"
+            + (" and no base" if no_base else "")
+        )
+    return None, (
+        f"{deltas} deltas <= hive.compactor.delta.num.threshold {delta_num_threshold}, "
+        f"delta/base size {delta_size}/{base_size} within "
+        f"hive.compactor.delta.pct.threshold {delta_pct_threshold:g}"
+    )
+
+
+def _decision(
+    activity: PartitionActivity, kind: CompactionType | str | None, reason: str
+) -> InitiatorDecision:
+    return InitiatorDecision(
+        activity.db,
+        activity.table,
+        activity.partition,
+        None if kind is None else CompactionType(kind).value,
+        reason,
+        aborted_txns=activity.aborted_txns,
+    )
+
+
+def _with(decision: InitiatorDecision, **changes: object) -> InitiatorDecision:
+    return replace(decision, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,123 @@
+"""``kill -9`` of a worker and of a cleaner at each of their steps: the table always reads
+correctly afterwards, and the next worker/cleaner finishes the job.
+
+The child process stops at the chosen step by itself (``ACID_COMPACTION_PAUSE_AT``) and tells
+us so through a marker file; only then is it killed, so the kill lands exactly there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from acid_platform.table import Warehouse
+from acid_platform.table.compaction import compact_table, run_cleaner, run_worker
+from acid_platform.table.compaction.hooks import (
+    CLEANER_STEPS,
+    PAUSE_AT_ENV,
+    PAUSE_FILE_ENV,
+    WORKER_STEPS,
+)
+
+from .conftest import KV, acid_dirs, table_rows
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _make_table(wh: Warehouse) -> Path:
+    """A bucketed table (two output files per compaction) with inserts, updates and deletes."""
+    t = wh.create_table("t", KV, bucket_columns=["k"], num_buckets=2)
+    for start in range(0, 60, 20):
+        t.insert([{"k": k, "v": f"v{k}"} for k in range(start, start + 20)])
+    t.update({"v": "'u'"}, where="k % 5 = 0")
+    t.delete("k % 7 = 0")
+    return Path(t.spec.location)
+
+
+def _run_until(step: str, cmd: str, url: str, tmp: Path) -> None:
+    """Start ``procs <cmd> <metastore url>`` paused at ``step``, wait until it is there, kill -9 it."""
+    marker = tmp / f"paused-{step}"
+    env = dict(os.environ, **{PAUSE_AT_ENV: step, PAUSE_FILE_ENV: str(marker)})
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acid_platform_tests.compaction.procs", cmd, url],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise AssertionError(f"{cmd} exited ({proc.returncode}) before {step}: {err}")
+            assert time.monotonic() < deadline, f"{cmd} never reached {step}"
+            time.sleep(0.01)
+        pid, reached = marker.read_text().split()
+        assert (int(pid), reached) == (proc.pid, step)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+        if proc.stderr:
+            proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize(
+    ("kind", "step"),
+    [("major", s) for s in WORKER_STEPS]
+    + [("minor", "worker.batch_written"), ("minor", "worker.files_written")],
+)
+def test_worker_killed_at_any_step(wh: Warehouse, tmp_path: Path, kind: str, step: str) -> None:
+    d = _make_table(wh)
+    before = table_rows(wh, "t")
+    dirs_before = acid_dirs(d)
+    ms = wh.metastore
+    cq = ms.enqueue_compaction("default", "t", None, kind)
+    assert cq is not None
+    _run_until(step, "worker", wh.metastore.url, tmp_path)
+
+    assert table_rows(wh, "t") == before  # right after the kill
+    entry = ms.get_compaction(cq)
+    committed = step == "worker.committed"
+    assert entry.state.value == ("ready for cleaning" if committed else "working")
+    killed_txn = entry.txn_id
+    if not committed:
+        assert set(dirs_before) <= set(acid_dirs(d))  # only new, invisible directories
+        assert ms.revoke_timed_out_workers(timeout_s=0) == [cq]
+        assert table_rows(wh, "t") == before
+        (outcome,) = run_worker(wh)
+        assert outcome.state.value == "ready for cleaning"
+    run_cleaner(wh)
+    assert table_rows(wh, "t") == before
+    left = acid_dirs(d)
+    assert not [n for n in left if n.endswith(f"_v{killed_txn:07d}")] or committed
+    assert all("_v" in n for n in left)  # every input was compacted and cleaned
+    assert len(left) == (1 if kind == "major" else 2)
+
+
+@pytest.mark.parametrize("step", CLEANER_STEPS)
+def test_cleaner_killed_at_any_step(wh: Warehouse, tmp_path: Path, step: str) -> None:
+    d = _make_table(wh)
+    before = table_rows(wh, "t")
+    (info,) = compact_table(wh, "t", kind="major")
+    wh.begin()  # an aborted write too, so the cleaner has aborted directories to remove
+    wh.table("t").insert([{"k": 1000, "v": "gone"}])
+    wh.rollback()
+    _run_until(step, "cleaner", wh.metastore.url, tmp_path)
+
+    assert table_rows(wh, "t") == before
+    state = wh.metastore.get_compaction(info.id).state.value
+    assert state == ("succeeded" if step == "cleaner.marked" else "ready for cleaning")
+    report = run_cleaner(wh)  # idempotent: picks up where the killed one stopped
+    assert table_rows(wh, "t") == before
+    assert acid_dirs(d) == [f"base_0000005_v{info.txn_id:07d}"]
+    assert wh.metastore.get_compaction(info.id).state.value == "succeeded"
+    assert step == "cleaner.marked" or report.cleaned_ids == (info.id,)

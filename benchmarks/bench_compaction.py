@@ -1,0 +1,344 @@
+"""Compaction speed (issue 5) on TPC-DS store_sales, against pyarrow in the same run.
+
+* major compaction of the table spread over 10 write ids (8 insert deltas, an update of 1% of
+  the rows, a delete of 1%) against pyarrow reading the same input files and writing the same
+  output rows (goal: within 1.3x);
+* minor compaction of the same 10 small deltas over a base of 10% and of 100% of the table
+  (goal: the cost follows the deltas, not the table);
+* a full scan after major compaction against pyarrow reading plain ORC with the same rows
+  (goal: within 1.15x).
+
+Medians of several runs; writes ``benchmarks/out/compaction.json`` and a Markdown section.
+
+    python -m benchmarks.bench_compaction [--scale 1] [--runs 3] [--codec ZLIB]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.orc as po
+
+from acid_platform.format import (
+    EventWriter,
+    ValidCompactorWriteIdList,
+    ValidTxnList,
+    ValidWriteIdList,
+    base_dir_name,
+    bucket_file_name,
+    delete_delta_dir_name,
+    delete_events,
+    delta_dir_name,
+    encode_bucket,
+    insert_events,
+    read_acid,
+    write_acid_version_file,
+)
+from acid_platform.format.writer import COMPRESSION, DEFAULT_STRIPE_SIZE
+from acid_platform.table.compaction import RewriteRequest, RewriteResult, rewrite_partition
+from benchmarks.data import store_sales
+
+OUT = Path(__file__).resolve().parent / "out"
+B0 = encode_bucket(0)
+INSERT_DELTAS = 8
+
+
+def median_time(fn: Callable[[], Any], runs: int, reset: Callable[[], None] | None = None) -> float:
+    """Median wall time of ``runs`` calls; ``reset`` runs between calls (not after the last)."""
+    times = []
+    for i in range(runs):
+        if i and reset is not None:
+            reset()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def paired_times(
+    ours: Callable[[], Any], reference: Callable[[], Any], runs: int
+) -> tuple[float, float]:
+    """Medians of ``runs`` alternating calls (reference, ours, reference, ours …), so that both
+    see the same machine load."""
+    a, b = [], []
+    for _ in range(runs):
+        b.append(median_time(reference, 1))
+        a.append(median_time(ours, 1))
+    return statistics.median(a), statistics.median(b)
+
+
+def write_events(path: Path, rows: pa.Table, write_id: int, codec: str) -> None:
+    write_acid_version_file(path.parent)
+    with EventWriter(path, rows.schema, compression=codec) as w:
+        first = 0
+        for batch in rows.to_batches(max_chunksize=1 << 20):
+            w.write(insert_events(batch, write_id, B0, first_row_id=first))
+            first += batch.num_rows
+
+
+def write_deletes(
+    path: Path, schema: pa.Schema, owid: Any, rowid: Any, write_id: int, codec: str
+) -> None:
+    write_acid_version_file(path.parent)
+    with EventWriter(path, schema, compression=codec) as w:
+        w.write(delete_events(owid, np.full(len(owid), B0), rowid, write_id, schema))
+
+
+def add_changes(
+    table: Path,
+    rows: pa.Table,
+    owids: np.ndarray,
+    rowids: np.ndarray,
+    first_write_id: int,
+    fraction: float,
+    codec: str,
+    seed: int,
+) -> int:
+    """An update of ``fraction`` of the rows (delete_delta + delta) and a delete of as many."""
+    rng = np.random.default_rng(seed)
+    n = rows.num_rows
+    picked = rng.choice(n, size=2 * int(n * fraction), replace=False)
+    upd, dele = np.sort(picked[: len(picked) // 2]), np.sort(picked[len(picked) // 2 :])
+    w = first_write_id
+    write_deletes(
+        table / delete_delta_dir_name(w, w, 0) / bucket_file_name(0),
+        rows.schema,
+        owids[upd],
+        rowids[upd],
+        w,
+        codec,
+    )
+    new = rows.take(pa.array(upd))
+    new = new.set_column(
+        new.schema.get_field_index("ss_quantity"),
+        "ss_quantity",
+        pc.add(new.column("ss_quantity"), 1),
+    )
+    write_events(table / delta_dir_name(w, w, 0) / bucket_file_name(0), new, w, codec)
+    w += 1
+    write_deletes(
+        table / delete_delta_dir_name(w, w, 0) / bucket_file_name(0),
+        rows.schema,
+        owids[dele],
+        rowids[dele],
+        w,
+        codec,
+    )
+    return w
+
+
+def compactor_ids(high_watermark: int) -> ValidCompactorWriteIdList:
+    return ValidCompactorWriteIdList("bench.store_sales", high_watermark)
+
+
+def run(scale: float, runs: int, codec: str, limit: int | None = None) -> dict[str, Any]:
+    rows = store_sales(scale).combine_chunks()
+    if limit is not None:
+        rows = rows.slice(0, limit)
+    n = rows.num_rows
+    schema = rows.schema
+    work = Path(tempfile.mkdtemp(prefix="acid-bench-compaction-"))
+    fs = pafs.LocalFileSystem()
+    results: dict[str, Any] = {"rows": n, "columns": rows.num_columns, "runs": runs, "codec": codec}
+    txn = iter(range(1000, 10_000))
+
+    def request(kind: str, path: Path, hwm: int, t: int) -> RewriteRequest:
+        return RewriteRequest(
+            kind,
+            str(path),
+            compactor_ids(hwm),
+            ValidTxnList(t),
+            t,
+            schema,
+            codec,
+            DEFAULT_STRIPE_SIZE,
+            fs,
+        )
+
+    try:
+        # ------------------------------------------------------------ major: 10 write ids
+        major = work / "major"
+        per = -(-n // INSERT_DELTAS)
+        owids, rowids = np.empty(n, np.int64), np.empty(n, np.int64)
+        for i in range(INSERT_DELTAS):
+            lo, hi = i * per, min(n, (i + 1) * per)
+            write_events(
+                major / delta_dir_name(i + 1, i + 1, 0) / bucket_file_name(0),
+                rows.slice(lo, hi - lo),
+                i + 1,
+                codec,
+            )
+            owids[lo:hi], rowids[lo:hi] = i + 1, np.arange(hi - lo)
+        hwm = add_changes(major, rows, owids, rowids, INSERT_DELTAS + 1, 0.01, codec, 7)
+        inputs = sorted(major.glob("*/bucket_*"))
+        input_bytes = sum(p.stat().st_size for p in inputs)
+        outputs: list[RewriteResult] = []
+
+        def compact_major() -> None:
+            result = rewrite_partition(request("major", major, hwm, next(txn)))
+            assert result is not None
+            outputs.append(result)
+
+        def drop_last_output() -> None:
+            for d in outputs[-1].output_dirs:
+                shutil.rmtree(d)
+
+        compact_major()  # untimed: its output rows are what the reference writes
+        base_dir = Path(outputs[-1].output_dirs[0])
+        base_file = base_dir / bucket_file_name(0)
+        out_events = po.read_table(base_file)
+        scratch = work / "pyarrow_out.orc"
+
+        def pyarrow_read_write() -> None:
+            for p in inputs:
+                po.ORCFile(str(p)).read()
+            po.write_table(
+                out_events, scratch, compression=COMPRESSION[codec], stripe_size=DEFAULT_STRIPE_SIZE
+            )
+
+        def compact_again() -> None:
+            drop_last_output()
+            compact_major()
+
+        ours, ref = paired_times(compact_again, pyarrow_read_write, runs)  # the last base stays
+        base_file = Path(outputs[-1].output_dirs[0]) / bucket_file_name(0)
+        results["major"] = {
+            "write_ids": hwm,
+            "directories": len(list(major.glob("delta*"))) + len(list(major.glob("delete_delta*"))),
+            "input_bytes": input_bytes,
+            "output_rows": out_events.num_rows,
+            "output_bytes": outputs[-1].output_bytes,
+            "compaction_s": ours,
+            "pyarrow_read_inputs_write_output_s": ref,
+            "ratio": ours / ref,
+        }
+
+        # ------------------------------------------------------------ scan after major
+        plain = work / "plain.orc"
+        plain_rows = pa.Table.from_struct_array(out_events.column("row").combine_chunks())
+        po.write_table(
+            plain_rows, plain, compression=COMPRESSION[codec], stripe_size=DEFAULT_STRIPE_SIZE
+        )
+        t_final = outputs[-1].output_dirs[0].rsplit("_v", 1)[1]
+        wids = ValidWriteIdList("bench.store_sales", hwm)
+        txns = ValidTxnList(int(t_final))
+        scanned = read_acid(major, wids, txns, schema=schema)
+        assert scanned.num_rows == out_events.num_rows
+        t_scan, t_plain = paired_times(
+            lambda: read_acid(major, wids, txns, schema=schema), lambda: po.read_table(plain), runs
+        )
+        results["scan_after_major"] = {
+            "read_acid_s": t_scan,
+            "pyarrow_plain_orc_s": t_plain,
+            "ratio": t_scan / t_plain,
+        }
+
+        # ------------------------------------------------------------ minor: small vs large table
+        minor: dict[str, Any] = {}
+        for label, base_rows in (("base_10pct", n // 10), ("base_100pct", out_events.num_rows)):
+            table = work / f"minor_{label}"
+            bdir = table / base_dir_name(hwm)
+            bdir.mkdir(parents=True)
+            if base_rows == out_events.num_rows:
+                shutil.copy(base_file, bdir / bucket_file_name(0))  # the compacted base itself
+            else:
+                write_events(bdir / bucket_file_name(0), rows.slice(0, base_rows), hwm, codec)
+            write_acid_version_file(bdir)
+            w = hwm
+            delta_rows = rows.slice(n - 100_000, 100_000)
+            for i in range(INSERT_DELTAS):
+                w += 1
+                write_events(
+                    table / delta_dir_name(w, w, 0) / bucket_file_name(0),
+                    delta_rows.slice(i * 10_000, 10_000),
+                    w,
+                    codec,
+                )
+            base_keys_owid = np.full(base_rows, hwm, np.int64)
+            base_keys_rowid = np.arange(base_rows, dtype=np.int64)
+            sample = rows.slice(0, base_rows)
+            last = add_changes(
+                table, sample, base_keys_owid, base_keys_rowid, w + 1, 1_000 / base_rows, codec, 11
+            )
+            dirs = len(list(table.glob("delta_*"))) + len(list(table.glob("delete_delta_*")))
+            made: list[RewriteResult] = []
+
+            def compact_minor(
+                table: Path = table, last: int = last, made: list[RewriteResult] = made
+            ) -> None:
+                result = rewrite_partition(request("minor", table, last, next(txn)))
+                assert result is not None
+                made.append(result)
+
+            def drop(made: list[RewriteResult] = made) -> None:
+                for d in made[-1].output_dirs:
+                    shutil.rmtree(d)
+
+            t_minor = median_time(compact_minor, runs, drop)
+            minor[label] = {
+                "base_rows": base_rows,
+                "delta_dirs": dirs,
+                "write_ids": last - hwm,
+                "delta_rows": INSERT_DELTAS * 10_000,
+                "compaction_s": t_minor,
+                "input_bytes": made[-1].input_bytes,
+            }
+        minor["ratio_large_to_small"] = (
+            minor["base_100pct"]["compaction_s"] / minor["base_10pct"]["compaction_s"]
+        )
+        results["minor"] = minor
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def markdown(r: dict[str, Any]) -> str:
+    mj, sc, mn = r["major"], r["scan_after_major"], r["minor"]
+    small, large = mn["base_10pct"], mn["base_100pct"]
+    return (
+        "\n".join(
+            [
+                f"## Compaction (issue 5) — store_sales, {r['rows']:,} rows × {r['columns']} columns, {r['codec']}, median of {r['runs']}",
+                "",
+                "| measure | acid_platform | reference | ratio | goal |",
+                "|---|---|---|---|---|",
+                f"| major compaction, {mj['write_ids']} write ids in {mj['directories']} deltas ({mj['input_bytes'] / 1e6:.0f} MB) -> base of {mj['output_rows']:,} rows | {mj['compaction_s']:.2f} s | pyarrow reads the same inputs and writes the same output rows {mj['pyarrow_read_inputs_write_output_s']:.2f} s | {mj['ratio']:.2f}x | ≤ 1.3x |",
+                f"| minor compaction of {small['delta_dirs']} deltas, {small['write_ids']} write ids ({small['delta_rows']:,} rows inserted, 1,000 updated, 1,000 deleted) over a base of {small['base_rows']:,} rows | {small['compaction_s']:.3f} s | | | |",
+                f"| the same deltas over a base of {large['base_rows']:,} rows | {large['compaction_s']:.3f} s | 10x smaller base {small['compaction_s']:.3f} s | {mn['ratio_large_to_small']:.2f}x | ≈ 1x (cost follows the deltas) |",
+                f"| full scan after major compaction | {sc['read_acid_s']:.2f} s | pyarrow, plain ORC with the same rows {sc['pyarrow_plain_orc_s']:.2f} s | {sc['ratio']:.2f}x | ≤ 1.15x |",
+            ]
+        )
+        + "\n"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--codec", default="ZLIB", choices=sorted(COMPRESSION))
+    ap.add_argument(
+        "--limit", type=int, default=None, help="use only the first N rows (smoke runs)"
+    )
+    args = ap.parse_args()
+    r = run(args.scale, args.runs, args.codec.upper(), args.limit)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "compaction.json").write_text(json.dumps(r, indent=2))
+    (OUT / "compaction.md").write_text(markdown(r))
+    print(markdown(r))
+
+
+if __name__ == "__main__":
+    main()
