@@ -286,7 +286,24 @@ def test_seed_003_location_is_ignored_and_alter_location_refused(
         sql.execute("alter table tstloc set location 'hdfs:///tmp/ttslocnew'")
 
 
-def test_seed_000_compaction_is_parsed_and_refused_clearly(sql: SqlSession) -> None:
+def test_seed_000_compaction_runs_as_written(wh: Warehouse, sql: SqlSession) -> None:
+    """Seed 000: after the MERGE, `ALTER TABLE employee COMPACT 'minor'` then 'major' keep
+    the rows and ROW__IDs; the layout gains Hive 4's `_v` directories."""
+    table_dir = Path(wh.root) / "employee"
     sql.execute(SEED_000_SETUP)
-    with pytest.raises(UnsupportedOperationError, match="COMPACT 'minor'"):
-        sql.execute("ALTER TABLE employee COMPACT 'minor';")
+    sql.execute(SEED_000_MERGE)
+    before = row_ids(sql)
+    sql.execute("ALTER TABLE employee COMPACT 'minor' AND WAIT;")
+    minor = [d for d in acid_dirs(table_dir) if "_v" in d]
+    assert [d.rsplit("_v", 1)[0] for d in minor] == [
+        "delete_delta_0000001_0000002",
+        "delta_0000001_0000002",
+    ]
+    assert row_ids(sql) == before
+    sql.execute("ALTER TABLE employee COMPACT 'major' AND WAIT;")
+    assert any(d.startswith("base_0000002_v") for d in acid_dirs(table_dir))
+    assert row_ids(sql) == before
+    queued = sql.execute("ALTER TABLE employee COMPACT 'major';")
+    assert queued.num_rows == 0
+    states = [r["State"] for r in sql.execute("SHOW COMPACTIONS").to_pylist()]
+    assert "initiated" in states and "ready for cleaning" in states
