@@ -30,7 +30,7 @@ insert rows per statement.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -56,6 +56,7 @@ VIOLATION = "__acid_violation"
 _BRANCH = "__acid_branch"
 _PRESENT = "__acid_s_present"
 _MATCHES = "__acid_matches"
+_COUNTS = "__acid_m"
 
 
 class Action(enum.StrEnum):
@@ -111,7 +112,13 @@ class PlannedBranch:
 
 @dataclass(frozen=True)
 class DmlPlan:
-    """The query (Hive dialect AST) and how to read its output."""
+    """The query (Hive dialect AST) and how to read its output.
+
+    ``probe``, ``probe_columns`` and ``read_columns`` say how little of the target an engine may
+    read and still get the query's exact output (see :func:`probe_query`): the query only needs
+    the target rows ``probe`` returns, and of their columns only ``read_columns`` (the others may
+    be NULL). ``probe`` is ``None`` when every target row can produce output.
+    """
 
     table: str
     query: exp.Select
@@ -119,6 +126,9 @@ class DmlPlan:
     target_columns: tuple[str, ...]
     statement_count: int
     relations: tuple[str, ...]
+    probe: exp.Select | None = None
+    probe_columns: tuple[str, ...] = ()
+    read_columns: tuple[str, ...] | None = None
 
     def sql(self, dialect: str = "hive") -> str:
         """The plan as SQL text."""
@@ -222,11 +232,16 @@ def _plan(
         source = Scope(s_alias, tuple(lowered), (), f"source {s_alias}")
     t_index = {c: i for i, c in enumerate(target_cols)}
     s_index = {c: i for i, c in enumerate(source.columns)} if source else {}
+    used: set[str] = set(spec.partition_column_names)  # target columns whose values matter
 
     def inner_ref(scope: Scope, col: str) -> exp.Expr:
+        if scope is target:
+            used.add(col)
         return exp.column(quoted(col), table=quoted(scope.alias))
 
     def flat_ref(scope: Scope, col: str) -> exp.Expr:
+        if scope is target:
+            used.add(col)
         name = f"__t_{t_index[col]}" if scope is target else f"__s_{s_index[col]}"
         return exp.column(quoted(name))
 
@@ -265,6 +280,8 @@ def _plan(
             value_columns.append(exp.alias_(guarded, quoted(name)))
             assigned[col] = name
         branches.append(PlannedBranch(clause.kind, clause.kind.action, statements[b], assigned))
+        if clause.kind.action is Action.UPDATE:
+            used.update(c for c in target_cols if c not in assigned)  # carried into new rows
 
     inner = _inner_query(spec, target, source, on, clauses, t_index, check_cardinality, inner_ref)
     with_branch = exp.select(
@@ -299,9 +316,71 @@ def _plan(
         where = exp.or_(where, violation)
     query = exp.select(*projections).from_(with_branch.subquery("__acid_b")).where(where)
     relations = (TARGET_RELATION,) if source is None else (TARGET_RELATION, SOURCE_RELATION)
+    probe_used: set[str] = set(spec.partition_column_names)
+
+    def probe_ref(scope: Scope, col: str) -> exp.Expr:
+        if scope is target:
+            probe_used.add(col)
+        return exp.column(quoted(col), table=quoted(scope.alias))
+
+    probe = probe_query(target, source, on, clauses, probe_ref)
     return DmlPlan(
-        spec.full_name, query, tuple(branches), target_cols, max(statements) + 1, relations
+        spec.full_name,
+        query,
+        tuple(branches),
+        target_cols,
+        max(statements) + 1,
+        relations,
+        probe,
+        tuple(c for c in target_cols if c in probe_used) if probe is not None else (),
+        tuple(c for c in target_cols if c in used),
     )
+
+
+def probe_query(
+    target: Scope,
+    source: Scope | None,
+    on: object,
+    clauses: Sequence[Clause],
+    ref: Callable[[Scope, str], exp.Expr],
+) -> exp.Select | None:
+    """The target rows a plan can touch, as ``SELECT t.* FROM target t WHERE …`` (``None``: all).
+
+    An engine runs it over a narrow ``target`` (ROW__ID, the probe's columns, partition columns),
+    then gives the plan only the rows it returns — with their full values where the plan needs
+    them. The plan's output is unchanged, because the rows left out produce none:
+
+    * UPDATE / DELETE: rows whose WHERE is not TRUE are in no branch;
+    * MERGE without WHEN NOT MATCHED BY SOURCE: a target row that matches no source row drops out
+      of the (inner or right) join, while every row that matches one keeps all its matches — so
+      the branches, the NOT MATCHED inserts and the cardinality check see the same pairs.
+
+    With a WHEN NOT MATCHED BY SOURCE clause, or UPDATE / DELETE without WHERE, any row may
+    produce output: ``None``.
+    """
+    t = quoted(target.alias)
+    select = exp.select(exp.Column(this=exp.Star(), table=t)).from_(
+        exp.to_table(TARGET_RELATION).as_(t)
+    )
+    if any(c.kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE) for c in clauses):
+        return None
+    if source is None:
+        conditions = [c.condition for c in clauses]
+        if not conditions or any(c is None for c in conditions):
+            return None
+        predicates = [
+            exp.paren(resolve(to_expression(c, "WHERE clause"), [target], ref, "WHERE clause"))
+            for c in conditions
+        ]
+        where: exp.Expr = predicates[0]
+        for p in predicates[1:]:
+            where = exp.or_(where, p)
+        return select.where(where)
+    what = "ON clause of MERGE"
+    on_expr = resolve(to_expression(on, what), [target, source], ref, what)
+    s = quoted(source.alias)
+    matches = exp.select(exp.Literal.number(1)).from_(exp.to_table(SOURCE_RELATION).as_(s))
+    return select.where(exp.Exists(this=matches.where(on_expr)))
 
 
 def _statement_offsets(clauses: Sequence[Clause]) -> list[int]:
@@ -398,13 +477,11 @@ def _inner_query(
         for i, c in enumerate(source.columns)
     ]
     cols.append(exp.alias_(exp.column(_PRESENT, table=s), _PRESENT))
-    if check_cardinality and any(
+    check = check_cardinality and any(
         c.kind in (ClauseKind.MATCHED_UPDATE, ClauseKind.MATCHED_DELETE) for c in clauses
-    ):
-        keys = [exp.column(c, table=t) for c in ROW_ID_COLUMNS]
-        keys += [exp.column(quoted(c), table=t) for c in spec.partition_column_names]
-        window = exp.Window(this=exp.Count(this=exp.Star()), partition_by=keys)
-        cols.append(exp.alias_(window, _MATCHES))
+    )
+    if check:
+        cols.append(exp.alias_(exp.column(_MATCHES, table=quoted(_COUNTS)), _MATCHES))
     what = f"ON clause of MERGE INTO {spec.full_name}"
     on_expr = resolve(to_expression(on, what), [target, source], inner_ref, what)  # type: ignore[arg-type]
     source_rel = (
@@ -421,7 +498,41 @@ def _inner_query(
         (False, False): None,
     }[(has_insert, has_by_source)]
     join = exp.Join(this=source_rel, on=on_expr, side=side, kind=None if side else "INNER")
-    return exp.select(*cols).from_(target_rel).join(join)
+    query = exp.select(*cols).from_(target_rel).join(join)
+    if check:
+        query = query.join(_match_counts(spec, t, s, on_expr))
+    return query
+
+
+def _match_counts(spec: TableSpec, t: exp.Identifier, s: exp.Identifier, on: exp.Expr) -> exp.Join:
+    """``LEFT JOIN`` of the number of source rows each matched target row pairs with — Hive's
+    cardinality check (``GROUP BY ROW__ID HAVING count(*) > 1``) over the narrow join, instead of
+    a window that would carry every column of the wide join through a sort."""
+    keys: list[exp.Expr] = [exp.column(c, table=t) for c in ROW_ID_COLUMNS]
+    keys += [exp.column(quoted(c), table=t) for c in spec.partition_column_names]
+    names = [f"__acid_k{i}" for i in range(len(keys))]
+    counts = (
+        exp.select(
+            *[exp.alias_(k.copy(), n) for k, n in zip(keys, names, strict=True)],
+            exp.alias_(exp.Count(this=exp.Star()), _MATCHES),
+        )
+        .from_(exp.to_table(TARGET_RELATION).as_(t))
+        .join(exp.Join(this=exp.to_table(SOURCE_RELATION).as_(s), on=on.copy(), kind="INNER"))
+        .group_by(*[k.copy() for k in keys])
+    )
+    m = quoted(_COUNTS)
+    row_id_keys = len(ROW_ID_COLUMNS)
+    conditions: list[exp.Expr] = []
+    for i, (k, n) in enumerate(zip(keys, names, strict=True)):
+        left = exp.column(n, table=m)
+        # ROW__ID parts are never NULL on a target row; partition values may be.
+        cond = (
+            exp.EQ(this=left, expression=k.copy())
+            if i < row_id_keys
+            else exp.NullSafeEQ(this=left, expression=k.copy())
+        )
+        conditions.append(cond)
+    return exp.Join(this=counts.subquery(m), on=and_all(conditions), side="LEFT")
 
 
 def _case_on_branch(values: Sequence[exp.Expr]) -> exp.Expr:

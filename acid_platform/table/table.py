@@ -22,13 +22,9 @@ from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml_output import StatementRows, assemble
+from acid_platform.table.dml_read import read_target
 from acid_platform.table.partitions import make_partition_name, static_partition_values
-from acid_platform.table.scan import (
-    Snapshot,
-    partition_pruning_predicate,
-    scan_table,
-    target_relation,
-)
+from acid_platform.table.scan import Snapshot, scan_table
 from acid_platform.table.schema import (
     check_not_null,
     conform,
@@ -38,7 +34,13 @@ from acid_platform.table.schema import (
     to_arrow,
 )
 from acid_platform.table.transaction import Transaction, insert_lock_type, write_lock_type
-from acid_platform.table.writes import EventSink, WriteMetrics, split_by_partition
+from acid_platform.table.writes import (
+    EventSink,
+    PendingWrites,
+    WriteMetrics,
+    run_writes,
+    split_by_partition,
+)
 
 #: Columns of the delete rows the plan produces (ROW__ID parts).
 ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
@@ -144,8 +146,12 @@ class Table:
                     spec, [(name or None, OperationType.INSERT) for name, _ in groups]
                 )
                 sink = EventSink(spec, self.location, write_id)
-                for name, part in groups:
-                    metrics.add(sink.write_inserts(name, part, statement, overwrite=overwrite))
+                metrics = run_writes(
+                    [
+                        sink.insert_writes(name, part, statement, overwrite=overwrite)
+                        for name, part in groups
+                    ]
+                )
                 self.warehouse._register_partitions(txn, spec, [n for n, _ in groups])
             return _metrics(
                 txn, spec, metrics, [statement], {"num_inserted_rows": metrics.rows_inserted}
@@ -239,11 +245,18 @@ class Table:
         check_not_null(spec.full_name, rows, not_null_columns(spec))
         return rows, static_name
 
-    def _read_target(self, txn: Transaction, spec: TableSpec, where: str | None) -> pa.Table:
+    def _read_target(
+        self,
+        txn: Transaction,
+        spec: TableSpec,
+        plan: dml.DmlPlan,
+        where: str | None,
+        source: pa.Table | None,
+    ) -> pa.Table:
         snapshot = Snapshot(txn.valid_txns, txn.write_ids(spec))
-        pruning = partition_pruning_predicate(spec, where)
-        rows = self._scan(spec, snapshot, None, pruning, True, True)
-        return target_relation(rows, spec)
+        return read_target(
+            spec, self.location, snapshot, self.warehouse.engine, plan, where, source
+        )
 
     def _run_plan(
         self,
@@ -263,9 +276,12 @@ class Table:
             txn.lock([LockComponent(lock_type, spec.db, spec.name), *lock_extra])
             if lock_type is not LockType.SHARED_WRITE:
                 txn.check_outdated(spec)
-            relations = {dml.TARGET_RELATION: self._read_target(txn, spec, where)}
-            if source is not None:
-                relations[dml.SOURCE_RELATION] = source(txn)
+            source_rows = source(txn) if source is not None else None
+            relations = {
+                dml.TARGET_RELATION: self._read_target(txn, spec, plan, where, source_rows)
+            }
+            if source_rows is not None:
+                relations[dml.SOURCE_RELATION] = source_rows
             result = self.warehouse.engine.execute(plan.query, relations)
             statements = assemble(plan, spec, result)
             first = txn.reserve_statements(spec, plan.statement_count)
@@ -313,19 +329,20 @@ class Table:
             counts[key] += (
                 st.inserts.num_rows if st.action is dml.Action.INSERT else st.deletes.num_rows
             )
-        metrics = WriteMetrics()
         if not components:
-            return metrics, counts
+            return WriteMetrics(), counts
         write_id = txn.record_writes(spec, components)
         sink = EventSink(spec, self.location, write_id)
         new_partitions: list[str] = []
+        pending: list[PendingWrites] = []
         for st, deletes, inserts in plans:
             statement = first + st.statement
             for name, ids in deletes:
-                metrics.add(sink.write_deletes(name, ids, statement))
+                pending.append(sink.delete_writes(name, ids, statement))
             for name, rows in inserts:
-                metrics.add(sink.write_inserts(name, rows, statement))
+                pending.append(sink.insert_writes(name, rows, statement))
                 new_partitions.append(name)
+        metrics = run_writes(pending)
         self.warehouse._register_partitions(txn, spec, new_partitions)
         return metrics, counts
 

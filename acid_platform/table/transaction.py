@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class OutdatedSnapshot(Exception):
-    """Internal: an autocommit statement must be re-run in a new transaction."""
+class OutdatedSnapshot(TransactionStateError):
+    """An autocommit statement's snapshot went stale while it waited for its lock; it is re-run
+    in a new transaction (and surfaces only when the retries run out)."""
 
 
 @dataclass

@@ -392,6 +392,12 @@ class Warehouse:
         """One snapshot for reading ``specs`` outside a transaction, registered with the
         cleaner as a reader lease (heartbeated) while it is in use."""
         ms = self.metastore
+        lease: int | None = None
+        if conf_bool(self.conf, "acid.scan.read.lease"):
+            # The lease goes first, on a snapshot no newer than the one we read with: between the
+            # two calls the cleaner may run, and only a registered lease holds it back.
+            names = ", ".join(s.full_name for s in specs)
+            lease = ms.open_read_lease(ms.valid_txns(), agent_info=f"scan {names}"[:128])
         valid_txns = ms.valid_txns()
         snapshots = {
             s.full_name: Snapshot(
@@ -399,18 +405,17 @@ class Warehouse:
             )
             for s in specs
         }
-        if not conf_bool(self.conf, "acid.scan.read.lease"):
+        if lease is None:
             yield snapshots
             return
-        names = ", ".join(snapshots)
-        lease = ms.open_read_lease(valid_txns, agent_info=f"scan {names}"[:128])
-        beat = Heartbeat(lambda: ms.heartbeat_read_lease(lease), ms.txn_timeout_s / 2)
+        lease_id = lease
+        beat = Heartbeat(lambda: ms.heartbeat_read_lease(lease_id), ms.txn_timeout_s / 2)
         beat.start()
         try:
             yield snapshots
         finally:
             beat.stop()
-            ms.close_read_lease(lease)
+            ms.close_read_lease(lease_id)
 
     def _scan_in(self, spec: TableSpec, snapshot: Snapshot) -> pa.Table:
         return Table(self, spec)._scan(spec, snapshot, None, None, False, True)

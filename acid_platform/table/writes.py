@@ -11,7 +11,8 @@ transaction commits, and an abort leaves them for the cleaner.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,14 +34,19 @@ from acid_platform.format import (
 )
 from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.format.fs import Location, join
+from acid_platform.format.parallel import read_threads, run_parallel
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import make_partition_name, partition_path
 from acid_platform.table.schema import data_schema
 
 #: Hive's default for the ``orc.compress`` table property.
 DEFAULT_COMPRESSION = "ZLIB"
-#: Writer (task) id used for unbucketed tables: one writer per statement and partition.
+#: Writer (task) id of the first writer of an unbucketed table (one per statement and partition,
+#: more for large statements: see :data:`ROWS_PER_WRITER`).
 UNBUCKETED_WRITER_ID = 0
+#: An unbucketed statement gets one more writer (bucket_N file) per this many rows, up to the
+#: number of decoding threads.
+ROWS_PER_WRITER = 500_000
 
 
 @dataclass
@@ -87,63 +93,72 @@ class EventSink:
         ``overwrite`` writes ``base_w`` (INSERT OVERWRITE) instead of ``delta_w_w_s``; an empty
         overwrite still writes the (empty) base so it hides everything older.
         """
+        return run_writes([self.insert_writes(partition, rows, statement_id, overwrite=overwrite)])
+
+    def write_deletes(self, partition: str, row_ids: pa.Table, statement_id: int) -> WriteMetrics:
+        """Delete events for the rows named by ``row_ids`` (columns ``writeid``, ``bucketid``,
+        ``rowid``) of one partition, each in the bucket file of the row it deletes."""
+        return run_writes([self.delete_writes(partition, row_ids, statement_id)])
+
+    def insert_writes(
+        self, partition: str, rows: pa.Table, statement_id: int, *, overwrite: bool = False
+    ) -> PendingWrites:
+        """:meth:`write_inserts` as pending file writes (the directory is created now)."""
         name = (
             base_dir_name(self.write_id)
             if overwrite
             else delta_dir_name(self.write_id, self.write_id, statement_id)
         )
         directory = join(self.partition_dir(partition), name)
-        metrics = WriteMetrics()
         if rows.num_rows == 0 and not overwrite:
-            return metrics
+            return PendingWrites()
         fs = self.table_location.filesystem
         write_acid_version_file(directory, fs)
-        metrics.dirs.append(directory)
         schema = data_schema(self.spec)
+        files: list[Callable[[], WriteMetrics]] = []
         for bucket, part in self._by_bucket(rows):
             path = join(directory, bucket_file_name(bucket))
-            with EventWriter(path, schema, filesystem=fs, compression=self.compression) as writer:
-                writer.write(
-                    insert_events(part, self.write_id, encode_bucket(bucket, statement_id))
-                )
-            result = writer.result
-            assert result is not None
-            metrics.files.append(path)
-            metrics.bytes_written += result.size
-            metrics.rows_inserted += result.rows
-        return metrics
+            events = functools.partial(
+                insert_events, part, self.write_id, encode_bucket(bucket, statement_id)
+            )
+            files.append(functools.partial(self._write_file, path, schema, events))
+        return PendingWrites([directory], files)
 
-    def write_deletes(self, partition: str, row_ids: pa.Table, statement_id: int) -> WriteMetrics:
-        """Delete events for the rows named by ``row_ids`` (columns ``writeid``, ``bucketid``,
-        ``rowid``) of one partition, each in the bucket file of the row it deletes."""
-        metrics = WriteMetrics()
+    def delete_writes(self, partition: str, row_ids: pa.Table, statement_id: int) -> PendingWrites:
+        """:meth:`write_deletes` as pending file writes (the directory is created now)."""
         if row_ids.num_rows == 0:
-            return metrics
+            return PendingWrites()
         directory = join(
             self.partition_dir(partition),
             delete_delta_dir_name(self.write_id, self.write_id, statement_id),
         )
-        fs = self.table_location.filesystem
-        write_acid_version_file(directory, fs)
-        metrics.dirs.append(directory)
+        write_acid_version_file(directory, self.table_location.filesystem)
         owid = row_ids.column("writeid").to_numpy()
         bucket_property = row_ids.column("bucketid").to_numpy()
         rowid = row_ids.column("rowid").to_numpy()
         buckets = decode_bucket_ids(bucket_property)
         schema = data_schema(self.spec)
+        files: list[Callable[[], WriteMetrics]] = []
         for bucket in np.unique(buckets):
             pick = buckets == bucket
             path = join(directory, bucket_file_name(int(bucket)))
-            events = delete_events(
-                owid[pick], bucket_property[pick], rowid[pick], self.write_id, schema
+            events = functools.partial(
+                delete_events, owid[pick], bucket_property[pick], rowid[pick], self.write_id, schema
             )
-            with EventWriter(path, schema, filesystem=fs, compression=self.compression) as writer:
-                writer.write(events)
-            result = writer.result
-            assert result is not None
-            metrics.files.append(path)
-            metrics.bytes_written += result.size
-            metrics.rows_deleted += result.rows
+            files.append(functools.partial(self._write_file, path, schema, events))
+        return PendingWrites([directory], files)
+
+    def _write_file(
+        self, path: str, schema: pa.Schema, events: Callable[[], pa.Table]
+    ) -> WriteMetrics:
+        fs = self.table_location.filesystem
+        with EventWriter(path, schema, filesystem=fs, compression=self.compression) as writer:
+            writer.write(events())
+        result = writer.result
+        assert result is not None
+        metrics = WriteMetrics(files=[path], bytes_written=result.size)
+        metrics.rows_inserted = result.inserts + result.updates
+        metrics.rows_deleted = result.deletes
         return metrics
 
     def _by_bucket(self, rows: pa.Table) -> list[tuple[int, pa.Table]]:
@@ -151,7 +166,16 @@ class EventSink:
             return []
         spec = self.spec
         if not spec.num_buckets:
-            return [(UNBUCKETED_WRITER_ID, rows)]
+            # Hive gives each writer task of an unbucketed table its own bucket_N file; a large
+            # statement is written by several writers at once (contiguous slices of its rows).
+            writers = max(1, min(read_threads(), rows.num_rows // ROWS_PER_WRITER))
+            if writers == 1:
+                return [(UNBUCKETED_WRITER_ID, rows)]
+            bounds = np.linspace(0, rows.num_rows, writers + 1).astype(np.int64)
+            return [
+                (UNBUCKETED_WRITER_ID + w, rows.slice(int(lo), int(hi - lo)))
+                for w, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
+            ]
         types = dict(spec.columns)
         ids = bucket_ids(
             [rows.column(c) for c in spec.bucket_columns],
@@ -163,6 +187,26 @@ class EventSink:
         for bucket in np.unique(ids):
             out.append((int(bucket), rows.filter(pa.array(ids == bucket))))
         return out
+
+
+@dataclass
+class PendingWrites:
+    """Directories already created and the file writes still to run (each returns its
+    :class:`WriteMetrics`)."""
+
+    dirs: list[str] = field(default_factory=list)
+    files: list[Callable[[], WriteMetrics]] = field(default_factory=list)
+
+
+def run_writes(pending: Sequence[PendingWrites]) -> WriteMetrics:
+    """Run every pending file write, several at once (ORC encoding runs without the GIL), and
+    return the metrics in the order the writes were planned."""
+    metrics = WriteMetrics()
+    for p in pending:
+        metrics.dirs.extend(d for d in p.dirs if d not in metrics.dirs)
+    for m in run_parallel([f for p in pending for f in p.files]):
+        metrics.add(m)
+    return metrics
 
 
 def split_by_partition(

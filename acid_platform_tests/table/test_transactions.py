@@ -112,16 +112,17 @@ def test_failure_after_files_were_written_leaves_table_unchanged(
 ) -> None:
     t = wh.create_table("t", COLS, partition_columns=[("p", "int")])
     t.insert([{"id": 1, "v": "a", "p": 1}, {"id": 2, "v": "b", "p": 2}])
-    real = EventSink.write_inserts
+    real = EventSink._write_file
     calls = []
 
     def failing(self: EventSink, *args: object, **kwargs: object) -> object:
+        # The second of the statement's four event files fails (they are written concurrently).
         calls.append(args)
         if len(calls) == 2:
             raise OSError("disk full")
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(EventSink, "write_inserts", failing)
+    monkeypatch.setattr(EventSink, "_write_file", failing)
     with pytest.raises(OSError, match="disk full"):
         t.update({"v": "concat(v, '!')"})
     monkeypatch.undo()

@@ -1,0 +1,79 @@
+"""Spark for acid_platform: the ``acid`` data source, a Spark engine, and a local cluster.
+
+>>> # from acid_platform import Warehouse
+>>> # wh = Warehouse.open("/data/wh"); wh.register_spark(spark)
+>>> # spark.read.format("acid").load("db.sales").where("ds = '2024-01-01'")
+>>> # df.write.format("acid").mode("append").save("db.sales")
+>>> # engine = SparkEngine(spark)
+>>> # engine.merge(wh.table("db.sales"), df, "t.id = s.id").when_matched_update_all().execute()
+
+* :func:`register` — the ``acid`` format for one warehouse (reads under one snapshot with filter
+  pushdown; writes by executors, committed on the driver);
+* :class:`SparkEngine` — the :class:`~acid_platform.engines.Engine` protocol on Spark, plus
+  UPDATE / DELETE / MERGE / INSERT whose rows stay on the executors;
+* :class:`LocalCluster` — a standalone master and workers on 127.0.0.1, for tests and laptops.
+
+This is the only package of the project that imports PySpark.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from acid_platform.engines.spark.cluster import LocalCluster
+    from acid_platform.engines.spark.datasource import AcidDataSource
+    from acid_platform.engines.spark.engine import SparkEngine, SparkTableMerger
+    from acid_platform.table.warehouse import Warehouse
+
+#: The default format name (``spark.read.format("acid")``).
+NAME = "acid"
+# Spark's Python workers unpickle the data source by importing its module; this package stays
+# light so they do not import the engine and cluster code as well.
+_LAZY = {
+    "AcidDataSource": "acid_platform.engines.spark.datasource",
+    "LocalCluster": "acid_platform.engines.spark.cluster",
+    "SparkEngine": "acid_platform.engines.spark.engine",
+    "SparkTableMerger": "acid_platform.engines.spark.engine",
+}
+
+
+def register(
+    spark: SparkSession, warehouse: Warehouse, *, name: str = NAME
+) -> type[AcidDataSource]:
+    """Register the ``acid`` data source (or ``name``) for ``warehouse`` on ``spark``.
+
+    The warehouse root, metastore URL, transaction time-out and session settings (``wh.conf``
+    as of now) become option defaults; ``.option("warehouse", …)`` and
+    ``.option("metastore_url", …)`` override them per read or write. Also turns on Spark's
+    filter pushdown for Python data sources (``spark.sql.python.filterPushdown.enabled``).
+    Returns the registered class.
+    """
+    from acid_platform.engines.spark.datasource import AcidDataSource
+    from acid_platform.engines.spark.options import warehouse_options
+
+    attrs: dict[str, Any] = {"defaults": warehouse_options(warehouse), "format_name": name}
+    cls = type("AcidDataSource", (AcidDataSource,), attrs)
+    spark.dataSource.register(cls)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "NAME",
+    "AcidDataSource",
+    "LocalCluster",
+    "SparkEngine",
+    "SparkTableMerger",
+    "register",
+]

@@ -1,0 +1,72 @@
+"""The ``acid`` Spark data source (PySpark's Python Data Source API).
+
+>>> # wh.register_spark(spark)
+>>> # df = spark.read.format("acid").load("db.t")                       # one snapshot
+>>> # df.where("ds = '2024-01-01' AND id > 3").select("id")            # pruned + pushed down
+>>> # new_rows.write.format("acid").mode("append").save("db.t")        # one transaction
+>>> # new_rows.write.format("acid").mode("overwrite").save("db.t")     # INSERT OVERWRITE
+
+Spark runs these methods in Python processes of its own (see :mod:`.options`): ``schema`` and
+``reader``/``writer`` beside the driver while planning, ``read``/``write`` on executors, and
+``commit``/``abort`` beside the driver again. The class :func:`acid_platform.engines.spark.register`
+registers is a subclass carrying the warehouse's options as :attr:`AcidDataSource.defaults`.
+
+Spark (4.3) does not push column pruning into Python data sources: a query reads every column
+of the schema. To read fewer columns, give the schema yourself
+(``spark.read.format("acid").schema("id INT, ds STRING").load("db.t")``).
+
+Spark 4.3 plans a Python data source's read once per loaded relation and caches it (the splits,
+hence the snapshot, and the reader). A query that pushes filters down replaces the cached
+reader; a later query on the same ``load()`` result that pushes none reuses the last one —
+filters included. So: one ``load()`` per query shape (``SparkEngine`` always loads afresh), and
+expect a loaded DataFrame to keep the snapshot of its first planning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.types import StructType
+
+from acid_platform.engines.spark import NAME
+from acid_platform.engines.spark.options import SourceOptions
+from acid_platform.engines.spark.reader import AcidReader
+from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
+from acid_platform.engines.spark.writer import AcidWriter, begin_insert
+from acid_platform.metastore.model import TableSpec
+
+
+class AcidDataSource(DataSource):
+    """Hive ACID v2 tables of one warehouse as a Spark data source (see module docs)."""
+
+    #: Option defaults (warehouse, metastore_url, …) baked in by ``register``.
+    defaults: ClassVar[Mapping[str, str]] = {}
+    #: The format name Spark knows the source by.
+    format_name: ClassVar[str] = NAME
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return cls.format_name
+
+    def schema(self) -> StructType:
+        """The table's columns (data, then partition; ``row__id`` first with ``with_row_id``)."""
+        options, spec = self._resolve()
+        return spark_schema(table_arrow_schema(spec, with_row_id=options.with_row_id))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        """A reader of ``schema``'s columns (the table's, or a subset the user gave)."""
+        options, spec = self._resolve()
+        return AcidReader(options, spec, schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """Open the write's transaction and return the writer shipped to executors."""
+        options, spec = self._resolve()
+        job = begin_insert(options, spec, [f.name for f in schema.fields], overwrite)
+        return AcidWriter(options, job)
+
+    def _resolve(self) -> tuple[SourceOptions, TableSpec]:
+        options = SourceOptions.parse(dict(self.options), self.defaults)
+        return options, options.spec()

@@ -1,0 +1,357 @@
+"""UPDATE, DELETE and MERGE on Spark: the table layer's one plan, run and written distributed.
+
+For a statement planned by :mod:`acid_platform.table.dml`, inside the statement's transaction:
+
+1. ``target`` is the table read through the ``acid`` data source under the transaction's
+   snapshot: ROW__ID, partition columns and only the columns the plan uses
+   (``plan.read_columns``; a DELETE reads ROW__ID and its WHERE columns), then narrowed to the
+   rows it can touch by the plan's ``probe`` (UPDATE/DELETE: the WHERE, which Spark pushes into
+   the source for partition and stripe pruning; MERGE: a semi-join with the source). A plan
+   that reads the target twice (MERGE's cardinality check) gets it cached, so it is read once;
+2. the plan runs as Spark SQL over ``target`` and the source DataFrame (:mod:`.plans`);
+3. the labelled rows are shuffled so that every file has exactly one writer — rows deleting or
+   updating a target row by (statement, partition, bucket of that row), inserted rows by
+   (statement, Hive bucket) for bucketed tables or a hash of their values otherwise — and sorted
+   by ROW__ID, then ``mapInArrow`` tasks turn them into delete/insert events with the table
+   layer's :func:`~acid_platform.table.dml_output.assemble` and the one event writer;
+4. the driver gets only each task's :class:`~.files.TaskReport`, records the write components
+   and registers new partitions; the warehouse's statement runner commits or aborts.
+
+A MERGE cardinality violation found by a task is reported (nothing more is written by it) and
+the statement fails with :class:`~acid_platform.errors.CardinalityViolationError`; the
+transaction aborts, so whatever other tasks wrote stays invisible.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F  # noqa: N812 - PySpark's convention
+from pyspark.sql.types import IntegerType, StructField, StructType
+from sqlglot import exp
+
+from acid_platform import errors
+from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, hive_buckets
+from acid_platform.engines.spark.options import table_location
+from acid_platform.engines.spark.plans import PlanViews, references
+from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
+from acid_platform.format import ROW_ID_COLUMN
+from acid_platform.format.bucket_codec import decode_bucket_ids
+from acid_platform.metastore.model import OperationType, TableSpec
+from acid_platform.table import dml
+from acid_platform.table.dml_output import assemble
+from acid_platform.table.schema import (
+    check_not_null,
+    convert_column,
+    not_null_columns,
+    table_schema,
+)
+from acid_platform.table.writes import split_by_partition
+
+if TYPE_CHECKING:
+    from acid_platform.engines.spark.engine import SparkEngine
+    from acid_platform.table.table import Table
+    from acid_platform.table.transaction import Transaction
+
+_WBUCKET = "__acid_wbucket"
+_ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
+_CODEC_V1 = 1 << 29
+_OPERATION = {
+    dml.Action.INSERT: OperationType.INSERT,
+    dml.Action.UPDATE: OperationType.UPDATE,
+    dml.Action.DELETE: OperationType.DELETE,
+}
+_COUNT_KEY = {
+    dml.Action.INSERT: "num_target_rows_inserted",
+    dml.Action.UPDATE: "num_target_rows_updated",
+    dml.Action.DELETE: "num_target_rows_deleted",
+}
+
+#: A MERGE source: a DataFrame, or (from SQL / Arrow) rows produced in the transaction.
+Source = DataFrame | Callable[["Transaction"], pa.Table]
+
+
+@dataclass(frozen=True)
+class DmlJob:
+    """What the writing tasks of one statement need (picklable; the plan's AST is dropped)."""
+
+    spec: TableSpec
+    plan: dml.DmlPlan
+    write_id: int
+    first_statement: int
+
+
+def run_dml(
+    engine: SparkEngine,
+    table: Table,
+    txn: Transaction,
+    spec: TableSpec,
+    plan: dml.DmlPlan,
+    *,
+    source: Source | None = None,
+) -> dict[str, Any]:
+    """Run one planned statement on Spark inside ``txn`` (locks already held)."""
+    spark = engine.spark
+    target = _target_frame(engine, table, txn, spec, plan)
+    relations = {dml.TARGET_RELATION: target}
+    num_source_rows = None
+    if source is not None:
+        if isinstance(source, DataFrame):
+            relations[dml.SOURCE_RELATION] = source
+        else:
+            rows = source(txn)
+            num_source_rows = rows.num_rows
+            relations[dml.SOURCE_RELATION] = spark.createDataFrame(rows)
+    first = txn.reserve_statements(spec, plan.statement_count)
+    write_id = txn.record_writes(spec, [])  # the write id, before any file is written
+    job = DmlJob(
+        spec, dataclasses.replace(plan, query=exp.select("1"), probe=None), write_id, first
+    )
+    cached: DataFrame | None = None
+    with PlanViews(spark, relations) as views:
+        try:
+            if plan.probe is not None:  # only the target rows the statement can touch
+                target = views.frame(plan.probe)
+            if references(plan.query, dml.TARGET_RELATION) > 1:
+                # the plan reads the target twice (MERGE's cardinality check): read it once
+                cached = target.persist(StorageLevel.MEMORY_AND_DISK)
+                cached.count()
+            views.replace(dml.TARGET_RELATION, target)
+            reports = _write(engine, job, views.frame(plan.query))
+        finally:
+            if cached is not None:
+                cached.unpersist()
+    violation = next((r.violation for r in reports if r.violation), None)
+    components = _components(job, reports)
+    if violation is not None:
+        if components:
+            txn.record_writes(spec, components)  # so the cleaner finds what was written
+        raise errors.CardinalityViolationError(_violation_message(spec, violation))
+    counts = dict.fromkeys(_COUNT_KEY.values(), 0)
+    for report in reports:
+        for offset, n in report.counts:
+            counts[_COUNT_KEY[_branch_action(plan, offset)]] += n
+    if components:
+        txn.record_writes(spec, components)
+        inserted = [f.partition for r in reports for f in r.files if f.kind == "insert"]
+        table.warehouse._register_partitions(txn, spec, inserted)
+    files = [f for r in reports for f in r.files]
+    out: dict[str, Any] = dict(counts)
+    if source is not None:
+        out["num_source_rows"] = num_source_rows
+    out.update(
+        {
+            "table": spec.full_name,
+            "txn_id": txn.txn_id,
+            "write_id": write_id,
+            "statement_ids": sorted({first + b.statement for b in plan.branches}),
+            "dirs_written": sorted({f.path.rsplit("/", 1)[0] for f in files}),
+            "files_written": len(files),
+            "bytes_written": sum(f.bytes for f in files),
+            "tasks": [dataclasses.asdict(r.task) for r in reports if r.files],
+        }
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- target
+
+
+def _target_frame(
+    engine: SparkEngine, table: Table, txn: Transaction, spec: TableSpec, plan: dml.DmlPlan
+) -> DataFrame:
+    """The ``target`` relation: the table under the transaction's snapshot, ROW__ID flattened,
+    reading only the columns the plan uses (the others are typed NULLs)."""
+    wanted = set(plan.read_columns if plan.read_columns is not None else table_schema(spec).names)
+    wanted |= {*spec.partition_column_names, *plan.probe_columns}
+    schema = table_arrow_schema(spec, with_row_id=True)
+    read = pa.schema([f for f in schema if f.name == ROW_ID_COLUMN or f.name in wanted])
+    frame = (
+        engine.reader(table.warehouse)
+        .options(
+            table=spec.full_name,
+            valid_txns=str(txn.valid_txns),
+            valid_write_ids=str(txn.write_ids(spec)),
+        )
+        .schema(spark_schema(read))
+        .load()
+    )
+    columns: list[Column] = [
+        F.col(f"{ROW_ID_COLUMN}.{name}").alias(col)
+        for name, col in zip(_ROW_ID_FIELDS, dml.ROW_ID_COLUMNS, strict=True)
+    ]
+    for f in table_schema(spec):
+        if f.name in wanted:
+            columns.append(F.col(f"`{f.name}`"))
+        else:
+            spark_type = spark_schema(pa.schema([f]))[0].dataType
+            columns.append(F.lit(None).cast(spark_type).alias(f.name))
+    return frame.select(*columns)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _write(engine: SparkEngine, job: DmlJob, labelled: DataFrame) -> list[TaskReport]:
+    spec, plan = job.spec, job.plan
+    parts = [F.col(f"`__t_{plan.target_columns.index(c)}`") for c in spec.partition_column_names]
+    n = engine.write_partitions()
+    if spec.num_buckets and any(b.action is dml.Action.INSERT for b in plan.branches):
+        out_schema = StructType([*labelled.schema.fields, StructField(_WBUCKET, IntegerType())])
+        keyed = labelled.mapInArrow(lambda it: _bucket_keys(job, it), out_schema)
+    else:
+        keyed = labelled.withColumn(_WBUCKET, _bucket_key(plan, n))
+    stmt, wbucket = F.col(dml.STATEMENT), F.col(_WBUCKET)
+    ordered = keyed.repartition(n, stmt, wbucket, *parts).sortWithinPartitions(
+        stmt, *parts, wbucket, *[F.col(c) for c in dml.ROW_ID_COLUMNS]
+    )
+    reports = ordered.mapInArrow(lambda it: _write_task(job, it), "report STRING")
+    try:
+        rows = reports.collect()
+    except Exception as exc:
+        raise task_error(exc, spec) from exc
+    return [TaskReport.from_json(r["report"]) for r in rows]
+
+
+def _bucket_key(plan: dml.DmlPlan, n: int) -> Column:
+    """Unbucketed tables: the target row's bucket for deletes/updates; inserts spread by a
+    hash of their values (any task may write them: its file is ``bucket_<task>``)."""
+    bucket = F.col(dml.BUCKET_ID)
+    decoded = F.when(bucket >= _CODEC_V1, F.shiftright(bucket, 16).bitwiseAND(4095)).otherwise(
+        bucket
+    )
+    values = [F.col(f"`{c}`") for b in plan.branches for c in b.assigned.values()]
+    spread = F.pmod(F.hash(*values), F.lit(n)) if values else F.lit(0)
+    return F.when(F.col(dml.ROW_ID).isNotNull(), decoded).otherwise(-1 - spread).cast("int")
+
+
+def _bucket_keys(job: DmlJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Bucketed tables: the target row's bucket, or Hive's bucket of an inserted row."""
+    spec, plan = job.spec, job.plan
+    types = table_schema(spec)
+    for batch in batches:
+        table = pa.Table.from_batches([batch])
+        keys = np.full(table.num_rows, -1, np.int32)
+        has_row = table.column(dml.ROW_ID).is_valid().to_numpy(zero_copy_only=False)
+        props = table.column(dml.BUCKET_ID).fill_null(0).to_numpy()
+        keys[has_row] = decode_bucket_ids(props[has_row])
+        stmt = table.column(dml.STATEMENT).fill_null(-1).to_numpy()
+        for branch in plan.branches:
+            if branch.action is not dml.Action.INSERT:
+                continue
+            pick = (stmt == branch.statement) & ~has_row
+            if not pick.any():
+                continue
+            rows = table.filter(pa.array(pick))
+            cols = {}
+            for c in spec.bucket_columns:
+                values = (
+                    rows.column(branch.assigned[c])
+                    if c in branch.assigned
+                    else pa.chunked_array([pa.nulls(rows.num_rows, types.field(c).type)])
+                )
+                cols[c] = convert_column(spec.full_name, c, values, types.field(c).type)
+            keys[pick] = hive_buckets(spec, pa.table(cols))
+        yield pa.RecordBatch.from_arrays(
+            [*batch.columns, pa.array(keys, pa.int32())], names=[*batch.schema.names, _WBUCKET]
+        )
+
+
+def _write_task(job: DmlJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One writing task: labelled rows in, event files out, a report back."""
+    task = TaskInfo.current()
+    spec, plan = job.spec, job.plan
+    location = table_location(spec.location)
+    files = EventFiles(spec, location.path, location.filesystem, job.write_id, task.partition_id)
+    part_cols = list(spec.partition_column_names)
+    data_cols = [c for c, _ in spec.columns]
+    not_null = not_null_columns(spec)
+    counts: dict[int, int] = defaultdict(int)
+    violation = None
+    try:
+        for batch in batches:
+            rows = pa.Table.from_batches([batch]).drop_columns([_WBUCKET])
+            violation = violation or _first_violation(plan, rows)
+            if violation is not None:
+                break  # the statement fails: write nothing more
+            for st in assemble(plan, spec, rows):
+                check_not_null(spec.full_name, st.inserts, not_null)
+                statement = job.first_statement + st.statement
+                for name, ids in split_by_partition(st.deletes, part_cols, _ROW_ID_FIELDS):
+                    files.write_deletes(name, ids, statement)
+                for name, new in split_by_partition(st.inserts, part_cols, data_cols):
+                    files.write_inserts(name, new, statement)
+                done = st.inserts if st.action is dml.Action.INSERT else st.deletes
+                counts[st.statement] += done.num_rows
+        written = files.close()
+    except BaseException:
+        files.abort()
+        raise
+    report = TaskReport(task, tuple(written), tuple(sorted(counts.items())), violation)
+    yield pa.RecordBatch.from_pydict({"report": [report.to_json()]})
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _first_violation(plan: dml.DmlPlan, rows: pa.Table) -> dict[str, Any] | None:
+    if dml.VIOLATION not in rows.column_names:
+        return None
+    flagged = rows.filter(pc.fill_null(rows.column(dml.VIOLATION), False))
+    if not flagged.num_rows:
+        return None
+    row = flagged.slice(0, 1).to_pylist()[0]
+    out = {k: row[k] for k in dml.ROW_ID_COLUMNS}
+    out["partition"] = {c: str(row[f"__t_{i}"]) for i, c in enumerate(plan.target_columns)}
+    return out
+
+
+def _violation_message(spec: TableSpec, v: dict[str, Any]) -> str:
+    parts = [f"{c}={v['partition'][c]}" for c in spec.partition_column_names]
+    where = f" in partition {'/'.join(parts)}" if parts else ""
+    return (
+        f"MERGE INTO {spec.full_name}: target row ROW__ID "
+        f'{{"writeid":{v[dml.WRITE_ID]},"bucketid":{v[dml.BUCKET_ID]},"rowid":{v[dml.ROW_ID]}}}'
+        f"{where} matches more than one source row; nothing was committed (make the source "
+        "unique on the ON keys, or SET hive.merge.cardinality.check=false to allow it)"
+    )
+
+
+def _branch_action(plan: dml.DmlPlan, offset: int) -> dml.Action:
+    return next(b.action for b in plan.branches if b.statement == offset)
+
+
+def _components(
+    job: DmlJob, reports: Sequence[TaskReport]
+) -> list[tuple[str | None, OperationType]]:
+    seen: dict[tuple[str | None, OperationType], None] = {}
+    for r in reports:
+        for f in r.files:
+            action = _branch_action(job.plan, f.statement - job.first_statement)
+            seen[(f.partition or None, _OPERATION[action])] = None
+    return list(seen)
+
+
+_ERROR = re.compile(r"(?:acid_platform\.errors\.)?([A-Z][A-Za-z]+Error): ([^\n]*)")
+
+
+def task_error(exc: BaseException, spec: TableSpec) -> BaseException:
+    """A failed Spark job as a typed error: the project's error a task raised, if any."""
+    text = str(exc)
+    for name, message in reversed(_ERROR.findall(text)):
+        cls = getattr(errors, name, None)
+        if isinstance(cls, type) and issubclass(cls, errors.AcidError):
+            return cls(message)
+    return errors.EngineError(
+        f"Spark job writing {spec.full_name} failed: {text.strip().splitlines()[0] if text else exc!r}"
+    )

@@ -1,0 +1,179 @@
+"""Options of the ``acid`` Spark data source, and the per-process handles they open.
+
+The data source runs its code in Python processes that Spark starts (a planning worker beside the
+driver JVM, Python workers beside each executor), never in the user's driver process. Everything
+such a process needs therefore travels as data source options, plain strings: which warehouse,
+which metastore, which table and — for reads inside a transaction — which snapshot.
+:func:`~acid_platform.engines.spark.register` bakes a warehouse's values in as defaults; options
+given to a read or write override them.
+
+=====================  ======================================================================
+option                 meaning
+=====================  ======================================================================
+``path`` / ``table``   the table, ``db.table`` or ``table`` (in ``default``); ``load("db.t")``
+``warehouse``          warehouse root (local path or URI)
+``metastore_url``      SQLAlchemy URL of the metastore (default: SQLite in the warehouse)
+``txn_timeout_s``      the metastore's ``hive.txn.timeout`` (for heartbeats and leases)
+``conf``               session settings as JSON (``hive.txn.xlock.write``, …)
+``with_row_id``        ``true``: add Hive's ``row__id`` struct as the first column
+``valid_txns``         read under this ValidTxnList (with ``valid_write_ids``; no new snapshot)
+``valid_write_ids``    the table's ValidWriteIdList for that snapshot
+``metrics_path``       write: store the committed write's metrics (JSON) at this path
+``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
+=====================  ======================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from acid_platform.errors import InvalidNameError
+from acid_platform.format.fs import Location, resolve
+from acid_platform.metastore import Metastore
+from acid_platform.metastore.metastore import METASTORE_FILE
+from acid_platform.metastore.model import TableSpec
+from acid_platform.metastore.names import normalize_identifier
+
+if TYPE_CHECKING:
+    from acid_platform.table.warehouse import Warehouse
+
+DEFAULT_DATABASE = "default"
+DEFAULT_TXN_TIMEOUT_S = 300.0
+
+_TRUE = ("true", "1", "yes", "on")
+_lock = threading.Lock()
+_metastores: dict[tuple[str, float], Metastore] = {}
+_locations: dict[str, Location] = {}
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The parsed options of one read or write (see the module table)."""
+
+    warehouse: str
+    metastore_url: str
+    table: str
+    txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S
+    conf: Mapping[str, str] = field(default_factory=dict)
+    with_row_id: bool = False
+    valid_txns: str | None = None
+    valid_write_ids: str | None = None
+    metrics_path: str | None = None
+    grouped_by_bucket: bool = False
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str], defaults: Mapping[str, str]) -> SourceOptions:
+        """Options over defaults (keys case-insensitive, as Spark passes them)."""
+        merged = {k.lower(): v for k, v in defaults.items()}
+        merged.update({k.lower(): v for k, v in options.items()})
+        warehouse = merged.get("warehouse")
+        if not warehouse:
+            raise InvalidNameError(
+                "acid data source: no warehouse; call wh.register_spark(spark) or pass "
+                ".option('warehouse', <root>)"
+            )
+        table = merged.get("table") or merged.get("path")
+        if not table:
+            raise InvalidNameError(
+                "acid data source: no table; use .load('db.table') / .save('db.table') or "
+                ".option('table', 'db.table')"
+            )
+        url = merged.get("metastore_url") or _sqlite_url(warehouse)
+        conf = dict(defaults_conf(defaults)) | dict(json.loads(merged.get("conf") or "{}"))
+        return cls(
+            warehouse=warehouse,
+            metastore_url=url,
+            table=qualified_name(table),
+            txn_timeout_s=float(merged.get("txn_timeout_s") or DEFAULT_TXN_TIMEOUT_S),
+            conf=conf,
+            with_row_id=_flag(merged.get("with_row_id")),
+            valid_txns=merged.get("valid_txns") or None,
+            valid_write_ids=merged.get("valid_write_ids") or None,
+            metrics_path=merged.get("metrics_path") or None,
+            grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
+        )
+
+    @property
+    def db_and_table(self) -> tuple[str, str]:
+        """``(database, table)``."""
+        db, _, name = self.table.partition(".")
+        return db, name
+
+    def metastore(self) -> Metastore:
+        """The metastore (one per process and URL, reused across tasks)."""
+        return open_metastore(self.metastore_url, self.txn_timeout_s)
+
+    def spec(self) -> TableSpec:
+        """The table's catalog entry."""
+        db, name = self.db_and_table
+        return self.metastore().get_table(db, name)
+
+    def conf_bool(self, key: str, default: bool = True) -> bool:
+        """A boolean session setting."""
+        value = self.conf.get(key)
+        return default if value is None else str(value).strip().lower() in _TRUE
+
+
+def warehouse_options(warehouse: Warehouse) -> dict[str, str]:
+    """The data source options that name ``warehouse``."""
+    return {
+        "warehouse": warehouse.root,
+        "metastore_url": warehouse.metastore.url,
+        "txn_timeout_s": str(warehouse.metastore.txn_timeout_s),
+        "conf": json.dumps(dict(warehouse.conf)),
+    }
+
+
+def qualified_name(name: str) -> str:
+    """``db.table`` for ``table`` or ``db.table`` (lower-cased, validated)."""
+    text = name.strip().strip("`")
+    db, dot, table = text.rpartition(".")
+    return (
+        f"{normalize_identifier(db if dot else DEFAULT_DATABASE, 'database name')}."
+        f"{normalize_identifier(table, 'table name')}"
+    )
+
+
+def open_metastore(url: str, txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S) -> Metastore:
+    """A cached :class:`Metastore` for ``url`` (Python workers are reused between tasks)."""
+    key = (url, float(txn_timeout_s))
+    with _lock:
+        ms = _metastores.get(key)
+        if ms is None:
+            ms = _metastores[key] = Metastore(url, txn_timeout_s=txn_timeout_s)
+        return ms
+
+
+def table_location(location: str) -> Location:
+    """The table directory as a file system + path (resolved once per process and location)."""
+    with _lock:
+        loc = _locations.get(location)
+    if loc is None:
+        loc = resolve(location)
+        with _lock:
+            _locations[location] = loc
+    return loc
+
+
+def defaults_conf(defaults: Mapping[str, str]) -> dict[str, Any]:
+    """The ``conf`` JSON of a defaults mapping, parsed."""
+    text = next((v for k, v in defaults.items() if k.lower() == "conf"), None)
+    return dict(json.loads(text)) if text else {}
+
+
+def _sqlite_url(warehouse: str) -> str:
+    if "://" in warehouse and not warehouse.startswith("file://"):
+        raise InvalidNameError(
+            f"warehouse {warehouse}: a remote warehouse needs the metastore_url option"
+        )
+    path = warehouse[len("file://") :] if warehouse.startswith("file://") else warehouse
+    return f"sqlite:///{os.path.join(os.path.abspath(path), METASTORE_FILE)}"
+
+
+def _flag(value: str | None) -> bool:
+    return value is not None and str(value).strip().lower() in _TRUE

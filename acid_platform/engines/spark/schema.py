@@ -1,0 +1,82 @@
+"""Table schemas as Spark sees them, and Arrow batches in the exact form Spark expects.
+
+Hive types map to Arrow in the format layer (:func:`acid_platform.format.to_arrow_type`) and from
+Arrow to Spark with PySpark's own rules; Hive's ``timestamp`` (a wall-clock value without a zone)
+becomes Spark's ``TIMESTAMP_NTZ``. A batch handed to Spark must carry exactly the Arrow schema
+Spark derives from the Spark schema (microsecond timestamps, ``string`` not ``large_string``), so
+:func:`to_spark_batch` casts; Hive's nanoseconds are truncated to Spark's microseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StructType
+
+from acid_platform.errors import UnknownColumnError
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_TYPE
+from acid_platform.metastore.model import TableSpec
+from acid_platform.table.schema import table_schema
+
+
+def table_arrow_schema(spec: TableSpec, with_row_id: bool = False) -> pa.Schema:
+    """Arrow schema of the table as the data source shows it: [``row__id``,] data columns,
+    partition columns."""
+    schema = table_schema(spec)
+    if with_row_id:
+        schema = pa.schema([pa.field(ROW_ID_COLUMN, ROW_ID_TYPE), *schema])
+    return schema
+
+
+def spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark schema of an Arrow schema (timestamps without zone -> ``TIMESTAMP_NTZ``)."""
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)
+
+
+def spark_arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark requires of batches for a Spark schema."""
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def output_columns(
+    spec: TableSpec, schema: StructType, with_row_id: bool
+) -> tuple[bool, list[str], list[str]]:
+    """What a read with Spark schema ``schema`` needs: ``(row__id?, data columns, partition
+    columns)``. Unknown names are an :class:`UnknownColumnError` naming the table."""
+    table = table_arrow_schema(spec, with_row_id=True)
+    data = {c for c, _ in spec.columns}
+    parts = set(spec.partition_column_names)
+    want_row_id = False
+    data_cols: list[str] = []
+    part_cols: list[str] = []
+    for name in (f.name.lower() for f in schema.fields):
+        if name == ROW_ID_COLUMN:
+            want_row_id = True
+        elif name in data:
+            data_cols.append(name)
+        elif name in parts:
+            part_cols.append(name)
+        else:
+            raise UnknownColumnError(
+                f"table {spec.full_name} has no column {name!r}; its columns are "
+                f"{[n for n in table.names if with_row_id or n != ROW_ID_COLUMN]}"
+            )
+    return want_row_id, data_cols, part_cols
+
+
+def to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with exactly ``target``'s names and types (columns picked by name)."""
+    if batch.schema.equals(target):
+        return batch
+    arrays = []
+    for f in target:
+        col = batch.column(f.name)
+        arrays.append(col if col.type == f.type else col.cast(f.type, safe=False))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def names_of(schema: StructType) -> Sequence[str]:
+    """Lower-cased field names."""
+    return [f.name.lower() for f in schema.fields]

@@ -1,0 +1,279 @@
+"""Writing a DataFrame into an ACID table: executors write event files, the driver commits.
+
+``df.write.format("acid").mode("append" | "overwrite").save("db.t")`` is INSERT INTO / INSERT
+OVERWRITE as one transaction:
+
+1. planning (beside the driver, :func:`begin_insert`): open a transaction, take Hive's lock
+   (SHARED_READ for INSERT, EXCLUSIVE for INSERT OVERWRITE by default), allocate the write id;
+2. each task (:func:`write_rows`) converts its rows to the table's types with the table layer's
+   rules, routes them to (partition, bucket) and streams them into ``delta_w_w_0/bucket_N``
+   (``base_w/bucket_N`` for overwrite), then returns a :class:`~.files.TaskReport`; a failing
+   task removes what it wrote;
+3. the driver (:func:`commit_insert`) records the partitions written as write components,
+   registers new partitions and commits — or (:func:`abort_insert`) records them and aborts,
+   leaving only invisible files for the cleaner.
+
+Tasks heartbeat the transaction while they run (the planning process does not live on), so a
+long job keeps it open. Unbucketed tables get one file per task (``bucket_<task partition id>``);
+a bucketed table routes rows with Hive's hash. As Spark may put rows of one bucket in several
+tasks, an append to a bucketed table gives each task its own statement id (``delta_w_w_<task>``)
+unless the rows are grouped by bucket (option ``grouped_by_bucket``, which
+:meth:`SparkEngine.write <acid_platform.engines.spark.engine.SparkEngine.write>` arranges); an
+overwrite of a bucketed table needs that grouping.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+
+from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
+from acid_platform.engines.spark.options import SourceOptions, open_metastore, table_location
+from acid_platform.errors import TxnAbortedError, UnknownColumnError, UnsupportedOperationError
+from acid_platform.format import base_dir_name, write_acid_version_file
+from acid_platform.format.fs import join
+from acid_platform.metastore.model import LockComponent, OperationType, TableSpec
+from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
+from acid_platform.table.transaction import Heartbeat, insert_lock_type, write_lock_type
+from acid_platform.table.writes import split_by_partition
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class InsertJob:
+    """What every task of one insert needs (picklable)."""
+
+    spec: TableSpec
+    txn_id: int
+    write_id: int
+    statement: int = 0
+    overwrite: bool = False
+    #: bucketed rows not grouped by bucket: each task writes its own statement id
+    statement_per_task: bool = False
+    #: set when tasks must heartbeat the transaction themselves
+    metastore_url: str | None = None
+    txn_timeout_s: float = 300.0
+    opened_at: float = 0.0
+
+
+@dataclass
+class AcidCommitMessage(WriterCommitMessage):
+    """A task's :class:`~.files.TaskReport`, carried to the driver's ``commit``/``abort``."""
+
+    report: TaskReport
+
+
+class AcidWriter(DataSourceArrowWriter):
+    """The ``acid`` data source's batch writer (see module docs)."""
+
+    def __init__(self, options: SourceOptions, job: InsertJob) -> None:
+        self._options = options
+        self.job = job
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> AcidCommitMessage:
+        """Write this task's rows (runs on an executor)."""
+        return AcidCommitMessage(write_rows(self.job, iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Record what the tasks wrote and commit the transaction (runs beside the driver)."""
+        commit_insert(self._options, self.job, _reports(messages))
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Record what the finished tasks wrote and abort: all of it stays invisible."""
+        abort_insert(self._options, self.job, _reports(messages))
+
+
+def begin_insert(
+    options: SourceOptions, spec: TableSpec, columns: Sequence[str], overwrite: bool
+) -> InsertJob:
+    """Open the transaction of an insert, lock, allocate the write id (before any file)."""
+    known = set(table_schema(spec).names)
+    unknown = [c for c in columns if c.lower() not in known]
+    if unknown:
+        raise UnknownColumnError(
+            f"table {spec.full_name} has no column(s) {unknown}; its columns are {sorted(known)}"
+        )
+    if overwrite and spec.num_buckets and not options.grouped_by_bucket:
+        raise UnsupportedOperationError(
+            f"INSERT OVERWRITE of bucketed table {spec.full_name} from a DataFrame needs the rows "
+            "grouped by bucket: use SparkEngine(spark).write(df, table, mode='overwrite')"
+        )
+    ms = options.metastore()
+    conf = dict(options.conf)
+    txn_id = ms.open_txn(agent_info=f"acid_platform spark write {spec.full_name}"[:128])
+    try:
+        lock = write_lock_type(conf, overwrite=True) if overwrite else insert_lock_type(conf)
+        wait_s = float(conf.get("acid.lock.wait.timeout.s", "60"))
+        ms.lock(txn_id, [LockComponent(lock, spec.db, spec.name)], wait_s=max(wait_s, 0.001))
+        write_id = (
+            ms.allocate_write_id(txn_id, spec.db, spec.name)
+            if spec.partition_columns
+            else ms.add_write_components(txn_id, spec.db, spec.name, [None], OperationType.INSERT)
+        )
+    except BaseException:
+        _abort_quietly(options, txn_id)
+        raise
+    return InsertJob(
+        spec,
+        txn_id,
+        write_id,
+        overwrite=overwrite,
+        statement_per_task=bool(spec.num_buckets) and not options.grouped_by_bucket,
+        metastore_url=options.metastore_url,
+        txn_timeout_s=options.txn_timeout_s,
+        opened_at=time.time(),
+    )
+
+
+def write_rows(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> TaskReport:
+    """One task of an insert: convert, route and write its rows (runs on an executor)."""
+    task = TaskInfo.current()
+    spec = job.spec
+    location = table_location(spec.location)
+    statement = task.partition_id if job.statement_per_task else job.statement
+    files = EventFiles(
+        spec,
+        location.path,
+        location.filesystem,
+        job.write_id,
+        writer_id=task.partition_id,
+        overwrite=job.overwrite,
+    )
+    target = table_schema(spec)
+    part_cols = list(spec.partition_column_names)
+    data_cols = [c for c, _ in spec.columns]
+    not_null = not_null_columns(spec)
+    rows_written = 0
+    with task_heartbeat(job.metastore_url, job.txn_timeout_s, job.txn_id, job.opened_at):
+        try:
+            for batch in batches:
+                rows = conform(spec.full_name, pa.Table.from_batches([batch]), target)
+                check_not_null(spec.full_name, rows, not_null)
+                for name, part in split_by_partition(rows, part_cols, data_cols):
+                    files.write_inserts(name, part, statement)
+                rows_written += rows.num_rows
+            written = files.close()
+        except BaseException:
+            files.abort()
+            raise
+    return TaskReport(task, tuple(written), ((statement, rows_written),))
+
+
+def commit_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]) -> None:
+    """Record partitions, register them, write an empty base if needed, commit."""
+    ms = options.metastore()
+    spec = job.spec
+    try:
+        partitions = _record_partitions(options, job, reports)
+        for name in partitions:
+            ms.add_partition(spec.db, spec.name, name, if_not_exists=True)
+        if job.overwrite and not spec.partition_columns and not reports_files(reports):
+            # an empty INSERT OVERWRITE still replaces everything: an empty base says so
+            location = table_location(spec.location)
+            write_acid_version_file(
+                join(location.path, base_dir_name(job.write_id)), location.filesystem
+            )
+        ms.commit_txn(job.txn_id)
+    except BaseException:
+        _abort_quietly(options, job.txn_id)
+        raise
+    if options.metrics_path:
+        _write_metrics(options, job, reports, committed=True)
+
+
+def abort_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]) -> None:
+    """Record what finished tasks wrote (so the cleaner finds it), then abort."""
+    try:
+        _record_partitions(options, job, reports)
+    except Exception as exc:  # noqa: BLE001 - aborting matters more than the record
+        log.warning("txn %s: could not record written partitions: %s", job.txn_id, exc)
+    _abort_quietly(options, job.txn_id)
+    if options.metrics_path:
+        _write_metrics(options, job, reports, committed=False)
+
+
+@contextmanager
+def task_heartbeat(
+    url: str | None, timeout_s: float, txn_id: int, opened_at: float
+) -> Iterator[None]:
+    """Heartbeat ``txn_id`` from a task while it runs (nothing when ``url`` is ``None``)."""
+    if url is None:
+        yield
+        return
+
+    def beat() -> None:
+        open_metastore(url, timeout_s).heartbeat(txn_id=txn_id)
+
+    if time.time() - opened_at > timeout_s / 4:  # a long job: tell the metastore we live
+        try:
+            beat()
+        except TxnAbortedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a missed beat is not yet a failure
+            log.warning("txn %s: heartbeat failed: %s", txn_id, exc)
+    heartbeat = Heartbeat(beat, timeout_s / 2)
+    heartbeat.start()
+    try:
+        yield
+    finally:
+        heartbeat.stop()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _reports(messages: Sequence[WriterCommitMessage | None]) -> list[TaskReport]:
+    return [m.report for m in messages if isinstance(m, AcidCommitMessage)]
+
+
+def _record_partitions(
+    options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]
+) -> list[str]:
+    spec = job.spec
+    partitions = sorted({f.partition for f in reports_files(reports)})
+    if spec.partition_columns and partitions:
+        options.metastore().add_write_components(
+            job.txn_id, spec.db, spec.name, list(partitions), OperationType.INSERT
+        )
+    return partitions if spec.partition_columns else []
+
+
+def _abort_quietly(options: SourceOptions, txn_id: int) -> None:
+    try:
+        options.metastore().abort_txn(txn_id)
+    except Exception as exc:  # noqa: BLE001 - the time-out reaper finishes the abort
+        log.warning("could not abort txn %s: %s", txn_id, exc)
+
+
+def _write_metrics(
+    options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport], committed: bool
+) -> None:
+    assert options.metrics_path is not None
+    files = reports_files(reports)
+    metrics: Mapping[str, Any] = {
+        "table": job.spec.full_name,
+        "txn_id": job.txn_id,
+        "write_id": job.write_id,
+        "committed": committed,
+        "overwrite": job.overwrite,
+        "num_inserted_rows": sum(n for r in reports for _, n in r.counts),
+        "files_written": len(files),
+        "bytes_written": sum(f.bytes for f in files),
+        "files": [asdict(f) for f in files],
+        "tasks": [asdict(r.task) for r in reports],
+        "committed_by": {"host": socket.gethostname(), "pid": os.getpid()},
+    }
+    loc = table_location(options.metrics_path)
+    with loc.filesystem.open_output_stream(loc.path) as out:
+        out.write(json.dumps(metrics, indent=2).encode())

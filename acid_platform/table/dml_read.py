@@ -1,0 +1,189 @@
+"""The ``target`` relation of a DML plan, read in two phases: narrow first, full rows for matches.
+
+The plan (:mod:`.dml`) says which target rows it can touch (``probe``) and which columns' values
+its output uses (``read_columns``). Reading the table then takes at most two passes:
+
+1. **probe** — ROW__ID plus the probe's columns (WHERE or ON columns, partition columns), with
+   partition pruning and stripe pruning (ORC statistics) from simple WHERE conjuncts; the engine
+   runs the probe over this narrow relation (and the MERGE source) and returns the candidate rows;
+2. **fetch** — only if the plan needs columns the probe did not read (an UPDATE carries every
+   unassigned column into the new row version): those columns for the candidate ROW__IDs only,
+   per partition, reading only stripes whose key range (``hive.acid.key.index``) holds one.
+
+The plan then runs, unchanged, over the candidate rows; columns it never uses are typed NULLs.
+Without a probe (UPDATE/DELETE without WHERE, MERGE with WHEN NOT MATCHED BY SOURCE) every row is
+read, but still only ``read_columns``. A small target (:data:`SMALL_TARGET_BYTES` of files) is
+read in one pass: the probe then runs over every column the plan needs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from acid_platform.engines import Engine
+from acid_platform.errors import AcidFormatError
+from acid_platform.format import ROW_ID_COLUMN, DeleteSet, acid_state
+from acid_platform.format.fs import Location
+from acid_platform.metastore.model import TableSpec
+from acid_platform.table import dml
+from acid_platform.table.scan import (
+    PartitionDir,
+    Snapshot,
+    list_partitions,
+    partition_pruning_predicate,
+    pushdown_filters,
+    read_partitions,
+    resolve_filter,
+    target_relation,
+)
+from acid_platform.table.schema import table_schema
+
+#: Column of the narrow relation naming the partition (index into the listed directories).
+PARTITION_INDEX = "__acid_part"
+#: Targets up to this size are read in one pass (every needed column), larger ones in two.
+SMALL_TARGET_BYTES = 16 << 20
+
+
+def read_target(
+    spec: TableSpec,
+    location: Location,
+    snapshot: Snapshot,
+    engine: Engine,
+    plan: dml.DmlPlan,
+    where: object = None,
+    source: pa.Table | None = None,
+) -> pa.Table:
+    """The ``target`` relation ``plan`` needs: every row it can touch, every column it uses.
+
+    ``where`` is the UPDATE/DELETE predicate (partition and stripe pruning); ``source`` the MERGE
+    source relation (the probe joins it).
+    """
+    predicate = resolve_filter(spec, where) if isinstance(where, str | exp.Expr) else None
+    pruning = partition_pruning_predicate(spec, predicate)
+    partitions = list_partitions(spec, location, engine, pruning)
+    read_columns = plan.read_columns if plan.read_columns is not None else plan.target_columns
+    if plan.probe is None:
+        rows = read_partitions(spec, location, snapshot, partitions, read_columns, with_row_id=True)
+        return target_relation(rows, spec, read_columns)
+    if data_bytes(location, snapshot, partitions) <= SMALL_TARGET_BYTES:
+        # Small data: one pass with every column the plan needs beats two passes over the files.
+        columns = tuple(c for c in plan.target_columns if c in {*plan.probe_columns, *read_columns})
+        filters = None  # opening each file's statistics costs more than it saves here
+    else:
+        columns = plan.probe_columns
+        filters = pushdown_filters(spec, predicate) if predicate is not None else None
+    narrow = _narrow_relation(spec, location, snapshot, partitions, columns, filters)
+    relations = {dml.TARGET_RELATION: narrow}
+    if source is not None:
+        relations[dml.SOURCE_RELATION] = source
+    candidates = engine.execute(plan.probe, relations)
+    missing = [c for c in read_columns if c not in columns]
+    if not missing or candidates.num_rows == 0:
+        return _with_nulls(candidates, spec, read_columns)
+    return _fetch(spec, location, snapshot, partitions, candidates, read_columns)
+
+
+def data_bytes(location: Location, snapshot: Snapshot, partitions: list[PartitionDir]) -> int:
+    """Bytes of the files a snapshot reads in ``partitions`` (rows and delete events)."""
+    total = 0
+    for part in partitions:
+        state = acid_state(
+            part.path, snapshot.write_ids, snapshot.valid_txns, filesystem=location.filesystem
+        )
+        total += sum(f.size for f in state.original_files)
+        total += sum(
+            f.size
+            for d in ([state.base] if state.base else []) + list(state.deltas)
+            for f in d.files
+        )
+    return total
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _narrow_relation(
+    spec: TableSpec,
+    location: Location,
+    snapshot: Snapshot,
+    partitions: list[PartitionDir],
+    columns: tuple[str, ...],
+    filters: list[tuple[str, str, object]] | None,
+) -> pa.Table:
+    """ROW__ID (flattened), the probe's columns and the partition index of every visible row."""
+    schema = table_schema(spec)
+    out_schema = pa.schema(
+        [
+            pa.field(dml.WRITE_ID, pa.int64()),
+            pa.field(dml.BUCKET_ID, pa.int32()),
+            pa.field(dml.ROW_ID, pa.int64()),
+            *[schema.field(c) for c in columns],
+            pa.field(PARTITION_INDEX, pa.int32()),
+        ]
+    )
+    pieces = []
+    for i, part in enumerate(partitions):
+        rows = read_partitions(
+            spec, location, snapshot, [part], columns, with_row_id=True, filters=filters
+        )
+        row_id = rows.column(ROW_ID_COLUMN)
+        arrays = [pc.struct_field(row_id, f) for f in ("writeid", "bucketid", "rowid")]
+        arrays += [rows.column(c) for c in columns]
+        arrays.append(pa.repeat(pa.scalar(i, pa.int32()), rows.num_rows))
+        pieces.append(pa.table(arrays, schema=out_schema))
+    return pa.concat_tables(pieces) if pieces else out_schema.empty_table()
+
+
+def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa.Table:
+    """The plan's target relation from rows holding ROW__ID and ``columns``."""
+    row_id = pa.StructArray.from_arrays(
+        [
+            rows.column(dml.WRITE_ID).combine_chunks(),
+            rows.column(dml.BUCKET_ID).combine_chunks(),
+            rows.column(dml.ROW_ID).combine_chunks(),
+        ],
+        names=["writeid", "bucketid", "rowid"],
+    )
+    present = {c: rows.column(c) for c in columns if c in rows.column_names}
+    table = pa.table({ROW_ID_COLUMN: row_id, **present})
+    return target_relation(table, spec, list(present))
+
+
+def _fetch(
+    spec: TableSpec,
+    location: Location,
+    snapshot: Snapshot,
+    partitions: list[PartitionDir],
+    candidates: pa.Table,
+    columns: tuple[str, ...],
+) -> pa.Table:
+    """``columns`` of the candidate rows, read by ROW__ID partition by partition."""
+    part_index = candidates.column(PARTITION_INDEX).to_numpy()
+    owid = candidates.column(dml.WRITE_ID).to_numpy()
+    bucket = candidates.column(dml.BUCKET_ID).to_numpy()
+    rowid = candidates.column(dml.ROW_ID).to_numpy()
+    touched = [int(i) for i in np.unique(part_index)]
+    wanted = []
+    for i in touched:
+        pick = part_index == i
+        wanted.append(DeleteSet.from_arrays(owid[pick], bucket[pick], rowid[pick]))
+    rows = read_partitions(
+        spec,
+        location,
+        snapshot,
+        [partitions[i] for i in touched],
+        columns,
+        with_row_id=True,
+        row_ids=wanted,
+    )
+    expected = sum(len(w) for w in wanted)
+    if rows.num_rows != expected:
+        raise AcidFormatError(
+            f"table {spec.full_name}: {expected} rows were selected but {rows.num_rows} were "
+            "read back by ROW__ID; the table's files hold duplicate or vanished ROW__IDs "
+            "(check them, or run a major compaction)"
+        )
+    return target_relation(rows, spec, columns)

@@ -1,0 +1,82 @@
+"""The driver program of the standalone-cluster test (its own process: one SparkContext each).
+
+    python -m acid_platform_tests.engines.spark.cluster_driver MASTER_URL WAREHOUSE OUT_JSON
+
+Writes a table from a DataFrame through the ``acid`` source, updates and merges it with the
+Spark engine, reads it back through Spark and the embedded reader, and records who wrote each
+file: the driver's pid, each task's pid/host/partition, and whether that pid descends from an
+executor JVM (``CoarseGrainedExecutorBackend``) started by a worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from acid_platform import Warehouse
+from acid_platform.engines.spark import SparkEngine
+from acid_platform.engines.spark.cluster import cluster_session
+
+
+def executor_ancestry(pid: int) -> list[str]:
+    """Command names of ``pid``'s ancestors (first word of each cmdline, Java main class)."""
+    chain = []
+    while pid > 1:
+        proc = Path(f"/proc/{pid}")
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            stat = (proc / "stat").read_text()
+        except OSError:
+            break
+        words = [w.decode(errors="replace") for w in cmdline if w]
+        main = next(
+            (w for w in words if w.startswith("org.apache.spark.")), words[0] if words else "?"
+        )
+        chain.append(main)
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return chain
+
+
+def main(master: str, root: str, out: str) -> None:
+    spark = cluster_session(master, "acid_platform cluster test", executors=2, cores=1)
+    spark.sparkContext.setLogLevel("ERROR")
+    result: dict[str, Any] = {"driver_pid": os.getpid()}
+    try:
+        wh = Warehouse.open(root)
+        wh.register_spark(spark)
+        table = wh.create_table(
+            "c", [("id", "int"), ("v", "string")], partition_columns=[("p", "int")]
+        )
+        df = spark.createDataFrame(
+            [(i, f"v{i}", i % 3) for i in range(200)], "id INT, v STRING, p INT"
+        )
+        metrics_path = Path(root) / "write_metrics.json"
+        df.repartition(2).write.format("acid").option("metrics_path", str(metrics_path)).mode(
+            "append"
+        ).save("c")
+        result["write"] = json.loads(metrics_path.read_text())
+        engine = SparkEngine(spark)
+        result["update"] = engine.update(table, {"v": "concat(v, '!')"}, "id % 10 = 0")
+        source = spark.createDataFrame([(1, "m", 1), (500, "new", 2)], "id INT, v STRING, p INT")
+        merge = engine.merge(table, source, "t.id = s.id AND t.p = s.p")
+        result["merge"] = merge.when_matched_update_all().when_not_matched_insert_all().execute()
+        result["spark_rows"] = sorted(
+            (r.id, r.v, r.p) for r in spark.read.format("acid").load("c").collect()
+        )
+        result["embedded_rows"] = sorted(
+            (r["id"], r["v"], r["p"]) for r in table.scan().to_pylist()
+        )
+        pids = {t["pid"] for k in ("update", "merge") for t in result[k]["tasks"]}
+        pids |= {t["pid"] for t in result["write"]["tasks"]}
+        result["ancestry"] = {str(pid): executor_ancestry(pid) for pid in pids}
+        wh.close()
+    finally:
+        spark.stop()
+    Path(out).write_text(json.dumps(result, default=str))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
