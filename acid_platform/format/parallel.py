@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import pyarrow as pa
@@ -24,7 +24,7 @@ import pyarrow as pa
 T = TypeVar("T")
 
 #: Stripes with fewer rows than this are decoded in one call.
-PARALLEL_MIN_ROWS = 65_536
+PARALLEL_MIN_ROWS = 16_384
 
 _pool: ThreadPoolExecutor | None = None
 _local = threading.local()
@@ -40,21 +40,42 @@ def read_threads() -> int:
 
 
 def run_parallel(tasks: Sequence[Callable[[], T]]) -> list[T]:
-    """Run ``tasks`` at once: the first on the calling thread, the rest on the shared pool.
+    """Run ``tasks`` at once and return their results in order.
 
-    Running one task on the caller means a caller that is itself a pool thread never waits for a
-    pool slot it holds. Every task is awaited before an error is raised.
+    The calling thread and the shared pool's threads take tasks from one queue, so uneven tasks
+    balance out, and a caller that is itself a pool thread runs everything inline (waiting for
+    pool slots it holds could deadlock). Every task is finished or abandoned before the first
+    error is raised.
     """
     if len(tasks) <= 1 or getattr(_local, "in_pool", False):
-        # A pool thread runs nested work itself: waiting for pool slots could deadlock.
         return [task() for task in tasks]
-    futures: list[Future[T]] = [_executor().submit(task) for task in tasks[1:]]
+    results: list[T | None] = [None] * len(tasks)
+    errors: list[BaseException] = []
+    queue = iter(enumerate(tasks))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while not errors:
+            with lock:
+                item = next(queue, None)
+            if item is None:
+                return
+            i, task = item
+            try:
+                results[i] = task()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, on the caller
+                errors.append(exc)
+                return
+
+    helpers = [_executor().submit(work) for _ in range(min(read_threads() - 1, len(tasks) - 1))]
     try:
-        first = tasks[0]()
+        work()
     finally:
-        for fut in futures:  # never leave a task running on a handle the caller will close
-            fut.exception()
-    return [first, *(fut.result() for fut in futures)]
+        for fut in helpers:  # never leave a task running on a handle the caller will close
+            fut.result()
+    if errors:
+        raise errors[0]
+    return results  # type: ignore[return-value]
 
 
 def column_groups(columns: Sequence[tuple[str, pa.DataType]], groups: int) -> list[list[str]]:

@@ -18,6 +18,13 @@ EXCLUSIVE       wait [2]     wait          wait        wait
 [1] not when the existing lock is table/partition-level and the request is database-level;
 [2] not when the existing lock is a database-level SHARED_READ and the request names a table.
 
+A component that the same transaction already holds (acquired, on the same or a wider object,
+with the same or a stronger type: ``r < w < x < e``) never waits: a multi-statement transaction
+(beyond Hive) would otherwise queue its second statement behind other transactions' requests
+that are themselves waiting for its first — a deadlock only the wait time-out would break.
+Anything that conflicts with such a component conflicts with the held one too, so granting it
+admits nothing the held lock does not already exclude.
+
 Because a request only ever waits on smaller ids, there is no deadlock. Request ids are
 allocated under the ``lock`` sequence row lock, held until the request's rows are committed,
 so a request always sees every earlier one.
@@ -28,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, insert, not_, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, insert, not_, or_, select, update
 from sqlalchemy.engine import Connection, Row
 
 from acid_platform.errors import NoSuchLockError, TxnOpenError
@@ -244,6 +251,29 @@ def _blocker_query() -> Any:
         and_(req.c.hl_lock_type == w, or_(ex.c.hl_lock_type == x, ex.c.hl_lock_type == e)),
         and_(req.c.hl_lock_type == x, ex.c.hl_lock_type != r),
     )
+    # The request's txn already holds this component (same or wider object, same or stronger).
+    held = hive_locks.alias("held")
+    stronger = {r: (r, w, x, e), w: (w, x, e), x: (x, e), e: (e,)}
+    already_held = exists().where(
+        req.c.hl_txnid != NO_TXN,
+        held.c.hl_txnid == req.c.hl_txnid,
+        held.c.hl_lock_ext_id < req.c.hl_lock_ext_id,
+        held.c.hl_lock_state == ACQUIRED,
+        held.c.hl_db == req.c.hl_db,
+        or_(
+            held.c.hl_table.is_(None),
+            and_(
+                held.c.hl_table == req.c.hl_table,
+                or_(held.c.hl_partition.is_(None), held.c.hl_partition == req.c.hl_partition),
+            ),
+        ),
+        or_(
+            *(
+                and_(req.c.hl_lock_type == want, held.c.hl_lock_type.in_(codes))
+                for want, codes in stronger.items()
+            )
+        ),
+    )
     return (
         select(
             ex.c.hl_lock_ext_id,
@@ -256,6 +286,7 @@ def _blocker_query() -> Any:
             ex.c.hl_lock_ext_id < ext_id,
             other_txn,
             conflict,
+            not_(already_held),
         )
         .order_by(ex.c.hl_lock_ext_id, ex.c.hl_lock_int_id)
         .limit(1)

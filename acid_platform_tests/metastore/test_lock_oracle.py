@@ -58,14 +58,37 @@ def conflicts(req: LockType, rs: Scope, ex: LockType, es: Scope) -> bool:
     return ex != r  # EXCL_WRITE
 
 
+STRENGTH = {t: i for i, t in enumerate(TYPES)}  # SHARED_READ < SHARED_WRITE < EXCL_WRITE < ...
+
+
+def covers(held: Scope, want: Scope) -> bool:
+    """``held`` is ``want`` or an object containing it."""
+    if held[0] != want[0]:
+        return False
+    if held[1] is None:
+        return True
+    return held[1] == want[1] and (held[2] is None or held[2] == want[2])
+
+
 def expected_states(reqs: list[Req]) -> list[str]:
-    out = []
+    out: list[str] = []
     for i, req in enumerate(reqs):
         blocked = False
+        held = [
+            (et, esi)
+            for j, earlier in enumerate(reqs[:i])
+            if req.owner and earlier.owner == req.owner and out[j] == "acquired"
+            for et, esi in earlier.comps
+        ]
         for earlier in reqs[:i]:
             if req.owner and earlier.owner == req.owner:
                 continue  # locks of one txn never block each other
             for rt, rsi in req.comps:
+                if any(
+                    STRENGTH[ht] >= STRENGTH[rt] and covers(SCOPES[hsi], SCOPES[rsi])
+                    for ht, hsi in held
+                ):
+                    continue  # the txn already holds it: it never waits for it again
                 for et, esi in earlier.comps:
                     if overlaps(SCOPES[rsi], SCOPES[esi]) and conflicts(
                         rt, SCOPES[rsi], et, SCOPES[esi]

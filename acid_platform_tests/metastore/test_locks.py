@@ -129,6 +129,23 @@ def test_locks_of_one_txn_never_block_each_other(ms: Metastore) -> None:
     assert ms.lock(None, [comp(R)]).state == WAIT  # txn-less requests conflict with everyone
 
 
+def test_a_txn_never_queues_behind_waiters_for_a_lock_it_holds(ms: Metastore) -> None:
+    # A multi-statement txn's second UPDATE asks again for what its first one holds; the other
+    # writer queued in between must not block it (it would wait for us: a deadlock).
+    txn = ms.open_txn()
+    assert ms.lock(txn, [comp(X, partition=None)]).state == ACQ
+    other = ms.open_txn()
+    waiting = ms.lock(other, [comp(X, partition=None)])
+    assert waiting.state == WAIT
+    assert ms.lock(txn, [comp(X, partition=None)]).state == ACQ  # same object, same type
+    assert ms.lock(txn, [comp(W)]).state == ACQ  # a partition of it, a weaker type
+    # Not covered: a stronger type, or another object, still queues behind the waiter.
+    assert ms.lock(txn, [comp(E, partition=None)]).state == WAIT
+    assert ms.lock(txn, [comp(X, table="yourtable", partition=None)]).state == ACQ
+    ms.abort_txn(txn)
+    assert ms.check_lock(waiting.lock_id).state == ACQ
+
+
 def test_a_request_is_all_or_nothing(ms: Metastore) -> None:
     blocker = ms.lock(None, [comp(E, partition="p=2")]).lock_id
     req = ms.lock(None, [comp(E, partition="p=1"), comp(E, partition="p=2")])

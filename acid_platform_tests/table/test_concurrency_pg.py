@@ -1,10 +1,11 @@
 """Eight OS processes moving money between rows of one ACID table, metastore on PostgreSQL.
 
 Each transfer is one transaction of two UPDATEs (``BEGIN; UPDATE acct SET bal = bal - x WHERE
-id = a; UPDATE acct SET bal = bal + x WHERE id = b; COMMIT``), retried on write conflicts and
-lock time-outs. Afterwards the money is all there, every committed transfer — and only those —
-shows in the balances (no lost update, no partial transfer), and ROW__IDs are unique. Half the
-processes speak HiveQL, half the Python API (``with wh.transaction()``).
+id = a; UPDATE acct SET bal = bal + x WHERE id = b; COMMIT``) under Hive 4's default exclusive write
+locks, retried on write conflicts (and lock time-outs). Afterwards the money is all there, every committed
+transfer — and only those — shows in the balances (no lost update, no partial transfer), and
+ROW__IDs are unique. Half the processes speak HiveQL, half the Python API
+(``with wh.transaction()``).
 
 The metastore lives in a fresh PostgreSQL schema per test (``ACID_TEST_PG_URL``, default
 ``postgresql+psycopg://postgres@127.0.0.1:5432/test``); an unreachable server fails the test.
@@ -29,7 +30,7 @@ from acid_platform_tests.table import workers
 
 PG_URL = os.environ.get("ACID_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 PROCESSES = 8
-TRANSFERS = 4  # per process
+TRANSFERS = 3  # per process
 ACCOUNTS = 10
 OPENING_BALANCE = 1000
 MAX_ATTEMPTS = 200
@@ -57,8 +58,9 @@ def pg_url() -> Iterator[str]:
 
 def test_concurrent_transfers_lose_no_update(tmp_path: Path, pg_url: str) -> None:
     root = str(tmp_path / "wh")
-    # Hive 4's defaults: UPDATE takes EXCL_WRITE, so writers queue for the table; a transaction
-    # whose snapshot predates a commit it waited for still conflicts at its own commit.
+    # Hive 4's defaults: UPDATE takes EXCL_WRITE, so writers queue for the table; a transaction's
+    # second UPDATE never queues behind them for the lock it already holds, and a transaction
+    # whose snapshot predates a commit it waited for conflicts at its own commit and retries.
     conf = {"acid.lock.wait.timeout.s": "5"}
     with Warehouse.open(root, metastore_url=pg_url, conf=conf) as wh:
         t = wh.create_table("acct", [("id", "int"), ("bal", "bigint")])

@@ -39,7 +39,7 @@ def transfer_money(
         for seq in range(transfers):
             a, b = rng.sample(range(accounts), 2)
             amount = rng.randint(1, 50)
-            for _ in range(max_attempts):
+            for attempt in range(max_attempts):
                 try:
                     if worker % 2 == 0:
                         sql.execute(
@@ -57,7 +57,8 @@ def transfer_money(
                     retries[key] += 1
                     if wh.in_transaction:  # a failed statement aborted it: close it
                         wh.rollback()
-                    time.sleep(rng.uniform(0.0, 0.05))  # spread the retries out
+                    # back off (randomly, growing) so the racers spread out
+                    time.sleep(rng.uniform(0.0, 0.02 * 2 ** min(attempt, 4)))
                     continue
                 done.append((worker, seq, a, b, amount))
                 break
