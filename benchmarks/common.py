@@ -1,0 +1,65 @@
+"""Helpers shared by the benchmarks: timing, and the raw-ORC limit a scan is measured against."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Medians of wall time and of process CPU time (all threads) over the runs."""
+
+    wall_s: float
+    cpu_s: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"wall_s": self.wall_s, "cpu_s": self.cpu_s}
+
+
+def timed(fn: Callable[[Any], Any], runs: int, setup: Callable[[], Any]) -> Timing:
+    """Medians of ``fn(setup())`` over ``runs`` runs; ``setup`` is not timed."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        arg = setup()
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn(arg)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return Timing(statistics.median(walls), statistics.median(cpus))
+
+
+def raw_orc_limit(rows: pa.Table, codec: str, runs: int) -> dict[str, float]:
+    """The raw-ORC limit: the same rows as plain (flat, non-ACID) ORC files with the same codec
+    and stripe size, one file per read thread, read by pyarrow on that many threads."""
+    import pyarrow.orc as orc
+
+    from acid_platform.format.parallel import read_threads, run_parallel
+    from acid_platform.format.writer import DEFAULT_STRIPE_SIZE
+
+    work = Path(tempfile.mkdtemp(prefix="acid-bench-raw-orc-"))
+    try:
+        n = read_threads()
+        step = -(-rows.num_rows // n)
+        paths = []
+        for i in range(n):
+            path = work / f"part-{i}.orc"
+            orc.write_table(
+                rows.slice(i * step, step),
+                path,
+                compression=codec.lower(),
+                stripe_size=DEFAULT_STRIPE_SIZE,
+            )
+            paths.append(path)
+        tasks = [lambda p=p: orc.read_table(p) for p in paths]
+        return timed(lambda _: run_parallel(tasks), runs, lambda: None).as_dict()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
