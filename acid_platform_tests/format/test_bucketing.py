@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acid_platform.errors import InvalidBucketError, UnsupportedTypeError
-from acid_platform.format import bucketing
+from acid_platform.format import bucket_columns
 from acid_platform.format.bucketing import bucket_for, bucket_hash, bucket_ids, murmur3_32
 
 EPOCH_DATE = dt.date(1970, 1, 1)
@@ -797,7 +797,7 @@ def test_numpy_text_loop_alone_equals_scalar(
     values: list[object], hive_type: str, version: int
 ) -> None:
     # Few rows normally finish in Python; make the numpy loop carry every row to its end.
-    with mock.patch.object(bucketing, "_SCALAR_TAIL_ROWS", 0):
+    with mock.patch.object(bucket_columns, "_SCALAR_TAIL_ROWS", 0):
         check_rows([values], [hive_type], version)
 
 
