@@ -12,10 +12,9 @@ stripe. Splits are plain frozen dataclasses: an engine (Spark) ships them to its
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,31 +24,22 @@ import pyarrow.parquet as pq
 
 from acid_platform.errors import AcidFormatError, AcidSchemaError
 from acid_platform.format import types as t
-from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.file_reader import (
+    _ACID,
+    _ORIGINAL,
+    DataFileRef,
+    Filters,
+    ReadStats,
+    _dnf,
+    _read_events,
+    _read_original,
+    _valid_mask,
+)
 from acid_platform.format.fs import resolve
 from acid_platform.format.reader import OrcDataFile, read_flush_length
 from acid_platform.format.selection import AcidState, acid_state
 from acid_platform.format.snapshots import RangeResponse, ValidTxnList, ValidWriteIdList
-
-#: DNF filters as pyarrow.parquet takes them: [(col, op, value), ...] (AND) or a list of such lists (OR).
-Filters = Sequence[Any]
-
-_ORIGINAL, _ACID = "original", "acid"
-_POSITIONAL_NAME = re.compile(r"^_col\d+$")
-
-
-@dataclass(frozen=True)
-class DataFileRef:
-    """One file holding rows (not delete events) of a split."""
-
-    path: str
-    kind: str  # "acid" (event file) or "original" (plain rows, synthetic ROW__IDs)
-    filter_write_ids: bool = False  # the dir's write-id range is only partly valid
-    logical_length: int | None = None  # streaming files: the committed length
-    flush_length_path: str | None = None
-    synthetic_write_id: int = 0  # originals: 0, raw dirs: the dir's write id
-    synthetic_statement_id: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,20 +51,6 @@ class ReadSplit:
     delete_files: tuple[str, ...] = ()
     partition: str | None = None
     size: int = 0
-
-
-@dataclass
-class ReadStats:
-    """Counters a reader fills in (for metrics and tests)."""
-
-    stripes_read: int = 0
-    stripes_skipped: int = 0
-    rows_read: int = 0
-    rows_deleted: int = 0
-    rows_invalid: int = 0
-    delete_events: int = 0
-    delete_set_bytes: int = 0
-    files: list[str] = field(default_factory=list)
 
 
 def read_acid(
@@ -280,215 +256,7 @@ def out_schema_row(schema: pa.Schema) -> pa.Schema:
     return pa.schema([f for f in schema if f.name != t.ROW_ID_COLUMN])
 
 
-# --------------------------------------------------------------------------- reading one file
-
-
-def _read_events(
-    f: OrcDataFile,
-    ref: DataFileRef,
-    write_ids: ValidWriteIdList,
-    read_cols: list[str],
-    row_cols: list[str],
-    deleted: DeleteSet,
-    with_row_id: bool,
-    filters: Filters | None,
-    filter_expr: Any,
-    schema: pa.Schema | None,
-    stats: ReadStats,
-    row_ids: DeleteSet | None = None,
-) -> Iterator[pa.RecordBatch]:
-    need_keys = with_row_id or len(deleted) > 0 or ref.filter_write_ids or row_ids is not None
-    key_cols = (
-        [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION] if need_keys else []
-    )
-    present = [c for c in read_cols if c in f.row_schema.names]
-    # An empty projection still needs row counts: read one cheap key column then.
-    cols = key_cols + [f"{t.ROW}.{c}" for c in present] or [t.OPERATION]
-    exceptions = np.asarray(write_ids.exceptions, np.int64)
-    key_ranges = _stripe_key_ranges(f) if row_ids is not None else None
-    for i in range(f.num_stripes):
-        if filters and _stripe_excluded(f, i, filters):
-            stats.stripes_skipped += 1
-            continue
-        if row_ids is not None and (
-            len(row_ids) == 0 or (key_ranges is not None and not row_ids.intersects(*key_ranges[i]))
-        ):
-            stats.stripes_skipped += 1
-            continue
-        if not need_keys:
-            batch = f.read_stripe(i, cols)
-            stats.stripes_read += 1
-            stats.rows_read += batch.num_rows
-            yield from _finish(
-                batch.num_rows,
-                _row_arrays(batch, present),
-                None,
-                None,
-                row_cols,
-                read_cols,
-                filter_expr,
-                schema,
-            )
-            continue
-        # Keys first: the rows they drop are never copied, and each decoding thread drops them
-        # from its own column group.
-        keys = f.read_stripe(i, key_cols)
-        stats.stripes_read += 1
-        stats.rows_read += keys.num_rows
-        owid = keys.column(t.ORIGINAL_TRANSACTION).to_numpy()
-        bucket = keys.column(t.BUCKET).to_numpy()
-        rowid = keys.column(t.ROW_ID).to_numpy()
-        keep = np.ones(keys.num_rows, bool)
-        if ref.filter_write_ids:
-            valid = _valid_mask(
-                keys.column(t.CURRENT_TRANSACTION).to_numpy(), write_ids.high_watermark, exceptions
-            )
-            stats.rows_invalid += int((~valid).sum())
-            keep &= valid
-        if len(deleted):
-            hit = deleted.contains(owid, bucket, rowid)
-            stats.rows_deleted += int((hit & keep).sum())
-            keep &= ~hit
-        if row_ids is not None:
-            keep &= row_ids.contains(owid, bucket, rowid)
-        kept = int(np.count_nonzero(keep))
-        if kept == 0:
-            continue
-        mask = None if kept == keys.num_rows else keep
-        row_arrays: dict[str, pa.Array] = {}
-        if present:
-            rows = f.read_stripe(i, [f"{t.ROW}.{c}" for c in present], keep=mask)
-            row_arrays = _row_arrays(rows, present)
-        row_id = None
-        if with_row_id:
-            row_id = tuple(pa.array(a if mask is None else a[mask]) for a in (owid, bucket, rowid))
-        yield from _finish(kept, row_arrays, None, row_id, row_cols, read_cols, filter_expr, schema)
-
-
-def _read_original(
-    f: OrcDataFile,
-    ref: DataFileRef,
-    bucket_id: int,
-    first_row_id: int,
-    read_cols: list[str],
-    row_cols: list[str],
-    deleted: DeleteSet,
-    with_row_id: bool,
-    filters: Filters | None,
-    filter_expr: Any,
-    schema: pa.Schema | None,
-    stats: ReadStats,
-    row_ids: DeleteSet | None = None,
-) -> Iterator[pa.RecordBatch]:
-    bucket_property = encode_bucket(bucket_id, ref.synthetic_statement_id)
-    rename = _positional_names(f.row_schema, schema)
-    file_names = {rename.get(n, n): n for n in f.row_schema.names}
-    present = [c for c in read_cols if c in file_names]
-    next_row = first_row_id
-    for i in range(f.num_stripes):
-        n_stripe_rows = (
-            f.stripe_rows()[i]
-            if (filters or row_ids is not None or f.num_stripes > 1)
-            else f.num_rows
-        )
-        if filters and _stripe_excluded(f, i, filters, rename_back=file_names):
-            stats.stripes_skipped += 1
-            next_row += n_stripe_rows
-            continue
-        if row_ids is not None and not row_ids.intersects(
-            (ref.synthetic_write_id, bucket_property, next_row - 1),
-            (ref.synthetic_write_id, bucket_property, next_row + n_stripe_rows - 1),
-        ):
-            stats.stripes_skipped += 1
-            next_row += n_stripe_rows
-            continue
-        batch = f.read_stripe(i, [file_names[c] for c in present] or None)
-        stats.stripes_read += 1
-        stats.rows_read += batch.num_rows
-        n = batch.num_rows
-        rowid = np.arange(next_row, next_row + n, dtype=np.int64)
-        next_row += n
-        owid = np.full(n, ref.synthetic_write_id, np.int64)
-        bucket = np.full(n, bucket_property, np.int32)
-        keep = None
-        if len(deleted):
-            hit = deleted.contains(owid, bucket, rowid)
-            stats.rows_deleted += int(hit.sum())
-            keep = ~hit
-        if row_ids is not None:
-            wanted = row_ids.contains(owid, bucket, rowid)
-            keep = wanted if keep is None else keep & wanted
-        row_arrays = {c: batch.column(file_names[c]) for c in present}
-        yield from _finish(
-            n,
-            row_arrays,
-            keep,
-            (pa.array(owid), pa.array(bucket), pa.array(rowid)) if with_row_id else None,
-            row_cols,
-            read_cols,
-            filter_expr,
-            schema,
-        )
-
-
-def _finish(
-    n: int,
-    row_arrays: dict[str, pa.Array],
-    keep: np.ndarray | None,
-    row_id: tuple[Any, Any, Any] | None,
-    row_cols: list[str],
-    read_cols: list[str],
-    filter_expr: Any,
-    schema: pa.Schema | None,
-) -> Iterator[pa.RecordBatch]:
-    names, arrays = [], []
-    if row_id is not None:
-        names.append(t.ROW_ID_COLUMN)
-        arrays.append(pa.StructArray.from_arrays(list(row_id), fields=list(t.ROW_ID_TYPE)))
-    for c in read_cols:
-        target = _target_type(schema, c, row_arrays.get(c))
-        arr = row_arrays.get(c)
-        if arr is None:
-            arr = pa.nulls(n, target)  # column added after this file was written
-        elif target is not None and arr.type != target:
-            arr = arr.cast(target)
-        names.append(c)
-        arrays.append(arr)
-    if not names:  # no columns requested (e.g. COUNT(*)): still carry the row count
-        kept = n if keep is None else int(keep.sum())
-        if kept:
-            yield pa.RecordBatch.from_struct_array(pa.array([{}] * kept, pa.struct([])))
-        return
-    batch = pa.RecordBatch.from_arrays(arrays, names=names)
-    if keep is not None and not keep.all():
-        batch = batch.filter(pa.array(keep))
-    if filter_expr is not None and batch.num_rows:
-        batch = pa.Table.from_batches([batch]).filter(filter_expr).combine_chunks().to_batches()
-        batch = batch[0] if batch else None
-        if batch is None:
-            return
-    extra = [c for c in read_cols if c not in row_cols]
-    if extra:
-        batch = batch.select([x for x in batch.schema.names if x not in extra])
-    if batch.num_rows:
-        yield batch
-
-
-def _row_arrays(batch: pa.RecordBatch, present: list[str]) -> dict[str, pa.Array]:
-    if not present:
-        return {}
-    row = batch.column(t.ROW)
-    return {name: row.field(name) for name in present}
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def _valid_mask(write_ids: np.ndarray, high_watermark: int, exceptions: np.ndarray) -> np.ndarray:
-    ok = write_ids <= high_watermark
-    if len(exceptions):
-        ok &= ~np.isin(write_ids, exceptions)
-    return ok
 
 
 def _range_needs_filter(write_ids: ValidWriteIdList, d: Any) -> bool:
@@ -535,46 +303,6 @@ def _resolve_columns(
     return list(schema.names) if schema is not None else list(file_cols)
 
 
-def _target_type(schema: pa.Schema | None, name: str, arr: pa.Array | None) -> pa.DataType:
-    if schema is not None and schema.get_field_index(name) >= 0:
-        return schema.field(name).type
-    return arr.type if arr is not None else pa.null()
-
-
-def _positional_names(file_schema: pa.Schema, schema: pa.Schema | None) -> dict[str, str]:
-    """Files written by old Hive name columns ``_col0, _col1…``: map them to the table's names."""
-    if (
-        schema is None
-        or not file_schema.names
-        or not all(_POSITIONAL_NAME.match(n) for n in file_schema.names)
-    ):
-        return {}
-    return {
-        fname: schema.names[i] for i, fname in enumerate(file_schema.names) if i < len(schema.names)
-    }
-
-
-def _stripe_key_ranges(
-    f: OrcDataFile,
-) -> list[tuple[tuple[int, int, int] | None, tuple[int, int, int]]] | None:
-    """Per stripe, the (exclusive lower, inclusive upper) event keys it can hold, from Hive's
-    ``hive.acid.key.index`` (the last key of each stripe); ``None`` when the file has no usable
-    index (then every stripe is read)."""
-    try:
-        keys = f.key_index
-    except ValueError:
-        return None
-    if len(keys) != f.num_stripes:
-        return None
-    out: list[tuple[tuple[int, int, int] | None, tuple[int, int, int]]] = []
-    previous: tuple[int, int, int] | None = None
-    for k in keys:
-        last = (k.original_write_id, k.bucket, k.row_id)
-        out.append((previous, last))
-        previous = last
-    return out
-
-
 def _filter_columns(filters: Filters) -> list[str]:
     out: list[str] = []
     for conj in _dnf(filters):
@@ -582,45 +310,3 @@ def _filter_columns(filters: Filters) -> list[str]:
             if col not in out:
                 out.append(col)
     return out
-
-
-def _dnf(filters: Filters) -> list[list[tuple[str, str, Any]]]:
-    if filters and isinstance(filters[0], tuple):
-        return [list(filters)]
-    return [list(c) for c in filters]
-
-
-def _stripe_excluded(
-    f: OrcDataFile, stripe: int, filters: Filters, rename_back: dict[str, str] | None = None
-) -> bool:
-    """True when stripe statistics prove no row of the stripe can pass ``filters``."""
-    for conj in _dnf(filters):
-        if not any(_predicate_impossible(f, stripe, c, op, v, rename_back) for c, op, v in conj):
-            return False
-    return True
-
-
-def _predicate_impossible(
-    f: OrcDataFile, stripe: int, col: str, op: str, value: Any, rename_back: dict[str, str] | None
-) -> bool:
-    name = rename_back.get(col, col) if rename_back else col
-    st = f.column_statistics(stripe, [name])
-    if not st or "minimum" not in st or "maximum" not in st:
-        return False
-    lo, hi = st["minimum"], st["maximum"]
-    try:
-        if op in ("=", "=="):
-            return bool(value < lo or value > hi)
-        if op == "<":
-            return bool(lo >= value)
-        if op == "<=":
-            return bool(lo > value)
-        if op == ">":
-            return bool(hi <= value)
-        if op == ">=":
-            return bool(hi < value)
-        if op == "in":
-            return all(v < lo or v > hi for v in value)
-    except TypeError:
-        return False
-    return False
