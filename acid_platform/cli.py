@@ -5,7 +5,8 @@
 * ``acid show transactions|locks|compactions -w WAREHOUSE``;
 * ``acid demo`` walks through the seed example (INSERT, UPDATE, MERGE) on a fresh warehouse and
   shows the directories written and the rows under two snapshots;
-* ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner.
+* ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner;
+  ``acid worker`` works the compaction queue (``--spark-master URL``: large partitions on Spark).
 
 Query rows go to stdout; status lines and notes to stderr. A user error (any
 :class:`~acid_platform.errors.AcidError`) prints one red line (plus the quoted source line of a
@@ -17,6 +18,7 @@ from __future__ import annotations
 import csv
 import enum
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -172,13 +174,41 @@ def worker_command(
         int | None, typer.Option("--max", help="Stop after this many entries.")
     ] = None,
     metastore_url: MetastoreOption = None,
+    spark_master: Annotated[
+        str | None,
+        typer.Option(
+            "--spark-master",
+            envvar="ACID_SPARK_MASTER",
+            help="Start a SparkSession on this master (spark://host:port, local[N], …) and "
+            "rewrite large partitions on it.",
+        ),
+    ] = None,
+    large_partition_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--large-partition-bytes",
+            min=0,
+            help="With --spark-master: partitions above this size go to Spark "
+            "(default: acid.compactor.large.partition.bytes, 1 GiB).",
+        ),
+    ] = None,
 ) -> None:
-    """Run the compaction worker over the queued entries (embedded executor)."""
+    """Run the compaction worker over the queued entries (embedded; large partitions on Spark
+    with --spark-master)."""
     from acid_platform.table.compaction import run_worker
 
-    with _user_errors(), _open(warehouse, metastore_url) as wh:
-        result = run_worker(wh, max_entries=max_entries)
-        err.print(f"[green]OK[/] {escape(str(result)) if result is not None else ''}")
+    with _user_errors(), _open(warehouse, metastore_url) as wh, _spark(spark_master) as spark:
+        executor = None
+        if spark is not None:
+            from acid_platform.engines.spark.compaction import compaction_router
+
+            executor = compaction_router(spark, wh.conf, threshold_bytes=large_partition_bytes)
+        result = run_worker(wh, max_entries=max_entries, executor=executor)
+        err.print(f"[green]OK[/] {len(result)} compaction(s)")
+        for o in result:
+            where = f"{o.db}.{o.table}" + (f"/{o.partition}" if o.partition else "")
+            ran = f" on {o.executor}" if o.executor else ""
+            err.print(escape(f"  {o.id} {where} {o.type}: {o.state.value}{ran}; {o.message}"))
 
 
 @app.command("demo")
@@ -293,6 +323,26 @@ def _open(path: str, metastore_url: str | None) -> Iterator[Any]:
         yield wh
     finally:
         wh.close()
+
+
+@contextmanager
+def _spark(master: str | None) -> Iterator[Any]:
+    """A SparkSession on ``master`` for this command (``None``: no Spark); stopped at the end
+    unless it was already running in this process."""
+    if master is None:
+        yield None
+        return
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    running = SparkSession.getActiveSession()
+    builder = SparkSession.builder.master(master).appName("acid compaction worker")
+    spark = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    try:
+        yield spark
+    finally:
+        if running is None:
+            spark.stop()
 
 
 @contextmanager

@@ -1,14 +1,16 @@
 """``acid_platform.Warehouse``: the table layer's warehouse with the front ends on top.
 
 The table layer (:class:`acid_platform.table.Warehouse`) knows tables, transactions and DML; this
-subclass adds what sits above it — HiveQL (:meth:`sql`) and, later, engine registration — so
-imports keep pointing down.
+subclass adds what sits above it — HiveQL (:meth:`sql`) and Spark (:meth:`register_spark`: the
+``acid`` data source, and Spark executors for compacting large partitions) — so imports keep
+pointing down.
 
 >>> # wh = Warehouse.open("/tmp/wh"); wh.sql("SELECT 1")
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -19,14 +21,42 @@ from acid_platform.table.warehouse import Warehouse as _TableWarehouse
 class Warehouse(_TableWarehouse):
     """A warehouse of Hive ACID tables: Python API, HiveQL and (with PySpark) Spark."""
 
+    #: The session of :meth:`register_spark`, whose executors compact large partitions.
+    compaction_spark: Any = None
+
     def sql(self, text: str) -> pa.Table:
         """Run one HiveQL statement or a script; returns the last statement's result."""
         from acid_platform.sql import run_sql
 
         return run_sql(self, text)
 
-    def register_spark(self, spark: Any) -> None:
-        """Register the ``acid`` Spark data source for this warehouse on ``spark``."""
+    def register_spark(self, spark: Any, *, compaction: bool = True) -> None:
+        """Register the ``acid`` Spark data source for this warehouse on ``spark``.
+
+        With ``compaction`` (the default), :meth:`compact` with ``wait`` (and ``ALTER TABLE …
+        COMPACT … AND WAIT``) rewrites partitions larger than
+        ``acid.compactor.large.partition.bytes`` (``wh.conf``; default 1 GiB) on ``spark``.
+        """
         from acid_platform.engines.spark import register
 
         register(spark, self)
+        self.compaction_spark = spark if compaction else None
+
+    def compact(
+        self,
+        name: str,
+        partition: str | Mapping[str, Any] | None = None,
+        kind: str = "major",
+        wait: bool = False,
+    ) -> None:
+        """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``: queue a
+        compaction; with ``wait`` this process works the queue entry to its end — large
+        partitions on the registered Spark session, if any."""
+        if self.compaction_spark is None:
+            super().compact(name, partition, kind, wait)
+            return
+        from acid_platform.engines.spark.compaction import compaction_router
+        from acid_platform.table.compaction import compact_table
+
+        router = compaction_router(self.compaction_spark, self.conf)
+        compact_table(self, name, partition=partition, kind=kind, wait=wait, executor=router)

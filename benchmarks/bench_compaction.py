@@ -3,6 +3,9 @@
 * major compaction of the table spread over 10 write ids (8 insert deltas, an update of 1% of
   the rows, a delete of 1%) against pyarrow reading the same input files and writing the same
   output rows (goal: within 1.3x);
+* the same major compaction on the Spark executor (``SparkCompactionExecutor``, a local session;
+  the bucket file is written by a Spark task's Python worker), timed warm (the first call, which
+  starts Python workers, is reported apart); ``--no-spark`` skips it;
 * minor compaction of the same 10 small deltas over a base of 10% and of 100% of the table
   (goal: the cost follows the deltas, not the table);
 * a full scan after major compaction against pyarrow reading plain ORC with the same rows
@@ -10,18 +13,20 @@
 
 Medians of several runs; writes ``benchmarks/out/compaction.json`` and a Markdown section.
 
-    python -m benchmarks.bench_compaction [--scale 1] [--runs 3] [--codec ZLIB]
+    python -m benchmarks.bench_compaction [--scale 1] [--runs 3] [--codec ZLIB] [--spark-cores 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +52,12 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.format.writer import COMPRESSION, DEFAULT_STRIPE_SIZE
-from acid_platform.table.compaction import RewriteRequest, RewriteResult, rewrite_partition
+from acid_platform.table.compaction import (
+    RewriteRequest,
+    RewriteResult,
+    plan_rewrite,
+    rewrite_partition,
+)
 from benchmarks.data import store_sales
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -77,6 +87,35 @@ def paired_times(
         b.append(median_time(reference, 1))
         a.append(median_time(ours, 1))
     return statistics.median(a), statistics.median(b)
+
+
+def interleaved_times(fns: Sequence[Callable[[], Any]], runs: int) -> list[float]:
+    """Medians of ``runs`` rounds, each calling every function once in turn, so that all see
+    the same machine load."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(runs):
+        for i, fn in enumerate(fns):
+            times[i].append(median_time(fn, 1))
+    return [statistics.median(t) for t in times]
+
+
+def spark_session(cores: int) -> Any:
+    """A local SparkSession for the Spark executor (started once, outside the timings)."""
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName("bench_compaction")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.pyspark.python", sys.executable)
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 def write_events(path: Path, rows: pa.Table, write_id: int, codec: str) -> None:
@@ -143,7 +182,9 @@ def compactor_ids(high_watermark: int) -> ValidCompactorWriteIdList:
     return ValidCompactorWriteIdList("bench.store_sales", high_watermark)
 
 
-def run(scale: float, runs: int, codec: str, limit: int | None = None) -> dict[str, Any]:
+def run(
+    scale: float, runs: int, codec: str, limit: int | None = None, spark_cores: int = 0
+) -> dict[str, Any]:
     rows = store_sales(scale).combine_chunks()
     if limit is not None:
         rows = rows.slice(0, limit)
@@ -212,7 +253,37 @@ def run(scale: float, runs: int, codec: str, limit: int | None = None) -> dict[s
             drop_last_output()
             compact_major()
 
-        ours, ref = paired_times(compact_again, pyarrow_read_write, runs)  # the last base stays
+        spark = spark_session(spark_cores) if spark_cores else None
+        if spark is None:
+            ours, ref = paired_times(compact_again, pyarrow_read_write, runs)  # last base stays
+        else:
+            from acid_platform.engines.spark import SparkCompactionExecutor
+
+            on_spark = SparkCompactionExecutor(spark)
+
+            def compact_on_spark() -> None:
+                drop_last_output()
+                result = on_spark.execute(plan_rewrite(request("major", major, hwm, next(txn))))
+                outputs.append(result)
+
+            first_call = median_time(compact_on_spark, 1)  # starts Spark's Python workers
+            spark_out = po.read_table(Path(outputs[-1].output_dirs[0]) / bucket_file_name(0))
+            assert spark_out.equals(out_events), "the Spark executor wrote other events"
+            ref, ours, t_spark = interleaved_times(
+                [pyarrow_read_write, compact_again, compact_on_spark], runs
+            )
+            compact_again()  # the last base is the embedded one, as without Spark
+            results["major_on_spark"] = {
+                "master": spark.sparkContext.master,
+                "tasks": len(outputs[-1].files),
+                "compaction_s": t_spark,
+                "first_call_s": first_call,
+                "embedded_s": ours,
+                "pyarrow_read_inputs_write_output_s": ref,
+                "ratio_to_embedded": t_spark / ours,
+                "ratio_to_pyarrow": t_spark / ref,
+            }
+            spark.stop()
         base_file = Path(outputs[-1].output_dirs[0]) / bucket_file_name(0)
         results["major"] = {
             "write_ids": hwm,
@@ -307,6 +378,12 @@ def run(scale: float, runs: int, codec: str, limit: int | None = None) -> dict[s
 def markdown(r: dict[str, Any]) -> str:
     mj, sc, mn = r["major"], r["scan_after_major"], r["minor"]
     small, large = mn["base_10pct"], mn["base_100pct"]
+    sp = r.get("major_on_spark")
+    spark_rows = []
+    if sp is not None:
+        spark_rows.append(
+            f"| the same major compaction on the Spark executor ({sp['master']}, {sp['tasks']} bucket file = {sp['tasks']} task; first call {sp['first_call_s']:.1f} s) | {sp['compaction_s']:.2f} s | embedded {sp['embedded_s']:.2f} s; pyarrow {sp['pyarrow_read_inputs_write_output_s']:.2f} s | {sp['ratio_to_embedded']:.2f}x embedded, {sp['ratio_to_pyarrow']:.2f}x pyarrow | ≈ 1x embedded (one task: only Spark's overhead) |"
+        )
     return (
         "\n".join(
             [
@@ -315,6 +392,7 @@ def markdown(r: dict[str, Any]) -> str:
                 "| measure | acid_platform | reference | ratio | goal |",
                 "|---|---|---|---|---|",
                 f"| major compaction, {mj['write_ids']} write ids in {mj['directories']} deltas ({mj['input_bytes'] / 1e6:.0f} MB) -> base of {mj['output_rows']:,} rows | {mj['compaction_s']:.2f} s | pyarrow reads the same inputs and writes the same output rows {mj['pyarrow_read_inputs_write_output_s']:.2f} s | {mj['ratio']:.2f}x | ≤ 1.3x |",
+                *spark_rows,
                 f"| minor compaction of {small['delta_dirs']} deltas, {small['write_ids']} write ids ({small['delta_rows']:,} rows inserted, 1,000 updated, 1,000 deleted) over a base of {small['base_rows']:,} rows | {small['compaction_s']:.3f} s | | | |",
                 f"| the same deltas over a base of {large['base_rows']:,} rows | {large['compaction_s']:.3f} s | 10x smaller base {small['compaction_s']:.3f} s | {mn['ratio_large_to_small']:.2f}x | ≈ 1x (cost follows the deltas) |",
                 f"| full scan after major compaction | {sc['read_acid_s']:.2f} s | pyarrow, plain ORC with the same rows {sc['pyarrow_plain_orc_s']:.2f} s | {sc['ratio']:.2f}x | ≤ 1.15x |",
@@ -332,8 +410,18 @@ def main() -> None:
     ap.add_argument(
         "--limit", type=int, default=None, help="use only the first N rows (smoke runs)"
     )
+    ap.add_argument(
+        "--spark-cores", type=int, default=2, help="cores of the local Spark session (executor row)"
+    )
+    ap.add_argument("--no-spark", action="store_true", help="skip the Spark executor row")
     args = ap.parse_args()
-    r = run(args.scale, args.runs, args.codec.upper(), args.limit)
+    r = run(
+        args.scale,
+        args.runs,
+        args.codec.upper(),
+        args.limit,
+        0 if args.no_spark else args.spark_cores,
+    )
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "compaction.json").write_text(json.dumps(r, indent=2))
     (OUT / "compaction.md").write_text(markdown(r))

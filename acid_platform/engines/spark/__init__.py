@@ -11,6 +11,8 @@
   pushdown; writes by executors, committed on the driver);
 * :class:`SparkEngine` — the :class:`~acid_platform.engines.Engine` protocol on Spark, plus
   UPDATE / DELETE / MERGE / INSERT whose rows stay on the executors;
+* :class:`SparkCompactionExecutor` / :func:`compaction_router` — the compaction worker's executor
+  for large partitions: bucket files written by Spark tasks;
 * :class:`LocalCluster` — a standalone master and workers on 127.0.0.1, for tests and laptops.
 
 This is the only package of the project that imports PySpark.
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from acid_platform.engines.spark.cluster import LocalCluster
+    from acid_platform.engines.spark.compaction import SparkCompactionExecutor, compaction_router
     from acid_platform.engines.spark.datasource import AcidDataSource
     from acid_platform.engines.spark.engine import SparkEngine, SparkTableMerger
     from acid_platform.table.warehouse import Warehouse
@@ -36,6 +39,8 @@ NAME = "acid"
 _LAZY = {
     "AcidDataSource": "acid_platform.engines.spark.datasource",
     "LocalCluster": "acid_platform.engines.spark.cluster",
+    "SparkCompactionExecutor": "acid_platform.engines.spark.compaction",
+    "compaction_router": "acid_platform.engines.spark.compaction",
     "SparkEngine": "acid_platform.engines.spark.engine",
     "SparkTableMerger": "acid_platform.engines.spark.engine",
 }
@@ -73,7 +78,9 @@ __all__ = [
     "NAME",
     "AcidDataSource",
     "LocalCluster",
+    "SparkCompactionExecutor",
     "SparkEngine",
     "SparkTableMerger",
+    "compaction_router",
     "register",
 ]

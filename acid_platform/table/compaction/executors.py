@@ -8,8 +8,9 @@ and returns a :class:`~.rewrite.RewriteResult`. A distributed executor does, on 
 tasks are picklable frozen dataclasses); on the driver again, ``finish(plan, written_files)``.
 
 The worker picks the executor by the size of the partition (:class:`ExecutorRouter`): the
-embedded one for small partitions, the large-partition one (Spark, from
-``acid_platform.engines.spark``) above ``acid.compactor.large.partition.bytes``.
+embedded one for small partitions, the large-partition one (Spark:
+``acid_platform.engines.spark.compaction_router(spark, conf)`` builds the router) above
+``acid.compactor.large.partition.bytes``.
 
 >>> router = ExecutorRouter(threshold_bytes=1 << 30)
 >>> router.choose(input_bytes=10).name

@@ -3,9 +3,10 @@
     python -m acid_platform_tests.engines.spark.cluster_driver MASTER_URL WAREHOUSE OUT_JSON
 
 Writes a table from a DataFrame through the ``acid`` source, updates and merges it with the
-Spark engine, reads it back through Spark and the embedded reader, and records who wrote each
-file: the driver's pid, each task's pid/host/partition, and whether that pid descends from an
-executor JVM (``CoarseGrainedExecutorBackend``) started by a worker.
+Spark engine, compacts it (major) with the Spark compaction executor, reads it back through Spark
+and the embedded reader, and records who wrote each file: the driver's pid, each task's
+pid/host/partition, and whether that pid descends from an executor JVM
+(``CoarseGrainedExecutorBackend``) started by a worker.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from acid_platform import Warehouse
 from acid_platform.engines.spark import SparkEngine
 from acid_platform.engines.spark.cluster import cluster_session
+from acid_platform.engines.spark.compaction import SparkCompactionExecutor
+from acid_platform.table.compaction import compact_table, run_worker
 
 
 def executor_ancestry(pid: int) -> list[str]:
@@ -63,13 +67,22 @@ def main(master: str, root: str, out: str) -> None:
         source = spark.createDataFrame([(1, "m", 1), (500, "new", 2)], "id INT, v STRING, p INT")
         merge = engine.merge(table, source, "t.id = s.id AND t.p = s.p")
         result["merge"] = merge.when_matched_update_all().when_not_matched_insert_all().execute()
+        before = sorted(str(r) for r in table.scan(with_row_id=True).to_pylist())
+        compact_table(wh, "c", kind="major", wait=False)
+        outcomes = run_worker(wh, executor=SparkCompactionExecutor(spark))
+        result["compaction"] = {
+            "states": [o.state.value for o in outcomes],
+            "executors": [o.executor for o in outcomes],
+            "tasks": [asdict(t) for o in outcomes for t in getattr(o.result, "tasks", ())],
+            "same_rows": before == sorted(str(r) for r in table.scan(with_row_id=True).to_pylist()),
+        }
         result["spark_rows"] = sorted(
             (r.id, r.v, r.p) for r in spark.read.format("acid").load("c").collect()
         )
         result["embedded_rows"] = sorted(
             (r["id"], r["v"], r["p"]) for r in table.scan().to_pylist()
         )
-        pids = {t["pid"] for k in ("update", "merge") for t in result[k]["tasks"]}
+        pids = {t["pid"] for k in ("update", "merge", "compaction") for t in result[k]["tasks"]}
         pids |= {t["pid"] for t in result["write"]["tasks"]}
         result["ancestry"] = {str(pid): executor_ancestry(pid) for pid in pids}
         wh.close()

@@ -1,10 +1,10 @@
 """The Spark path on a real standalone cluster: a master and two workers on 127.0.0.1.
 
 The driver runs in a subprocess (a process holds one SparkContext, and this one holds the local
-test session). The test proves that event files were written by executors: every task that
-wrote reports a pid that is neither the driver's nor this process's, running under an executor
-JVM (``CoarseGrainedExecutorBackend``) that a worker started; and the tables read back the same
-through Spark and through the embedded reader.
+test session). The test proves that event files — of writes, DML and a major compaction — were
+written by executors: every task that wrote reports a pid that is neither the driver's nor this
+process's, running under an executor JVM (``CoarseGrainedExecutorBackend``) that a worker
+started; and the tables read back the same through Spark and through the embedded reader.
 """
 
 from __future__ import annotations
@@ -53,7 +53,12 @@ def test_reads_and_writes_run_on_executors_of_a_standalone_cluster(tmp_path: Pat
     assert result["merge"]["num_target_rows_updated"] == 1
     assert result["merge"]["num_target_rows_inserted"] == 1
 
-    task_pids = {t["pid"] for k in ("update", "merge") for t in result[k]["tasks"]}
+    compaction = result["compaction"]
+    assert compaction["states"] == ["ready for cleaning"] * 3  # one per partition
+    assert compaction["executors"] == ["spark"] * 3 and compaction["same_rows"]
+    assert compaction["tasks"]
+
+    task_pids = {t["pid"] for k in ("update", "merge", "compaction") for t in result[k]["tasks"]}
     task_pids |= {t["pid"] for t in write["tasks"]}
     assert driver not in task_pids and os.getpid() not in task_pids
     assert len({t["pid"] for t in write["tasks"]}) == 2  # two executors, one core each
