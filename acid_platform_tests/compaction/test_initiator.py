@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from acid_platform.metastore import OperationType
+from acid_platform.sql import run_sql
 from acid_platform.table import Table, Warehouse
 from acid_platform.table.compaction import (
     CompactorConf,
@@ -116,6 +117,14 @@ def test_table_property_overrides_the_delta_count(wh: Warehouse) -> None:
     _add_deltas(u, 4)
     conf = CompactorConf.from_conf({"hive.compactor.delta.num.threshold": "3"})
     assert _only(Initiator(wh, conf).run(), "u").type == "minor"
+
+
+def test_the_warehouse_settings_reach_the_initiator(wh: Warehouse) -> None:
+    t = _with_base(wh)
+    _add_deltas(t, 3)
+    assert _only(Initiator(wh).run()).type is None  # Hive's default: more than 10 deltas
+    run_sql(wh, "SET hive.compactor.delta.num.threshold=2")
+    assert _only(Initiator(wh).run()).type == "minor"
 
 
 def test_no_auto_compaction_is_respected(wh: Warehouse) -> None:

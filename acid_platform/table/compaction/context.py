@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -46,7 +46,11 @@ class CompactionContext:
         target: Metastore | _HasMetastore | CompactionContext,
         conf: CompactorConf | None = None,
     ) -> CompactionContext:
-        """A context for a warehouse, a metastore or an existing context."""
+        """A context for a warehouse, a metastore or an existing context.
+
+        Without ``conf``, a warehouse's own settings (``Warehouse.conf``, which ``SET`` changes)
+        give the compactor settings; a bare metastore gets Hive's defaults.
+        """
         if isinstance(target, CompactionContext):
             return target if conf is None else cls(target.metastore, conf, target.filesystem_for)
         if isinstance(target, Metastore):
@@ -55,7 +59,10 @@ class CompactionContext:
         if not isinstance(metastore, Metastore):
             raise TypeError(f"need a Warehouse or a Metastore, not {type(target).__name__}")
         finder = getattr(target, "filesystem_for", None)
-        return cls(metastore, conf or CompactorConf(), finder if callable(finder) else None)
+        if conf is None:
+            settings = getattr(target, "conf", None)
+            conf = CompactorConf.from_conf(settings if isinstance(settings, Mapping) else None)
+        return cls(metastore, conf, finder if callable(finder) else None)
 
     def location(self, spec: TableSpec, partition: str | None) -> Location:
         """The directory of a table (``partition`` None) or of one of its partitions."""
