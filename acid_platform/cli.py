@@ -153,8 +153,20 @@ def compact_command(
 def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
     """Run the cleaner: delete directories no snapshot can still read."""
     with _user_errors(), _open(warehouse, metastore_url) as wh:
-        result = wh.clean()
-        err.print(f"[green]OK[/] {escape(str(result)) if result is not None else ''}")
+        report = wh.clean()
+        for entry in report.entries:
+            where = f"{entry.db}.{entry.table}" + (f" {entry.partition}" if entry.partition else "")
+            state = "cleaned" if entry.cleaned else "not cleaned yet"
+            err.print(
+                f"[green]OK[/] compaction {entry.id} of {escape(where)}: {state}, "
+                f"{escape(entry.message or f'removed {len(entry.removed)} path(s)')}"
+            )
+            for path in entry.removed:
+                err.print(f"   [dim]removed {escape(path)}[/]")
+        for path in report.aborted_removed:
+            err.print(f"[green]OK[/] removed aborted {escape(path)}")
+        if not report.entries and not report.aborted_removed:
+            err.print("[green]OK[/] nothing to clean")
 
 
 @app.command("initiate")
@@ -163,8 +175,16 @@ def initiate_command(warehouse: WarehouseOption, metastore_url: MetastoreOption 
     from acid_platform.table.compaction import run_initiator
 
     with _user_errors(), _open(warehouse, metastore_url) as wh:
-        result = run_initiator(wh)
-        err.print(f"[green]OK[/] {escape(str(result)) if result is not None else ''}")
+        decisions = run_initiator(wh)
+        for d in decisions:
+            where = f"{d.db}.{d.table}" + (f" {d.partition}" if d.partition else "")
+            if d.type is not None and d.cq_id is not None:
+                what = f"queued {d.type} compaction {d.cq_id}"
+            else:
+                what = "nothing queued"
+            err.print(f"[green]OK[/] {escape(where)}: {what} ({escape(d.reason)})")
+        if not decisions:
+            err.print("[green]OK[/] no table has new write activity")
 
 
 @app.command("worker")
@@ -393,6 +413,9 @@ def print_table(
         writer.writerow(table.column_names)
         writer.writerows(rows_as_text(table))
         return
+    if _natural_width(table) > out.width:
+        _print_records(table, title)
+        return
     rich_table = RichTable(title=title, title_justify="left", header_style="bold")
     for name in table.column_names:
         rich_table.add_column(escape(name), overflow="fold")
@@ -402,6 +425,40 @@ def print_table(
             *("[dim]NULL[/]" if col[r] is None else escape(hive_text(col[r])) for col in columns)
         )
     out.print(rich_table)
+
+
+def _cells(table: pa.Table) -> list[list[str | None]]:
+    """Hive's text of every value, column by column (``None`` for NULL)."""
+    return [
+        [None if v is None else hive_text(v) for v in table.column(i).to_pylist()]
+        for i in range(table.num_columns)
+    ]
+
+
+def _natural_width(table: pa.Table) -> int:
+    """How wide the boxed table would be with no column wrapped."""
+    widths = [
+        max([len(name), 4, *(len(v) for v in col if v is not None)])
+        for name, col in zip(table.column_names, _cells(table), strict=True)
+    ]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _print_records(table: pa.Table, title: str | None) -> None:
+    """Too wide for the terminal: one ``name | value`` block per row (psql's expanded mode)."""
+    if title:
+        out.print(f"[bold]{escape(title)}[/]")
+    cells = _cells(table)
+    for r in range(table.num_rows):
+        block = RichTable(
+            title=f"-[ RECORD {r + 1} ]-", title_justify="left", show_header=False, box=None
+        )
+        block.add_column(style="bold", no_wrap=True)
+        block.add_column(overflow="fold")
+        for name, col in zip(table.column_names, cells, strict=True):
+            value = col[r]
+            block.add_row(escape(name), "[dim]NULL[/]" if value is None else escape(value))
+        out.print(block)
 
 
 __all__ = ["app", "hive_text", "main", "print_table"]

@@ -182,13 +182,39 @@ def test_open_transaction_at_exit_is_rolled_back(runner: CliRunner, tmp_path: Pa
     assert json.loads(result.stdout) == [{"n": 0}]
 
 
-def test_compact_is_refused_until_compaction_exists(runner: CliRunner, tmp_path: Path) -> None:
+def test_compact_show_compactions_clean_and_initiate(runner: CliRunner, tmp_path: Path) -> None:
     warehouse = str(tmp_path / "wh")
-    runner.invoke(app, ["sql", "-w", warehouse, "-e", "CREATE TABLE t (a int)"])
-    result = runner.invoke(app, ["compact", "t", "-w", warehouse, "--major"])
-    assert result.exit_code in (0, 1)
-    if result.exit_code == 1:
-        assert "COMPACT 'major'" in result.stderr
+    script = (
+        "CREATE TABLE t (a int) PARTITIONED BY (ds string); "
+        "INSERT INTO t PARTITION (ds='x') VALUES (1), (2); UPDATE t SET a = 3 WHERE a = 2"
+    )
+    assert runner.invoke(app, ["sql", "-w", warehouse, "-e", script]).exit_code == 0
+    result = runner.invoke(
+        app, ["compact", "t", "-w", warehouse, "-p", "ds='x'", "--major", "--wait"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "major compaction of default.t done" in result.stderr
+    # SHOW COMPACTIONS has 21 columns: on an 80-column terminal each row prints as a record.
+    result = runner.invoke(app, ["show", "compactions", "-w", warehouse], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "-[ RECORD 1 ]-" in result.stdout
+    record = dict(line.split() for line in result.stdout.splitlines()[1:6])
+    assert record == {
+        "CompactionId": "1",
+        "Database": "default",
+        "Table": "t",
+        "Partition": "ds=x",
+        "Type": "MAJOR",
+    }
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    result = runner.invoke(app, ["clean", "-w", warehouse])
+    assert result.exit_code == 0, result.output
+    assert "compaction 1 of default.t ds=x: cleaned" in result.stderr
+    assert "removed 3 path(s)" in result.stderr  # the delta, the delete delta, the new delta
+    assert result.stderr.count("   removed ") == 3
+    assert "nothing to clean" in runner.invoke(app, ["clean", "-w", warehouse]).stderr
+    result = runner.invoke(app, ["initiate", "-w", warehouse])
+    assert result.exit_code == 0 and "OK" in result.stderr
 
 
 def test_demo(runner: CliRunner, tmp_path: Path) -> None:
