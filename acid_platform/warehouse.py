@@ -31,15 +31,18 @@ class Warehouse(_TableWarehouse):
         return run_sql(self, text)
 
     def register_spark(self, spark: Any, *, compaction: bool = True) -> None:
-        """Register the ``acid`` Spark data source for this warehouse on ``spark``.
+        """Register the ``acid`` Spark data source for this warehouse on ``spark``, and Spark as
+        a native engine (:mod:`acid_platform.table.native`): ``table.insert(df)`` and
+        ``table.merge(df, …)`` with a Spark DataFrame then run on Spark, rows never collected.
 
         With ``compaction`` (the default), :meth:`compact` with ``wait`` (and ``ALTER TABLE …
         COMPACT … AND WAIT``) rewrites partitions larger than
         ``acid.compactor.large.partition.bytes`` (``wh.conf``; default 1 GiB) on ``spark``.
         """
-        from acid_platform.engines.spark import register
+        from acid_platform.engines.spark import SparkEngine, register
 
         register(spark, self)
+        self.native_engines.register(SparkEngine(spark))
         self.compaction_spark = spark if compaction else None
 
     def compact(

@@ -29,7 +29,6 @@ insert rows per statement.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,62 +40,49 @@ from acid_platform.errors import (
     UnsupportedOperationError,
 )
 from acid_platform.metastore.model import TableSpec
+from acid_platform.table.dml_join import inner_query
+from acid_platform.table.dml_terms import (
+    ACTION,
+    BRANCH,
+    BUCKET_ID,
+    MATCHES,
+    PRESENT,
+    ROW_ID,
+    ROW_ID_COLUMNS,
+    SOURCE_RELATION,
+    STATEMENT,
+    TARGET_RELATION,
+    VIOLATION,
+    WRITE_ID,
+    Action,
+    Clause,
+    ClauseKind,
+    MatchCount,
+)
 from acid_platform.table.expressions import Scope, and_all, quoted, resolve, to_expression
 from acid_platform.table.schema import table_schema
 
-TARGET_RELATION = "target"
-SOURCE_RELATION = "source"
-WRITE_ID = "__acid_writeid"
-BUCKET_ID = "__acid_bucketid"
-ROW_ID = "__acid_rowid"
-ROW_ID_COLUMNS = (WRITE_ID, BUCKET_ID, ROW_ID)
-ACTION = "__acid_action"
-STATEMENT = "__acid_stmt"
-VIOLATION = "__acid_violation"
-_BRANCH = "__acid_branch"
-_PRESENT = "__acid_s_present"
-_MATCHES = "__acid_matches"
-_COUNTS = "__acid_m"
-
-
-class Action(enum.StrEnum):
-    """What a branch does to the rows it selects."""
-
-    INSERT = "insert"
-    UPDATE = "update"
-    DELETE = "delete"
-
-
-class ClauseKind(enum.StrEnum):
-    """The WHEN clauses of MERGE (UPDATE/DELETE statements are ``MATCHED_*`` without a source)."""
-
-    MATCHED_UPDATE = "when matched update"
-    MATCHED_DELETE = "when matched delete"
-    NOT_MATCHED_INSERT = "when not matched insert"
-    BY_SOURCE_UPDATE = "when not matched by source update"
-    BY_SOURCE_DELETE = "when not matched by source delete"
-
-    @property
-    def action(self) -> Action:
-        """The action of the branch's output rows."""
-        if self in (ClauseKind.MATCHED_UPDATE, ClauseKind.BY_SOURCE_UPDATE):
-            return Action.UPDATE
-        if self is ClauseKind.NOT_MATCHED_INSERT:
-            return Action.INSERT
-        return Action.DELETE
-
-
-@dataclass(frozen=True)
-class Clause:
-    """One WHEN branch: its kind, optional extra predicate and assignments (column -> value).
-
-    Values are SQL expression strings, :class:`~acid_platform.table.expressions.Literal` or
-    Python values (see :func:`~acid_platform.table.expressions.to_expression`).
-    """
-
-    kind: ClauseKind
-    condition: object = None
-    values: tuple[tuple[str, object], ...] = ()
+__all__ = [
+    "ACTION",
+    "BUCKET_ID",
+    "ROW_ID",
+    "ROW_ID_COLUMNS",
+    "SOURCE_RELATION",
+    "STATEMENT",
+    "TARGET_RELATION",
+    "VIOLATION",
+    "WRITE_ID",
+    "Action",
+    "Clause",
+    "ClauseKind",
+    "DmlPlan",
+    "MatchCount",
+    "PlannedBranch",
+    "plan_delete",
+    "plan_merge",
+    "plan_update",
+    "probe_query",
+]
 
 
 @dataclass(frozen=True)
@@ -167,8 +153,10 @@ def plan_merge(
     target_alias: str = "t",
     source_alias: str = "s",
     check_cardinality: bool = True,
+    match_count: MatchCount = MatchCount.JOIN,
 ) -> DmlPlan:
-    """``MERGE INTO <table> AS t USING source AS s ON … WHEN …`` as one plan."""
+    """``MERGE INTO <table> AS t USING source AS s ON … WHEN …`` as one plan (``match_count``:
+    the form of the cardinality check, see :class:`MatchCount`)."""
     if not clauses:
         raise InvalidExpressionError(f"MERGE INTO {spec.full_name}: no WHEN clause")
     if on is None:
@@ -182,6 +170,7 @@ def plan_merge(
         on,
         (target_alias, source_alias),
         check_cardinality,
+        match_count,
     )
 
 
@@ -214,6 +203,7 @@ def _plan(
     on: object,
     aliases: tuple[str, str],
     check_cardinality: bool,
+    match_count: MatchCount = MatchCount.JOIN,
 ) -> DmlPlan:
     target_cols = tuple(table_schema(spec).names)
     t_alias, s_alias = aliases
@@ -283,14 +273,16 @@ def _plan(
         if clause.kind.action is Action.UPDATE:
             used.update(c for c in target_cols if c not in assigned)  # carried into new rows
 
-    inner = _inner_query(spec, target, source, on, clauses, t_index, check_cardinality, inner_ref)
+    inner = inner_query(
+        spec, target, source, on, clauses, t_index, used, check_cardinality, match_count, inner_ref
+    )
     with_branch = exp.select(
         exp.Star(),
         exp.alias_(
             exp.Case(
                 ifs=[exp.If(this=c, true=exp.Literal.number(i)) for i, c in enumerate(conditions)]
             ),
-            _BRANCH,
+            BRANCH,
         ),
     ).from_(inner.subquery("__acid_j"))
     has_violation = (
@@ -305,12 +297,12 @@ def _plan(
         *[exp.column(quoted(f"__t_{i}")) for i in range(len(target_cols))],
         *value_columns,
     ]
-    where: exp.Expr = exp.Not(this=exp.Is(this=exp.column(_BRANCH), expression=exp.Null()))
+    where: exp.Expr = exp.Not(this=exp.Is(this=exp.column(BRANCH), expression=exp.Null()))
     if has_violation:
         violation = exp.and_(
-            exp.GT(this=exp.column(_MATCHES), expression=exp.Literal.number(1)),
+            exp.GT(this=exp.column(MATCHES), expression=exp.Literal.number(1)),
             exp.Not(this=exp.Is(this=exp.column(ROW_ID), expression=exp.Null())),
-            exp.Not(this=exp.Is(this=exp.column(_PRESENT), expression=exp.Null())),
+            exp.Not(this=exp.Is(this=exp.column(PRESENT), expression=exp.Null())),
         )
         projections.append(exp.alias_(violation, VIOLATION))
         where = exp.or_(where, violation)
@@ -404,11 +396,11 @@ def _class_condition(kind: ClauseKind, has_source: bool) -> exp.Expr:
     target_present = exp.Not(this=exp.Is(this=exp.column(ROW_ID), expression=exp.Null()))
     if not has_source:
         return target_present
-    source_present = exp.Not(this=exp.Is(this=exp.column(_PRESENT), expression=exp.Null()))
+    source_present = exp.Not(this=exp.Is(this=exp.column(PRESENT), expression=exp.Null()))
     if kind is ClauseKind.NOT_MATCHED_INSERT:
         return exp.and_(exp.Is(this=exp.column(ROW_ID), expression=exp.Null()), source_present)
     if kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE):
-        return exp.and_(target_present, exp.Is(this=exp.column(_PRESENT), expression=exp.Null()))
+        return exp.and_(target_present, exp.Is(this=exp.column(PRESENT), expression=exp.Null()))
     return exp.and_(target_present, source_present)
 
 
@@ -453,94 +445,12 @@ def _target_column(key: str, spec: TableSpec, t_alias: str, what: str) -> str:
     return name
 
 
-def _inner_query(
-    spec: TableSpec,
-    target: Scope,
-    source: Scope | None,
-    on: object,
-    clauses: Sequence[Clause],
-    t_index: Mapping[str, int],
-    check_cardinality: bool,
-    inner_ref: object,
-) -> exp.Select:
-    t = quoted(target.alias)
-    cols: list[exp.Expr] = [exp.alias_(exp.column(c, table=t), c) for c in ROW_ID_COLUMNS]
-    cols += [
-        exp.alias_(exp.column(quoted(c), table=t), quoted(f"__t_{i}")) for c, i in t_index.items()
-    ]
-    target_rel = exp.to_table(TARGET_RELATION).as_(t)
-    if source is None:
-        return exp.select(*cols).from_(target_rel)
-    s = quoted(source.alias)
-    cols += [
-        exp.alias_(exp.column(quoted(c), table=s), quoted(f"__s_{i}"))
-        for i, c in enumerate(source.columns)
-    ]
-    cols.append(exp.alias_(exp.column(_PRESENT, table=s), _PRESENT))
-    check = check_cardinality and any(
-        c.kind in (ClauseKind.MATCHED_UPDATE, ClauseKind.MATCHED_DELETE) for c in clauses
-    )
-    if check:
-        cols.append(exp.alias_(exp.column(_MATCHES, table=quoted(_COUNTS)), _MATCHES))
-    what = f"ON clause of MERGE INTO {spec.full_name}"
-    on_expr = resolve(to_expression(on, what), [target, source], inner_ref, what)  # type: ignore[arg-type]
-    source_rel = (
-        exp.select(exp.Star(), exp.alias_(exp.true(), _PRESENT)).from_(SOURCE_RELATION).subquery(s)
-    )
-    has_insert = any(c.kind is ClauseKind.NOT_MATCHED_INSERT for c in clauses)
-    has_by_source = any(
-        c.kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE) for c in clauses
-    )
-    side = {
-        (True, True): "FULL",
-        (True, False): "RIGHT",
-        (False, True): "LEFT",
-        (False, False): None,
-    }[(has_insert, has_by_source)]
-    join = exp.Join(this=source_rel, on=on_expr, side=side, kind=None if side else "INNER")
-    query = exp.select(*cols).from_(target_rel).join(join)
-    if check:
-        query = query.join(_match_counts(spec, t, s, on_expr))
-    return query
-
-
-def _match_counts(spec: TableSpec, t: exp.Identifier, s: exp.Identifier, on: exp.Expr) -> exp.Join:
-    """``LEFT JOIN`` of the number of source rows each matched target row pairs with — Hive's
-    cardinality check (``GROUP BY ROW__ID HAVING count(*) > 1``) over the narrow join, instead of
-    a window that would carry every column of the wide join through a sort."""
-    keys: list[exp.Expr] = [exp.column(c, table=t) for c in ROW_ID_COLUMNS]
-    keys += [exp.column(quoted(c), table=t) for c in spec.partition_column_names]
-    names = [f"__acid_k{i}" for i in range(len(keys))]
-    counts = (
-        exp.select(
-            *[exp.alias_(k.copy(), n) for k, n in zip(keys, names, strict=True)],
-            exp.alias_(exp.Count(this=exp.Star()), _MATCHES),
-        )
-        .from_(exp.to_table(TARGET_RELATION).as_(t))
-        .join(exp.Join(this=exp.to_table(SOURCE_RELATION).as_(s), on=on.copy(), kind="INNER"))
-        .group_by(*[k.copy() for k in keys])
-    )
-    m = quoted(_COUNTS)
-    row_id_keys = len(ROW_ID_COLUMNS)
-    conditions: list[exp.Expr] = []
-    for i, (k, n) in enumerate(zip(keys, names, strict=True)):
-        left = exp.column(n, table=m)
-        # ROW__ID parts are never NULL on a target row; partition values may be.
-        cond = (
-            exp.EQ(this=left, expression=k.copy())
-            if i < row_id_keys
-            else exp.NullSafeEQ(this=left, expression=k.copy())
-        )
-        conditions.append(cond)
-    return exp.Join(this=counts.subquery(m), on=and_all(conditions), side="LEFT")
-
-
 def _case_on_branch(values: Sequence[exp.Expr]) -> exp.Expr:
     return exp.Case(ifs=[exp.If(this=_is_branch(i), true=v) for i, v in enumerate(values)])
 
 
 def _is_branch(b: int) -> exp.Expr:
-    return exp.EQ(this=exp.column(_BRANCH), expression=exp.Literal.number(b))
+    return exp.EQ(this=exp.column(BRANCH), expression=exp.Literal.number(b))
 
 
 def _pair_group(kind: ClauseKind) -> str | None:

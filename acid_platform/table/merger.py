@@ -10,7 +10,9 @@ Shaped like delta-rs's ``TableMerger``; the semantics are Hive's MERGE (see :mod
     # {'num_source_rows': 2, 'num_target_rows_inserted': 1, 'num_target_rows_updated': 1, ...}
 
 The source is Arrow data, a list of dicts, a pandas DataFrame, or a Hive SQL query over warehouse
-tables (read in the statement's snapshot, under SHARED_READ locks).
+tables (read in the statement's snapshot, under SHARED_READ locks). Data of a native engine of
+the warehouse (:mod:`.native`: a Spark DataFrame after ``wh.register_spark(spark)``) stays where
+it is: the MERGE is planned here and runs on that engine.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from sqlglot import exp
 
 from acid_platform.metastore.model import LockComponent
 from acid_platform.table import dml
-from acid_platform.table.dml import Clause, ClauseKind
+from acid_platform.table.dml import Clause, ClauseKind, MatchCount
 from acid_platform.table.query import bind_query
 from acid_platform.table.scan import Snapshot
 from acid_platform.table.schema import table_schema, to_arrow
 from acid_platform.table.transaction import Transaction, conf_bool
 
 if TYPE_CHECKING:
+    from acid_platform.table.native import NativeEngine
     from acid_platform.table.table import Table
 
 
@@ -44,8 +47,12 @@ class TableMerger:
         *,
         source_alias: str = "s",
         target_alias: str = "t",
+        engine: NativeEngine | None = None,
     ) -> None:
+        """``engine``: run on this native engine whatever the source (default: the native
+        engine that owns the source, else the warehouse's engine)."""
         self._table = table
+        self._engine = engine
         self._source = source
         self._on = on
         self._source_alias = source_alias
@@ -91,12 +98,19 @@ class TableMerger:
     def execute(self) -> dict[str, Any]:
         """Run the MERGE; returns ``num_source_rows``, ``num_target_rows_inserted/updated/
         deleted`` and the write metrics. Nothing is written if it fails (e.g.
-        :class:`~acid_platform.errors.CardinalityViolationError`)."""
+        :class:`~acid_platform.errors.CardinalityViolationError`). ``num_source_rows`` is
+        ``None`` for a native engine's source (counting it would cost a pass over it)."""
         table = self._table
         wh = table.warehouse
+        engine = self._engine or wh.native_engines.for_data(self._source)
         with wh._statement_guard():
             spec = table._refresh()
-            source, columns, locks = self._source_relation()
+            source: Any
+            locks: list[LockComponent]
+            if engine is not None and engine.accepts(self._source):
+                source, columns, locks = self._source, engine.columns(self._source), []
+            else:
+                source, columns, locks = self._source_relation()
             clauses = [
                 self._expand(c, spec.partition_column_names, spec.bucket_columns, columns)
                 for c in self._clauses
@@ -109,7 +123,10 @@ class TableMerger:
                 target_alias=self._target_alias,
                 source_alias=self._source_alias,
                 check_cardinality=conf_bool(wh.conf, "hive.merge.cardinality.check"),
+                match_count=engine.match_count if engine is not None else MatchCount.JOIN,
             )
+        if engine is not None:
+            return engine.run_plan(table, spec, plan, source=source, lock_extra=locks)
         return table._run_plan(spec, plan, source=source, lock_extra=locks)
 
     # ------------------------------------------------------------------ helpers

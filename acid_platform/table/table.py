@@ -119,11 +119,17 @@ class Table:
     ) -> dict[str, Any]:
         """INSERT INTO (or INSERT OVERWRITE with ``overwrite=True``) the rows of ``data``.
 
-        ``data``: a pyarrow Table/RecordBatch, a list of dicts or a pandas DataFrame. Partition
-        values come from ``partition`` (static) or from the data's partition columns (dynamic).
-        INSERT OVERWRITE replaces the partitions it writes (the table if unpartitioned) with a
-        ``base_<w>`` directory.
+        ``data``: a pyarrow Table/RecordBatch, a list of dicts or a pandas DataFrame — or data of
+        a native engine of the warehouse (a Spark DataFrame after ``wh.register_spark(spark)``),
+        which that engine writes without the rows leaving it. Partition values come from
+        ``partition`` (static) or from the data's partition columns (dynamic). INSERT OVERWRITE
+        replaces the partitions it writes (the table if unpartitioned) with a ``base_<w>``
+        directory.
         """
+        native = self.warehouse.native_engines.for_data(data)
+        if native is not None:
+            mode = "overwrite" if overwrite else "append"
+            return native.write(data, self, mode=mode, partition=partition)
         with self.warehouse._statement_guard():
             spec = self._refresh()
             rows, static_name = self._prepare_rows(spec, data, partition)
@@ -185,7 +191,8 @@ class Table:
         """MERGE INTO this table USING ``source`` ON ``on``: add WHEN clauses, then ``execute()``.
 
         ``source``: Arrow data, a list of dicts, a pandas DataFrame, or a SQL query (string)
-        over warehouse tables, read in the same snapshot as the target.
+        over warehouse tables, read in the same snapshot as the target — or data of a native
+        engine of the warehouse (a Spark DataFrame), on which the MERGE then runs.
         """
         from acid_platform.table.merger import TableMerger
 
@@ -220,27 +227,9 @@ class Table:
         self, spec: TableSpec, data: Any, partition: Mapping[str, Any] | None
     ) -> tuple[pa.Table, str | None]:
         table = to_arrow(data, f"INSERT INTO {spec.full_name}")
-        static_name = None
-        if partition:
-            static = static_partition_values(spec.full_name, spec.partition_column_names, partition)
-            present = {c.lower() for c in table.column_names}
-            clash = sorted(present & set(static))
-            if clash:
-                raise InvalidPartitionError(
-                    f"INSERT INTO {spec.full_name}: partition column(s) {clash} are given both in the "
-                    "static partition spec and in the data"
-                )
-            for col, value in static.items():
-                table = table.append_column(col, pa.array([value] * table.num_rows))
-            if len(static) == len(spec.partition_columns):
-                typed = conform(
-                    spec.full_name,
-                    pa.table({c: [static[c]] for c in spec.partition_column_names}),
-                    pa.schema([table_schema(spec).field(c) for c in spec.partition_column_names]),
-                )
-                static_name = make_partition_name(
-                    spec.partition_column_names, typed.to_pylist()[0].values()
-                )
+        static, static_name = static_partition(spec, partition, table.column_names)
+        for col, value in static.items():
+            table = table.append_column(col, pa.array([value] * table.num_rows))
         rows = conform(spec.full_name, table, table_schema(spec))
         check_not_null(spec.full_name, rows, not_null_columns(spec))
         return rows, static_name
@@ -371,6 +360,30 @@ def _metrics(
 
 def _drop_counts(out: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if not k.startswith("num_target_rows_")}
+
+
+def static_partition(
+    spec: TableSpec, partition: Mapping[str, Any] | None, columns: Sequence[str]
+) -> tuple[dict[str, Any], str | None]:
+    """INSERT's static partition spec: the values to add to every row (column -> value) and,
+    when every partition column is given, the partition's name (what the insert locks)."""
+    if not partition:
+        return {}, None
+    static = static_partition_values(spec.full_name, spec.partition_column_names, partition)
+    clash = sorted({c.lower() for c in columns} & set(static))
+    if clash:
+        raise InvalidPartitionError(
+            f"INSERT INTO {spec.full_name}: partition column(s) {clash} are given both in the "
+            "static partition spec and in the data"
+        )
+    if len(static) != len(spec.partition_columns):
+        return static, None
+    typed = conform(
+        spec.full_name,
+        pa.table({c: [static[c]] for c in spec.partition_column_names}),
+        pa.schema([table_schema(spec).field(c) for c in spec.partition_column_names]),
+    )
+    return static, make_partition_name(spec.partition_column_names, typed.to_pylist()[0].values())
 
 
 def data_columns(spec: TableSpec) -> list[str]:

@@ -43,6 +43,7 @@ from acid_platform.errors import (
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 from acid_platform.metastore.names import normalize_identifier
+from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
 from acid_platform.table.scan import Snapshot
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
@@ -85,6 +86,8 @@ class Warehouse:
         self._root = resolve(self.root)
         self.metastore = metastore
         self.engine: Engine = engine if engine is not None else default_engine()
+        #: Engines that take their own data whole (Spark DataFrames): see :mod:`.native`.
+        self.native_engines = NativeEngines()
         self.conf: dict[str, str] = dict(DEFAULT_CONF) | dict(conf or {})
         self._txn: Transaction | None = None
         self._known_partitions: dict[str, set[str]] = {}

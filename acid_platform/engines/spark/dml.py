@@ -4,26 +4,33 @@ For a statement planned by :mod:`acid_platform.table.dml`, inside the statement'
 
 1. ``target`` is the table read through the ``acid`` data source under the transaction's
    snapshot: ROW__ID, partition columns and only the columns the plan uses
-   (``plan.read_columns``; a DELETE reads ROW__ID and its WHERE columns), then narrowed to the
-   rows it can touch by the plan's ``probe`` (UPDATE/DELETE: the WHERE, which Spark pushes into
-   the source for partition and stripe pruning; MERGE: a semi-join with the source). A plan
-   that reads the target twice (MERGE's cardinality check) gets it cached, so it is read once;
-2. the plan runs as Spark SQL over ``target`` and the source DataFrame (:mod:`.plans`);
-3. the labelled rows are shuffled so that every file has exactly one writer — rows deleting or
+   (``plan.read_columns``; the plan itself makes the others NULL after the join);
+2. UPDATE / DELETE narrow it first with the plan's ``probe`` (the WHERE, which Spark pushes
+   into the source for partition and stripe pruning). A MERGE probes (a semi-join of the target
+   with the broadcast source, filtering the target where it is read) only when the source is
+   small enough to broadcast; otherwise the target meets the source once, in the plan's join
+   (a shuffled hash join building the source side);
+3. the plan runs as Spark SQL over ``target`` and the source DataFrame (:mod:`.plans`). Spark
+   plans MERGE with the window form of the cardinality check
+   (:attr:`~acid_platform.table.dml.MatchCount.WINDOW`), so the target is read once and the
+   matched, not-matched and violation rows all come out of that one join;
+4. the labelled rows are shuffled so that every file has exactly one writer — rows deleting or
    updating a target row by (statement, partition, bucket of that row), inserted rows by
    (statement, Hive bucket) for bucketed tables or a hash of their values otherwise — and sorted
    by ROW__ID, then ``mapInArrow`` tasks turn them into delete/insert events with the table
-   layer's :func:`~acid_platform.table.dml_output.assemble` and the one event writer;
-4. the driver gets only each task's :class:`~.files.TaskReport`, records the write components
+   layer's :func:`~acid_platform.table.dml_output.assemble` and the one event writer: every
+   branch's statement id, one write id, in the one job;
+5. the driver gets only each task's :class:`~.files.TaskReport`, records the write components
    and registers new partitions; the warehouse's statement runner commits or aborts.
 
-A MERGE cardinality violation found by a task is reported (nothing more is written by it) and
-the statement fails with :class:`~acid_platform.errors.CardinalityViolationError`; the
-transaction aborts, so whatever other tasks wrote stays invisible.
+A MERGE cardinality violation (``hive.merge.cardinality.check``) is sorted first into its task,
+which then writes nothing; the driver removes what the other tasks wrote and the statement fails
+with :class:`~acid_platform.errors.CardinalityViolationError` — its transaction aborts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections import defaultdict
@@ -34,8 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - PySpark's convention
 from pyspark.sql.types import IntegerType, StructField, StructType
 from sqlglot import exp
@@ -43,7 +49,7 @@ from sqlglot import exp
 from acid_platform import errors
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, hive_buckets
 from acid_platform.engines.spark.options import table_location
-from acid_platform.engines.spark.plans import PlanViews, references
+from acid_platform.engines.spark.plans import PlanViews, broadcast_threshold, estimated_bytes
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.format.bucket_codec import decode_bucket_ids
@@ -117,25 +123,24 @@ def run_dml(
     job = DmlJob(
         spec, dataclasses.replace(plan, query=exp.select("1"), probe=None), write_id, first
     )
-    cached: DataFrame | None = None
+    source_frame = relations.get(dml.SOURCE_RELATION)
     with PlanViews(spark, relations) as views:
-        try:
-            if plan.probe is not None:  # only the target rows the statement can touch
-                target = views.frame(plan.probe)
-            if references(plan.query, dml.TARGET_RELATION) > 1:
-                # the plan reads the target twice (MERGE's cardinality check): read it once
-                cached = target.persist(StorageLevel.MEMORY_AND_DISK)
-                cached.count()
-            views.replace(dml.TARGET_RELATION, target)
-            reports = _write(engine, job, views.frame(plan.query))
-        finally:
-            if cached is not None:
-                cached.unpersist()
+        if plan.probe is not None and _worth_probing(spark, source_frame):
+            # only the target rows the statement can touch (a broadcast semi-join for MERGE)
+            if source_frame is not None:
+                views.replace(dml.SOURCE_RELATION, F.broadcast(source_frame))
+            views.replace(dml.TARGET_RELATION, views.frame(plan.probe))
+            if source_frame is not None:
+                views.replace(dml.SOURCE_RELATION, source_frame)
+        elif source_frame is not None:
+            views.replace(dml.SOURCE_RELATION, source_frame.hint("shuffle_hash"))
+        reports = _write(engine, job, views.frame(plan.query))
     violation = next((r.violation for r in reports if r.violation), None)
     components = _components(job, reports)
     if violation is not None:
         if components:
-            txn.record_writes(spec, components)  # so the cleaner finds what was written
+            txn.record_writes(spec, components)  # so the cleaner finds what may be left
+        _remove_written(spec, reports)
         raise errors.CardinalityViolationError(_violation_message(spec, violation))
     counts = dict.fromkeys(_COUNT_KEY.values(), 0)
     for report in reports:
@@ -167,11 +172,27 @@ def run_dml(
 # --------------------------------------------------------------------------- target
 
 
+def _worth_probing(spark: SparkSession, source: DataFrame | None) -> bool:
+    """Whether to narrow the target with the plan's ``probe`` first.
+
+    UPDATE / DELETE (no source): the probe is the WHERE, pushed into the scan — always. MERGE:
+    the probe is a semi-join of the target with the source; it pays when the source is small
+    enough to broadcast (Spark's ``spark.sql.autoBroadcastJoinThreshold`` against its size
+    estimate), as the target is then filtered where it is read and never shuffled. A larger
+    source joins the target once, in the plan itself: probing first would read both twice.
+    """
+    if source is None:
+        return True
+    limit = broadcast_threshold(spark)
+    size = estimated_bytes(source)
+    return limit >= 0 and size is not None and size <= limit
+
+
 def _target_frame(
     engine: SparkEngine, table: Table, txn: Transaction, spec: TableSpec, plan: dml.DmlPlan
 ) -> DataFrame:
     """The ``target`` relation: the table under the transaction's snapshot, ROW__ID flattened,
-    reading only the columns the plan uses (the others are typed NULLs)."""
+    with only the columns the plan reads (its other columns are NULL in the plan itself)."""
     wanted = set(plan.read_columns if plan.read_columns is not None else table_schema(spec).names)
     wanted |= {*spec.partition_column_names, *plan.probe_columns}
     schema = table_arrow_schema(spec, with_row_id=True)
@@ -190,12 +211,7 @@ def _target_frame(
         F.col(f"{ROW_ID_COLUMN}.{name}").alias(col)
         for name, col in zip(_ROW_ID_FIELDS, dml.ROW_ID_COLUMNS, strict=True)
     ]
-    for f in table_schema(spec):
-        if f.name in wanted:
-            columns.append(F.col(f"`{f.name}`"))
-        else:
-            spark_type = spark_schema(pa.schema([f]))[0].dataType
-            columns.append(F.lit(None).cast(spark_type).alias(f.name))
+    columns += [F.col(f"`{f.name}`") for f in table_schema(spec) if f.name in wanted]
     return frame.select(*columns)
 
 
@@ -212,8 +228,12 @@ def _write(engine: SparkEngine, job: DmlJob, labelled: DataFrame) -> list[TaskRe
     else:
         keyed = labelled.withColumn(_WBUCKET, _bucket_key(plan, n))
     stmt, wbucket = F.col(dml.STATEMENT), F.col(_WBUCKET)
+    # a task meets its cardinality violations first, so it writes nothing when it has one
+    first: list[Column] = []
+    if dml.VIOLATION in labelled.columns:
+        first.append(F.coalesce(F.col(dml.VIOLATION), F.lit(False)).desc())
     ordered = keyed.repartition(n, stmt, wbucket, *parts).sortWithinPartitions(
-        stmt, *parts, wbucket, *[F.col(c) for c in dml.ROW_ID_COLUMNS]
+        *first, stmt, *parts, wbucket, *[F.col(c) for c in dml.ROW_ID_COLUMNS]
     )
     reports = ordered.mapInArrow(lambda it: _write_task(job, it), "report STRING")
     try:
@@ -281,9 +301,10 @@ def _write_task(job: DmlJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
     try:
         for batch in batches:
             rows = pa.Table.from_batches([batch]).drop_columns([_WBUCKET])
-            violation = violation or _first_violation(plan, rows)
-            if violation is not None:
-                break  # the statement fails: write nothing more
+            violation = _first_violation(plan, rows)
+            if violation is not None:  # the statement fails: this task writes nothing
+                files.abort()
+                break
             for st in assemble(plan, spec, rows):
                 check_not_null(spec.full_name, st.inserts, not_null)
                 statement = job.first_statement + st.statement
@@ -314,6 +335,15 @@ def _first_violation(plan: dml.DmlPlan, rows: pa.Table) -> dict[str, Any] | None
     out = {k: row[k] for k in dml.ROW_ID_COLUMNS}
     out["partition"] = {c: str(row[f"__t_{i}"]) for i, c in enumerate(plan.target_columns)}
     return out
+
+
+def _remove_written(spec: TableSpec, reports: Sequence[TaskReport]) -> None:
+    """Delete the directories a failed statement's tasks wrote: only its own write id's files
+    are in them, and a MERGE that fails its cardinality check leaves nothing behind."""
+    location = table_location(spec.location)
+    for directory in sorted({f.path.rsplit("/", 1)[0] for r in reports for f in r.files}):
+        with contextlib.suppress(FileNotFoundError):
+            location.filesystem.delete_dir(directory)
 
 
 def _violation_message(spec: TableSpec, v: dict[str, Any]) -> str:

@@ -10,6 +10,10 @@ whose rows never pass through the driver.
 >>> #     .when_matched_update_all().when_not_matched_insert_all().execute())
 >>> # engine.write(df, t, mode="overwrite")                                     # INSERT OVERWRITE
 
+``wh.register_spark(spark)`` registers a ``SparkEngine`` as the warehouse's native engine
+(:mod:`acid_platform.table.native`), so ``Table.insert`` and ``Table.merge`` given a Spark
+DataFrame come here by themselves.
+
 Each statement is planned by the table layer exactly as the embedded engine's (same plan, same
 checks, same metrics) and runs in the warehouse's statement runner: in the open multi-statement
 transaction (``wh.transaction()``) or in one of its own, committed or aborted on the driver. The
@@ -18,12 +22,14 @@ driver owns the transaction (and its heartbeat); executors read splits and write
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+from pyspark.sql import functions as F  # noqa: N812 - PySpark's convention
 from pyspark.sql.types import IntegerType, StructField, StructType
 from sqlglot import exp
 
@@ -38,14 +44,12 @@ from acid_platform.format import base_dir_name, write_acid_version_file
 from acid_platform.format.fs import join
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
 from acid_platform.table import dml
+from acid_platform.table.dml import MatchCount
 from acid_platform.table.merger import TableMerger
+from acid_platform.table.partitions import partition_path
 from acid_platform.table.schema import conform, table_schema, to_arrow
-from acid_platform.table.transaction import (
-    Transaction,
-    conf_bool,
-    insert_lock_type,
-    write_lock_type,
-)
+from acid_platform.table.table import static_partition
+from acid_platform.table.transaction import Transaction, insert_lock_type, write_lock_type
 
 if TYPE_CHECKING:
     from acid_platform.table.table import Table
@@ -62,6 +66,8 @@ class SparkEngine:
     """Runs plans and statements on a SparkSession (see module docs)."""
 
     name = "spark"
+    #: MERGE's cardinality check as a window over the one join: the target is read once.
+    match_count = MatchCount.WINDOW
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
@@ -164,18 +170,30 @@ class SparkEngine:
 
         return wh._run_statement(run)
 
-    def write(self, df: DataFrame, table: Table, *, mode: str = "append") -> dict[str, Any]:
+    def write(
+        self,
+        data: Any,
+        table: Table,
+        *,
+        mode: str = "append",
+        partition: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """INSERT INTO (``mode="append"``) or INSERT OVERWRITE (``"overwrite"``) the rows of
-        ``df``, in the warehouse's statement runner (so it may join ``wh.transaction()``).
+        ``data`` (a DataFrame, or data :meth:`frame` converts), in the warehouse's statement
+        runner (so it may join ``wh.transaction()``); ``partition`` gives static partition
+        values, as ``Table.insert``. Executors write the files; the driver only commits.
 
         Rows of a bucketed table are first grouped so each bucket has one writer.
         """
         if mode not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
         overwrite = mode == "overwrite"
+        df = self.frame(data)
         wh = table.warehouse
         with wh._statement_guard():
             spec = table._refresh()
+            static, static_name = static_partition(spec, partition, df.columns)
+            df = df.select(*df.columns, *[F.lit(v).alias(c) for c, v in static.items()])
             known = set(table_schema(spec).names)
             unknown = [c for c in df.columns if c.lower() not in known]
             if unknown:
@@ -187,7 +205,7 @@ class SparkEngine:
 
         def run(txn: Transaction) -> dict[str, Any]:
             lock = write_lock_type(conf, overwrite=True) if overwrite else insert_lock_type(conf)
-            txn.lock([LockComponent(lock, spec.db, spec.name)])
+            txn.lock([LockComponent(lock, spec.db, spec.name, static_name)])
             if overwrite:
                 txn.check_outdated(spec)
             statement = txn.reserve_statements(spec, 1, overwrite=overwrite)
@@ -198,14 +216,17 @@ class SparkEngine:
             reports = self._insert(job, df)
             files = [f for r in reports for f in r.files]
             partitions = sorted({f.partition for f in files}) if spec.partition_columns else []
+            if overwrite and not files and (static_name or not spec.partition_columns):
+                # an empty INSERT OVERWRITE still replaces the rows: an empty base says so
+                location = table.location
+                base = join(
+                    partition_path(location.path, static_name or ""), base_dir_name(write_id)
+                )
+                write_acid_version_file(base, location.filesystem)
+                partitions = [static_name] if static_name else []
             if partitions:
                 txn.record_writes(spec, [(p, OperationType.INSERT) for p in partitions])
                 wh._register_partitions(txn, spec, partitions)
-            if overwrite and not spec.partition_columns and not files:
-                location = table.location
-                write_acid_version_file(
-                    join(location.path, base_dir_name(write_id)), location.filesystem
-                )
             return {
                 "num_inserted_rows": sum(n for r in reports for _, n in r.counts),
                 "table": spec.full_name,
@@ -215,7 +236,7 @@ class SparkEngine:
                 "dirs_written": sorted({f.path.rsplit("/", 1)[0] for f in files}),
                 "files_written": len(files),
                 "bytes_written": sum(f.bytes for f in files),
-                "tasks": [r.task.__dict__ for r in reports if r.files],
+                "tasks": [dataclasses.asdict(r.task) for r in reports if r.files],
             }
 
         return wh._run_statement(run)
@@ -250,7 +271,8 @@ class SparkEngine:
 
 
 class SparkTableMerger(TableMerger):
-    """``TableMerger`` whose ``execute`` runs on Spark (the source may be a DataFrame)."""
+    """The MERGE builder of :meth:`SparkEngine.merge`: a
+    :class:`~acid_platform.table.merger.TableMerger` that runs on Spark whatever its source."""
 
     def __init__(
         self,
@@ -262,36 +284,9 @@ class SparkTableMerger(TableMerger):
         source_alias: str = "s",
         target_alias: str = "t",
     ) -> None:
-        super().__init__(table, source, on, source_alias=source_alias, target_alias=target_alias)
-        self._engine = engine
-
-    def execute(self) -> dict[str, Any]:
-        """Run the MERGE on Spark (see :meth:`TableMerger.execute`). ``num_source_rows`` is
-        ``None`` for a DataFrame source (counting it would cost a Spark job)."""
-        table = self._table
-        wh = table.warehouse
-        with wh._statement_guard():
-            spec = table._refresh()
-            source: Source
-            locks: list[LockComponent] = []
-            if isinstance(self._source, DataFrame):
-                source, columns = self._source, list(self._source.columns)
-            else:
-                source, columns, locks = self._source_relation()
-            clauses = [
-                self._expand(c, spec.partition_column_names, spec.bucket_columns, columns)
-                for c in self._clauses
-            ]
-            plan = dml.plan_merge(
-                spec,
-                columns,
-                self._on,
-                clauses,
-                target_alias=self._target_alias,
-                source_alias=self._source_alias,
-                check_cardinality=conf_bool(wh.conf, "hive.merge.cardinality.check"),
-            )
-        return self._engine.run_plan(table, spec, plan, source=source, lock_extra=locks)
+        super().__init__(
+            table, source, on, source_alias=source_alias, target_alias=target_alias, engine=engine
+        )
 
 
 def _insert_task(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

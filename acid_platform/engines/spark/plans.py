@@ -10,6 +10,7 @@ an expression's evaluation mode when it analyses it, so the setting is restored 
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
@@ -85,15 +86,6 @@ def plan_frame(
         yield views.frame(plan)
 
 
-def references(plan: exp.Expr, relation: str) -> int:
-    """How many times ``plan`` reads ``relation``."""
-    return sum(
-        1
-        for t in plan.find_all(exp.Table)
-        if not t.args.get("db") and t.name.lower() == relation.lower()
-    )
-
-
 @contextmanager
 def hive_semantics(spark: SparkSession) -> Iterator[None]:
     """Parse and analyse SQL with ANSI mode off (Hive's NULL-on-failure semantics)."""
@@ -112,3 +104,23 @@ def _parse(text: str) -> exp.Expr:
         return sqlglot.parse_one(text, read=PLAN_DIALECT)
     except sqlglot.errors.ParseError as exc:
         raise InvalidExpressionError(f"cannot parse plan: {exc}") from exc
+
+
+def estimated_bytes(frame: DataFrame) -> int | None:
+    """Spark's estimate of ``frame``'s size (its optimized plan's statistics), or ``None`` where
+    the session does not expose it (Spark Connect)."""
+    try:
+        stats = frame._jdf.queryExecution().optimizedPlan().stats()  # noqa: SLF001
+        return int(str(stats.sizeInBytes()))  # a Scala BigInt, or already a Python int
+    except Exception:  # noqa: BLE001 - an estimate is optional
+        return None
+
+
+def broadcast_threshold(spark: SparkSession) -> int:
+    """``spark.sql.autoBroadcastJoinThreshold`` in bytes (``-1``: broadcasting is off)."""
+    text = (spark.conf.get("spark.sql.autoBroadcastJoinThreshold") or "10MB").strip().lower()
+    match = re.fullmatch(r"(-?\d+)\s*([kmgt]?)i?b?", text)
+    if match is None:
+        return -1
+    number, unit = int(match.group(1)), match.group(2)
+    return number if number < 0 else number * 1024 ** " kmgt".index(unit or " ")
