@@ -429,7 +429,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"(goal ≤ {GOAL_SCAN:g}x); the raw-ORC limit is pyarrow reading the same rows as plain "
         "ORC files (same codec and stripe size, one file per read thread, read in parallel): "
         "the fastest any ORC table could be read here, so ours ÷ it is our own overhead and it "
-        f"÷ delta-rs is ORC's decoder against Parquet's. {r['cpus']} CPUs shared with other work: load average "
+        f"÷ delta-rs is ORC's decoder against Parquet's. {r['cpus']} CPUs, load average "
         f"{r['load_average_start'][0]:.1f} at start, {r['load_average_end'][0]:.1f} at end.",
         "",
         "| system | load | UPDATE 0.1% | DELETE 1% | MERGE 3% | full scan "
