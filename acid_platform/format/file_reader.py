@@ -20,8 +20,6 @@ from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.snapshots import ValidWriteIdList
 
 #: DNF filters as pyarrow.parquet takes them: [(col, op, value), ...] (AND) or a list of such lists (OR).
-
-#: DNF filters as pyarrow.parquet takes them: [(col, op, value), ...] (AND) or a list of such lists (OR).
 Filters = Sequence[Any]
 
 _ORIGINAL, _ACID = "original", "acid"
@@ -55,20 +53,33 @@ class ReadStats:
     files: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class FileRead:
+    """What reading one file of a split needs besides the file itself.
+
+    ``read_cols``: row columns to decode (the projection plus filter columns); ``row_cols``:
+    the projection returned; ``deleted``: the split's delete set; ``filters`` / ``filter_expr``:
+    DNF filters and their Arrow expression; ``schema``: the table's row schema (casts, missing
+    columns); ``row_ids``: keep only these ROW__IDs; ``stats``: counters to fill in.
+    """
+
+    read_cols: list[str]
+    row_cols: list[str]
+    deleted: DeleteSet
+    with_row_id: bool
+    filters: Filters | None
+    filter_expr: Any
+    schema: pa.Schema | None
+    stats: ReadStats
+    row_ids: DeleteSet | None = None
+
+
 def _read_events(
-    f: OrcDataFile,
-    ref: DataFileRef,
-    write_ids: ValidWriteIdList,
-    read_cols: list[str],
-    row_cols: list[str],
-    deleted: DeleteSet,
-    with_row_id: bool,
-    filters: Filters | None,
-    filter_expr: Any,
-    schema: pa.Schema | None,
-    stats: ReadStats,
-    row_ids: DeleteSet | None = None,
+    f: OrcDataFile, ref: DataFileRef, write_ids: ValidWriteIdList, r: FileRead
 ) -> Iterator[pa.RecordBatch]:
+    """The visible rows of one event file, a stripe at a time."""
+    read_cols, deleted, stats, row_ids = r.read_cols, r.deleted, r.stats, r.row_ids
+    with_row_id, filters = r.with_row_id, r.filters
     need_keys = with_row_id or len(deleted) > 0 or ref.filter_write_ids or row_ids is not None
     key_cols = (
         [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION] if need_keys else []
@@ -91,16 +102,7 @@ def _read_events(
             batch = f.read_stripe(i, cols)
             stats.stripes_read += 1
             stats.rows_read += batch.num_rows
-            yield from _finish(
-                batch.num_rows,
-                _row_arrays(batch, present),
-                None,
-                None,
-                row_cols,
-                read_cols,
-                filter_expr,
-                schema,
-            )
+            yield from _finish(batch.num_rows, _row_arrays(batch, present), None, None, r)
             continue
         # Keys first: the rows they drop are never copied, and each decoding thread drops them
         # from its own column group.
@@ -134,24 +136,16 @@ def _read_events(
         row_id = None
         if with_row_id:
             row_id = tuple(pa.array(a if mask is None else a[mask]) for a in (owid, bucket, rowid))
-        yield from _finish(kept, row_arrays, None, row_id, row_cols, read_cols, filter_expr, schema)
+        yield from _finish(kept, row_arrays, None, row_id, r)
 
 
 def _read_original(
-    f: OrcDataFile,
-    ref: DataFileRef,
-    bucket_id: int,
-    first_row_id: int,
-    read_cols: list[str],
-    row_cols: list[str],
-    deleted: DeleteSet,
-    with_row_id: bool,
-    filters: Filters | None,
-    filter_expr: Any,
-    schema: pa.Schema | None,
-    stats: ReadStats,
-    row_ids: DeleteSet | None = None,
+    f: OrcDataFile, ref: DataFileRef, bucket_id: int, first_row_id: int, r: FileRead
 ) -> Iterator[pa.RecordBatch]:
+    """The visible rows of one original (non-ACID) file, with synthetic ROW__IDs from
+    ``first_row_id``."""
+    read_cols, deleted, stats, row_ids = r.read_cols, r.deleted, r.stats, r.row_ids
+    with_row_id, filters, schema = r.with_row_id, r.filters, r.schema
     bucket_property = encode_bucket(bucket_id, ref.synthetic_statement_id)
     rename = _positional_names(f.row_schema, schema)
     file_names = {rename.get(n, n): n for n in f.row_schema.names}
@@ -191,16 +185,8 @@ def _read_original(
             wanted = row_ids.contains(owid, bucket, rowid)
             keep = wanted if keep is None else keep & wanted
         row_arrays = {c: batch.column(file_names[c]) for c in present}
-        yield from _finish(
-            n,
-            row_arrays,
-            keep,
-            (pa.array(owid), pa.array(bucket), pa.array(rowid)) if with_row_id else None,
-            row_cols,
-            read_cols,
-            filter_expr,
-            schema,
-        )
+        row_id = (pa.array(owid), pa.array(bucket), pa.array(rowid)) if with_row_id else None
+        yield from _finish(n, row_arrays, keep, row_id, r)
 
 
 def _finish(
@@ -208,11 +194,11 @@ def _finish(
     row_arrays: dict[str, pa.Array],
     keep: np.ndarray | None,
     row_id: tuple[Any, Any, Any] | None,
-    row_cols: list[str],
-    read_cols: list[str],
-    filter_expr: Any,
-    schema: pa.Schema | None,
+    r: FileRead,
 ) -> Iterator[pa.RecordBatch]:
+    """One output batch: ROW__ID first, row columns cast to the table schema (NULL for columns
+    the file lacks), rows dropped by ``keep`` and by the filters, filter-only columns removed."""
+    row_cols, read_cols, filter_expr, schema = r.row_cols, r.read_cols, r.filter_expr, r.schema
     names, arrays = [], []
     if row_id is not None:
         names.append(t.ROW_ID_COLUMN)

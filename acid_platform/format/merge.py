@@ -29,6 +29,7 @@ from acid_platform.format.file_reader import (
     _ACID,
     _ORIGINAL,
     DataFileRef,
+    FileRead,
     Filters,
     ReadStats,
     _dnf,
@@ -176,40 +177,24 @@ def read_split(
             read_cols = list(
                 dict.fromkeys(row_cols + [c for c in filter_cols if c not in row_cols])
             )
+            read = FileRead(
+                read_cols,
+                row_cols,
+                deleted,
+                with_row_id,
+                filters,
+                filter_expr,
+                schema,
+                stats,
+                row_ids,
+            )
             if ref.kind == _ORIGINAL:
                 key = (ref.synthetic_write_id, ref.synthetic_statement_id)
                 first = original_offsets[key]
                 original_offsets[key] += f.num_rows
-                yield from _read_original(
-                    f,
-                    ref,
-                    split.bucket_id,
-                    first,
-                    read_cols,
-                    row_cols,
-                    deleted,
-                    with_row_id,
-                    filters,
-                    filter_expr,
-                    schema,
-                    stats,
-                    row_ids,
-                )
+                yield from _read_original(f, ref, split.bucket_id, first, read)
             else:
-                yield from _read_events(
-                    f,
-                    ref,
-                    write_ids,
-                    read_cols,
-                    row_cols,
-                    deleted,
-                    with_row_id,
-                    filters,
-                    filter_expr,
-                    schema,
-                    stats,
-                    row_ids,
-                )
+                yield from _read_events(f, ref, write_ids, read)
 
 
 def load_delete_set(
