@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,24 +55,12 @@ from acid_platform.table.compaction import (
     plan_rewrite,
     rewrite_partition,
 )
-from benchmarks.common import raw_orc_limit
+from benchmarks.common import local_spark, median_time, raw_orc_limit
 from benchmarks.data import store_sales
 
 OUT = Path(__file__).resolve().parent / "out"
 B0 = encode_bucket(0)
 INSERT_DELTAS = 8
-
-
-def median_time(fn: Callable[[], Any], runs: int, reset: Callable[[], None] | None = None) -> float:
-    """Median wall time of ``runs`` calls; ``reset`` runs between calls (not after the last)."""
-    times = []
-    for i in range(runs):
-        if i and reset is not None:
-            reset()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def paired_times(
@@ -102,21 +87,7 @@ def interleaved_times(fns: Sequence[Callable[[], Any]], runs: int) -> list[float
 
 def spark_session(cores: int) -> Any:
     """A local SparkSession for the Spark executor (started once, outside the timings)."""
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("bench_compaction")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.pyspark.python", sys.executable)
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return local_spark("bench_compaction", cores)
 
 
 def write_events(path: Path, rows: pa.Table, write_id: int, codec: str) -> None:

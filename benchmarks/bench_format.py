@@ -10,10 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +32,7 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.format.merge import ReadStats
+from benchmarks.common import median_time
 from benchmarks.data import store_sales
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -42,15 +40,6 @@ B0 = encode_bucket(0)
 ALL = 9223372036854775807
 CODEC = "ZLIB"  # Hive's default orc.compress
 PYARROW_CODEC = {"ZLIB": "zlib", "SNAPPY": "snappy", "ZSTD": "zstd"}
-
-
-def median_time(fn: Callable[[], Any], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def write_events(

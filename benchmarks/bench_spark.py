@@ -47,30 +47,24 @@ def median_time(fn: Callable[[int], Any], runs: int) -> tuple[float, list[float]
 
 
 def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F  # noqa: N812
 
     from acid_platform import Warehouse
     from acid_platform.engines.spark import SparkEngine
+    from benchmarks.common import local_spark
     from benchmarks.data import store_sales
 
     rows = store_sales(scale)
     parquet = DATA / f"store_sales_sf{scale:g}.parquet"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("bench_spark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.memory", "6g")
-        .config("spark.sql.shuffle.partitions", str(TASKS))
-        .config("spark.sql.orc.compression.codec", "snappy")
-        .config("spark.pyspark.python", sys.executable)
-        .getOrCreate()
+    spark = local_spark(
+        "bench_spark",
+        cores,
+        **{
+            "spark.driver.memory": "6g",
+            "spark.sql.shuffle.partitions": str(TASKS),
+            "spark.sql.orc.compression.codec": "snappy",
+        },
     )
-    spark.sparkContext.setLogLevel("ERROR")
     work = Path(tempfile.mkdtemp(prefix="acid-bench-spark-"))
     results: dict[str, Any] = {
         "rows": rows.num_rows,

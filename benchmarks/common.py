@@ -37,6 +37,42 @@ def timed(fn: Callable[[Any], Any], runs: int, setup: Callable[[], Any]) -> Timi
     return Timing(statistics.median(walls), statistics.median(cpus))
 
 
+def median_time(fn: Callable[[], Any], runs: int, reset: Callable[[], None] | None = None) -> float:
+    """Median wall time of ``runs`` calls; ``reset`` runs between calls (not after the last)."""
+    times = []
+    for i in range(runs):
+        if i and reset is not None:
+            reset()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def local_spark(app: str, cores: int, **conf: str) -> Any:
+    """A local SparkSession bound to loopback, UI off, Python workers on this interpreter."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(app)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.pyspark.python", sys.executable)
+    )
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def raw_orc_limit(rows: pa.Table, codec: str, runs: int) -> dict[str, float]:
     """The raw-ORC limit: the same rows as plain (flat, non-ACID) ORC files with the same codec
     and stripe size, one file per read thread, read by pyarrow on that many threads."""
