@@ -71,8 +71,12 @@ def run_parallel(tasks: Sequence[Callable[[], T]]) -> list[T]:
     try:
         work()
     finally:
-        for fut in helpers:  # never leave a task running on a handle the caller will close
-            fut.result()
+        for fut in helpers:
+            # A helper still queued behind other work (the pool may be busy with a whole other
+            # read) has nothing left to take: drop it rather than wait for it. One that started
+            # is awaited: never leave a task running on a handle the caller will close.
+            if not fut.cancel():
+                fut.result()
     if errors:
         raise errors[0]
     return results  # type: ignore[return-value]

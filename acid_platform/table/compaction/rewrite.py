@@ -26,6 +26,7 @@ anywhere (see :mod:`.executors`); :func:`rewrite_partition` runs them all in thi
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -57,6 +58,7 @@ from acid_platform.format import (
 )
 from acid_platform.format import types as t
 from acid_platform.format.fs import join
+from acid_platform.format.parallel import run_parallel
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
 from acid_platform.table.compaction.hooks import checkpoint
 
@@ -194,11 +196,16 @@ def reader_write_ids(compactor: ValidCompactorWriteIdList) -> ValidWriteIdList:
 def execute_plan(
     plan: RewritePlan, run: Callable[[RewritePlan, BucketTask], WrittenFile | None] | None = None
 ) -> RewriteResult:
-    """Create the output directories, then run every task (in order, here) and gather results."""
+    """Create the output directories, then run every task and gather results (in task order).
+
+    Tasks (one output bucket file each) run on this process's read threads, several at a time:
+    pyarrow decodes and encodes without the GIL, so a partition of several buckets compacts on
+    every core. The first failure is raised once every started task has ended.
+    """
     create_output_dirs(plan)
     runner = run or run_task
-    files = [f for f in (runner(plan, task) for task in plan.tasks) if f is not None]
-    return finish(plan, files)
+    done = run_parallel([functools.partial(runner, plan, task) for task in plan.tasks])
+    return finish(plan, [f for f in done if f is not None])
 
 
 def create_output_dirs(plan: RewritePlan) -> None:
