@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -61,6 +62,7 @@ from benchmarks.data import store_sales
 OUT = Path(__file__).resolve().parent / "out"
 B0 = encode_bucket(0)
 INSERT_DELTAS = 8
+BUCKETS = 4
 
 
 def paired_times(
@@ -90,12 +92,14 @@ def spark_session(cores: int) -> Any:
     return local_spark("bench_compaction", cores)
 
 
-def write_events(path: Path, rows: pa.Table, write_id: int, codec: str) -> None:
+def write_events(
+    path: Path, rows: pa.Table, write_id: int, codec: str, bucket_property: int = B0
+) -> None:
     write_acid_version_file(path.parent)
     with EventWriter(path, rows.schema, compression=codec) as w:
         first = 0
         for batch in rows.to_batches(max_chunksize=1 << 20):
-            w.write(insert_events(batch, write_id, B0, first_row_id=first))
+            w.write(insert_events(batch, write_id, bucket_property, first_row_id=first))
             first += batch.num_rows
 
 
@@ -148,6 +152,23 @@ def add_changes(
         codec,
     )
     return w
+
+
+def write_bucketed_deltas(table: Path, rows: pa.Table, buckets: int, codec: str) -> int:
+    """INSERT_DELTAS insert deltas of ``rows``, each row in bucket ``row % buckets`` (one file
+    per bucket per delta); returns the high watermark."""
+    per = -(-rows.num_rows // INSERT_DELTAS)
+    for i in range(INSERT_DELTAS):
+        part = rows.slice(i * per, per)
+        for k in range(buckets):
+            write_events(
+                table / delta_dir_name(i + 1, i + 1, 0) / bucket_file_name(k),
+                part.take(pa.array(np.arange(k, part.num_rows, buckets))),
+                i + 1,
+                codec,
+                encode_bucket(k),
+            )
+    return INSERT_DELTAS
 
 
 def compactor_ids(high_watermark: int) -> ValidCompactorWriteIdList:
@@ -255,6 +276,50 @@ def run(
                 "ratio_to_embedded": t_spark / ours,
                 "ratio_to_pyarrow": t_spark / ref,
             }
+            # ---------------------------------------------------- a partition of 4 bucket files
+            bucketed = work / "major_4_buckets"
+            bhwm = write_bucketed_deltas(bucketed, rows, BUCKETS, codec)
+            made: list[RewriteResult] = []
+
+            def drop_made() -> None:
+                if made:
+                    for d in made.pop().output_dirs:
+                        shutil.rmtree(d)
+
+            def embedded_buckets() -> None:
+                drop_made()
+                result = rewrite_partition(request("major", bucketed, bhwm, next(txn)))
+                assert result is not None
+                made.append(result)
+
+            def embedded_one_thread() -> None:
+                saved = os.environ.get("ACID_READ_THREADS")
+                os.environ["ACID_READ_THREADS"] = "1"
+                try:
+                    embedded_buckets()
+                finally:
+                    if saved is None:
+                        del os.environ["ACID_READ_THREADS"]
+                    else:
+                        os.environ["ACID_READ_THREADS"] = saved
+
+            def spark_buckets() -> None:
+                drop_made()
+                made.append(
+                    on_spark.execute(plan_rewrite(request("major", bucketed, bhwm, next(txn))))
+                )
+
+            t_one, t_all, t_sp = interleaved_times(
+                [embedded_one_thread, embedded_buckets, spark_buckets], runs
+            )
+            results["major_4_buckets"] = {
+                "buckets": BUCKETS,
+                "tasks": len(made[-1].files),
+                "embedded_one_thread_s": t_one,
+                "embedded_s": t_all,
+                "spark_s": t_sp,
+                "master": spark.sparkContext.master,
+            }
             spark.stop()
         base_file = Path(outputs[-1].output_dirs[0]) / bucket_file_name(0)
         results["major"] = {
@@ -355,6 +420,11 @@ def markdown(r: dict[str, Any]) -> str:
     small, large = mn["base_10pct"], mn["base_100pct"]
     sp = r.get("major_on_spark")
     spark_rows = []
+    mb = r.get("major_4_buckets")
+    if mb is not None:
+        spark_rows.append(
+            f"| major compaction of the same rows in {mb['buckets']} bucket files ({INSERT_DELTAS} insert deltas): embedded, all read threads | {mb['embedded_s']:.2f} s | embedded on one thread {mb['embedded_one_thread_s']:.2f} s; Spark executor ({mb['master']}, {mb['tasks']} tasks) {mb['spark_s']:.2f} s | {mb['embedded_s'] / mb['embedded_one_thread_s']:.2f}x one thread; Spark {mb['spark_s'] / mb['embedded_s']:.2f}x embedded | |"
+        )
     if sp is not None:
         spark_rows.append(
             f"| the same major compaction on the Spark executor ({sp['master']}, {sp['tasks']} bucket file = {sp['tasks']} task; first call {sp['first_call_s']:.1f} s) | {sp['compaction_s']:.2f} s | embedded {sp['embedded_s']:.2f} s; pyarrow {sp['pyarrow_read_inputs_write_output_s']:.2f} s | {sp['ratio_to_embedded']:.2f}x embedded, {sp['ratio_to_pyarrow']:.2f}x pyarrow | ≈ 1x embedded (one task: only Spark's overhead) |"
