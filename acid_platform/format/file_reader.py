@@ -52,6 +52,17 @@ class ReadStats:
     delete_set_bytes: int = 0
     files: list[str] = field(default_factory=list)
 
+    def add(self, other: ReadStats) -> None:
+        """Fold in the counters of another read (splits read in parallel each keep their own)."""
+        self.stripes_read += other.stripes_read
+        self.stripes_skipped += other.stripes_skipped
+        self.rows_read += other.rows_read
+        self.rows_deleted += other.rows_deleted
+        self.rows_invalid += other.rows_invalid
+        self.delete_events += other.delete_events
+        self.delete_set_bytes = max(self.delete_set_bytes, other.delete_set_bytes)
+        self.files.extend(other.files)
+
 
 @dataclass(frozen=True)
 class FileRead:

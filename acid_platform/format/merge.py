@@ -11,6 +11,7 @@ stripe. Splits are plain frozen dataclasses: an engine (Spark) ships them to its
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -38,6 +39,7 @@ from acid_platform.format.file_reader import (
     _valid_mask,
 )
 from acid_platform.format.fs import resolve
+from acid_platform.format.parallel import run_parallel
 from acid_platform.format.reader import OrcDataFile, read_flush_length
 from acid_platform.format.selection import AcidState, acid_state
 from acid_platform.format.snapshots import RangeResponse, ValidTxnList, ValidWriteIdList
@@ -78,10 +80,14 @@ def read_acid(
     loc = resolve(path, filesystem)
     state = acid_state(loc.path, write_ids, txns, filesystem=loc.filesystem)
     out_schema = output_schema(_table_schema(loc.filesystem, state, schema), columns, with_row_id)
-    batches = [
-        b
-        for split in plan_splits(state, write_ids)
-        for b in read_split(
+    splits = plan_splits(state, write_ids)
+    # Splits (bucket files) are independent: read them on the read threads, each with its own
+    # counters, and keep their order. File-level parallelism scales better than decoding one
+    # stripe's column groups on several threads, which each split still does when it can.
+    counters = [ReadStats() for _ in splits]
+    tasks = [
+        functools.partial(
+            _read_split_batches,
             split,
             loc.filesystem,
             write_ids,
@@ -89,11 +95,20 @@ def read_acid(
             with_row_id=with_row_id,
             filters=filters,
             schema=out_schema_row(out_schema),
-            stats=stats,
+            stats=counter,
             row_ids=row_ids,
         )
+        for split, counter in zip(splits, counters, strict=True)
     ]
+    batches = [b for part in run_parallel(tasks) for b in part]
+    if stats is not None:
+        for counter in counters:
+            stats.add(counter)
     return pa.Table.from_batches(batches, schema=out_schema)
+
+
+def _read_split_batches(*args: Any, **kwargs: Any) -> list[pa.RecordBatch]:
+    return list(read_split(*args, **kwargs))
 
 
 def plan_splits(
