@@ -10,7 +10,6 @@ pointing down.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -45,21 +44,11 @@ class Warehouse(_TableWarehouse):
         self.native_engines.register(SparkEngine(spark))
         self.compaction_spark = spark if compaction else None
 
-    def compact(
-        self,
-        name: str,
-        partition: str | Mapping[str, Any] | None = None,
-        kind: str = "major",
-        wait: bool = False,
-    ) -> None:
-        """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``: queue a
-        compaction; with ``wait`` this process works the queue entry to its end — large
-        partitions on the registered Spark session, if any."""
+    def _compaction_executor(self) -> Any:
+        """Large partitions on the registered Spark session (``compaction=True``), else
+        embedded."""
         if self.compaction_spark is None:
-            super().compact(name, partition, kind, wait)
-            return
+            return None
         from acid_platform.engines.spark.compaction import compaction_router
-        from acid_platform.table.compaction import compact_table
 
-        router = compaction_router(self.compaction_spark, self.conf)
-        compact_table(self, name, partition=partition, kind=kind, wait=wait, executor=router)
+        return compaction_router(self.compaction_spark, self.conf)

@@ -32,6 +32,7 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.format.merge import ReadStats
+from acid_platform.format.writer import COMPRESSION
 from benchmarks.common import median_time
 from benchmarks.data import store_sales
 
@@ -39,7 +40,6 @@ OUT = Path(__file__).resolve().parent / "out"
 B0 = encode_bucket(0)
 ALL = 9223372036854775807
 CODEC = "ZLIB"  # Hive's default orc.compress
-PYARROW_CODEC = {"ZLIB": "zlib", "SNAPPY": "snappy", "ZSTD": "zstd"}
 
 
 def write_events(
@@ -65,14 +65,14 @@ def run(scale: float, runs: int) -> dict[str, Any]:
             )
             plain = median_time(
                 lambda c=codec: po.write_table(
-                    rows, work / "plain.orc", compression=PYARROW_CODEC[c], stripe_size=64 << 20
+                    rows, work / "plain.orc", compression=COMPRESSION[c], stripe_size=64 << 20
                 ),
                 runs,
             )
             events = insert_events(rows, 1, B0)
             raw_events = median_time(
                 lambda c=codec, ev=events: po.write_table(
-                    ev, work / "events.orc", compression=PYARROW_CODEC[c], stripe_size=64 << 20
+                    ev, work / "events.orc", compression=COMPRESSION[c], stripe_size=64 << 20
                 ),
                 runs,
             )

@@ -316,10 +316,23 @@ class Warehouse:
         wait: bool = False,
     ) -> None:
         """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``: queue a
-        compaction; with ``wait`` this process works the queue entry to its end."""
+        compaction; with ``wait`` this process works the queue entry to its end (on
+        :meth:`_compaction_executor`)."""
         from acid_platform.table.compaction import compact_table
 
-        compact_table(self, name, partition=partition, kind=kind, wait=wait)
+        compact_table(
+            self,
+            name,
+            partition=partition,
+            kind=kind,
+            wait=wait,
+            executor=self._compaction_executor(),
+        )
+
+    def _compaction_executor(self) -> Any:
+        """What runs this warehouse's own compactions: ``None`` for the embedded executor (an
+        engine registered above this layer may route large partitions elsewhere)."""
+        return None
 
     def clean(self) -> Any:
         """One pass of the cleaner; returns what it removed."""
