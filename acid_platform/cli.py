@@ -172,7 +172,7 @@ def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = N
 @app.command("initiate")
 def initiate_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
     """One pass of the compaction initiator: queue what Hive's thresholds say needs compacting."""
-    from acid_platform.table.compaction import run_initiator
+    from acid_platform.compaction import run_initiator
 
     with _user_errors(), _open(warehouse, metastore_url) as wh:
         decisions = run_initiator(wh)
@@ -215,7 +215,7 @@ def worker_command(
 ) -> None:
     """Run the compaction worker over the queued entries (embedded; large partitions on Spark
     with --spark-master)."""
-    from acid_platform.table.compaction import run_worker
+    from acid_platform.compaction import run_worker
 
     with _user_errors(), _open(warehouse, metastore_url) as wh, _spark(spark_master) as spark:
         executor = None

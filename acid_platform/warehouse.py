@@ -1,6 +1,6 @@
 """``acid_platform.Warehouse``: the table layer's warehouse with the front ends on top.
 
-The table layer (:class:`acid_platform.table.Warehouse`) knows tables, transactions and DML; this
+The table layer (:class:`acid_platform.table.TableWarehouse`) knows tables, transactions and DML; this
 subclass adds what sits above it — HiveQL (:meth:`sql`) and Spark (:meth:`register_spark`: the
 ``acid`` data source, and Spark executors for compacting large partitions) — so imports keep
 pointing down.
@@ -10,18 +10,29 @@ pointing down.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from acid_platform.table.warehouse import Warehouse as _TableWarehouse
+from acid_platform.table.engine import Engine
+from acid_platform.table.warehouse import TableWarehouse
+
+if TYPE_CHECKING:
+    from acid_platform.compaction import CleanerReport
+    from acid_platform.metastore import CompactionInfo
 
 
-class Warehouse(_TableWarehouse):
+class Warehouse(TableWarehouse):
     """A warehouse of Hive ACID tables: Python API, HiveQL and (with PySpark) Spark."""
 
-    #: The session of :meth:`register_spark`, whose executors compact large partitions.
-    compaction_spark: Any = None
+    @classmethod
+    def default_engine(cls) -> Engine:
+        """The embedded engine (DuckDB over Arrow), used when :meth:`open` is given none."""
+        from acid_platform.engines import default_engine
+
+        return default_engine()
 
     def sql(self, text: str) -> pa.Table:
         """Run one HiveQL statement or a script; returns the last statement's result."""
@@ -42,13 +53,27 @@ class Warehouse(_TableWarehouse):
 
         register(spark, self)
         self.native_engines.register(SparkEngine(spark))
-        self.compaction_spark = spark if compaction else None
+        if compaction:
+            from acid_platform.engines.spark.compaction import compaction_router
 
-    def _compaction_executor(self) -> Any:
-        """Large partitions on the registered Spark session (``compaction=True``), else
-        embedded."""
-        if self.compaction_spark is None:
-            return None
-        from acid_platform.engines.spark.compaction import compaction_router
+            self.compaction_executor = functools.partial(compaction_router, spark)
 
-        return compaction_router(self.compaction_spark, self.conf)
+    def compact(
+        self,
+        name: str,
+        partition: str | Mapping[str, Any] | None = None,
+        kind: str = "major",
+        wait: bool = False,
+    ) -> list[CompactionInfo]:
+        """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``: queue a
+        compaction; with ``wait`` this process works the entries to their end (large partitions
+        on Spark after :meth:`register_spark`). See :func:`acid_platform.compaction.compact_table`."""
+        from acid_platform.compaction import compact_table
+
+        return compact_table(self, name, partition=partition, kind=kind, wait=wait)
+
+    def clean(self) -> CleanerReport:
+        """One pass of the cleaner; returns what it removed."""
+        from acid_platform.compaction import run_cleaner
+
+        return run_cleaner(self)

@@ -34,6 +34,12 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.orc as po
 
+from acid_platform.compaction import (
+    RewriteRequest,
+    RewriteResult,
+    plan_rewrite,
+    rewrite_partition,
+)
 from acid_platform.format import (
     EventWriter,
     ValidCompactorWriteIdList,
@@ -50,12 +56,6 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.format.writer import COMPRESSION, DEFAULT_STRIPE_SIZE
-from acid_platform.table.compaction import (
-    RewriteRequest,
-    RewriteResult,
-    plan_rewrite,
-    rewrite_partition,
-)
 from benchmarks.common import local_spark, median_time, raw_orc_limit
 from benchmarks.data import store_sales
 

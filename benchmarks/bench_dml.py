@@ -150,7 +150,7 @@ class Acid:
 
     def empty(self) -> Any:
         """A new, empty table (closing the previous warehouse)."""
-        from acid_platform.table import Warehouse
+        from acid_platform import Warehouse
 
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
@@ -168,7 +168,7 @@ class Acid:
 
     def fresh(self) -> Any:
         """The loaded table, in a fresh copy of the warehouse (same path: the catalog holds it)."""
-        from acid_platform.table import Warehouse
+        from acid_platform import Warehouse
 
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)

@@ -31,7 +31,7 @@ from acid_platform.format import (
     read_acid,
     write_acid_version_file,
 )
-from acid_platform.format.merge import ReadStats
+from acid_platform.format.merge_on_read import ReadStats
 from acid_platform.format.writer import COMPRESSION
 from benchmarks.common import median_time
 from benchmarks.data import store_sales

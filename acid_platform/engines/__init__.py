@@ -1,13 +1,11 @@
-"""Where rows are computed.
-
-An :class:`Engine` runs a query plan — a sqlglot AST (or text) in Hive's dialect — over named
-relations and returns the result as Arrow. The table layer plans every row-level statement once
-(see :mod:`acid_platform.table.dml`) and hands the plan to whichever engine is in use; engines
-translate dialects, never semantics.
+"""Where rows are computed: implementations of :class:`acid_platform.table.engine.Engine`.
 
 * :class:`~acid_platform.engines.embedded.EmbeddedEngine` — DuckDB over Arrow, no JVM (default).
 * a Spark engine (``acid_platform.engines.spark``) implements the same protocol with DataFrames
-  as relations. Nothing below ``engines/spark`` imports PySpark.
+  as relations, and runs statements whose rows never reach the driver. Nothing outside
+  ``engines/spark`` imports PySpark.
+
+This package sits above the table layer: it may import ``table/``, never the other way round.
 
 >>> import pyarrow as pa
 >>> from acid_platform.engines import default_engine
@@ -17,34 +15,7 @@ translate dialects, never semantics.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
-
-import pyarrow as pa
-from sqlglot import exp
-
-#: The dialect plans are written in (Hive's, as the rewrite rules are Hive's).
-PLAN_DIALECT = "hive"
-
-
-@runtime_checkable
-class Engine(Protocol):
-    """Runs a plan over relations.
-
-    ``relations`` maps the relation names the plan reads (``target``, ``source``, …) to data the
-    engine understands: Arrow tables for the embedded engine, DataFrames for Spark. The result is
-    an Arrow table whose columns are the plan's output columns, in order.
-    """
-
-    name: str
-
-    def execute(self, plan: exp.Expr | str, relations: Mapping[str, Any]) -> pa.Table:
-        """Run ``plan`` (Hive dialect) over ``relations``; return the rows as Arrow."""
-        ...
-
-    def close(self) -> None:
-        """Release the engine's resources."""
-        ...
+from acid_platform.table.engine import Engine
 
 
 def default_engine() -> Engine:
@@ -54,4 +25,4 @@ def default_engine() -> Engine:
     return EmbeddedEngine()
 
 
-__all__ = ["PLAN_DIALECT", "Engine", "default_engine"]
+__all__ = ["default_engine"]

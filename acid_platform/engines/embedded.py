@@ -21,8 +21,8 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from acid_platform.engines import PLAN_DIALECT
 from acid_platform.errors import EngineError, InvalidExpressionError
+from acid_platform.table.engine import PLAN_DIALECT
 
 DIALECT = "duckdb"
 

@@ -8,6 +8,14 @@ bucketing and merge-on-read. Pure and engine-free; imports nothing above it.
 536936448
 """
 
+from acid_platform.format.acid_state import (
+    AcidDir,
+    AcidFile,
+    AcidState,
+    OriginalFile,
+    acid_state,
+    list_partition_dirs,
+)
 from acid_platform.format.bucket_codec import (
     MAX_BUCKET_ID,
     MAX_STATEMENT_ID,
@@ -18,7 +26,7 @@ from acid_platform.format.bucket_codec import (
 from acid_platform.format.bucketing import bucket_for, bucket_hash, bucket_ids, murmur3_32
 from acid_platform.format.delete_set import DeleteSet
 from acid_platform.format.fs import Location, resolve
-from acid_platform.format.merge import (
+from acid_platform.format.merge_on_read import (
     DataFileRef,
     ReadSplit,
     ReadStats,
@@ -46,14 +54,6 @@ from acid_platform.format.names import (
     parse_original_file_name,
 )
 from acid_platform.format.reader import EventKey, OrcDataFile, read_flush_length
-from acid_platform.format.selection import (
-    AcidDir,
-    AcidFile,
-    AcidState,
-    OriginalFile,
-    acid_state,
-    list_partition_dirs,
-)
 from acid_platform.format.snapshots import (
     RangeResponse,
     ValidCompactorWriteIdList,

@@ -133,7 +133,7 @@ def parse_acid_dir_name(name: str) -> ParsedBase | ParsedDelta | None:
 
     Numbers are read as Java longs (sign allowed, padding irrelevant); the statement id as a Java
     int. A name that starts like an ACID directory but does not parse (``delta_x_y``,
-    ``base_``) also gives ``None`` here; :func:`acid_platform.format.selection.acid_state` refuses
+    ``base_``) also gives ``None`` here; :func:`acid_platform.format.acid_state.acid_state` refuses
     such a directory loudly, as Hive's and Trino's parsers fail on it.
 
     >>> parse_acid_dir_name("delta_0000063_63")

@@ -1,7 +1,7 @@
 """HiveQL front end: statements -> table API calls.
 
 >>> import tempfile
->>> from acid_platform.table.warehouse import Warehouse
+>>> from acid_platform import Warehouse
 >>> wh = Warehouse.open(tempfile.mkdtemp())
 >>> _ = run_sql(wh, '''
 ...     CREATE TABLE employee (id int, name string, salary int)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from acid_platform.compaction import compact_table
 from acid_platform.errors import UnsupportedOperationError
 from acid_platform.metastore.show import (
     SHOW_COMPACTIONS_COLUMNS,
@@ -116,7 +117,7 @@ def compact(session: SqlSession, stmt: st.Compact) -> StatementResult:
     """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``."""
     name = session.qualified(stmt.table)
     partition = dict(stmt.partition) or None
-    session.warehouse.compact(name, partition=partition, kind=stmt.kind, wait=stmt.wait)
+    compact_table(session.warehouse, name, partition=partition, kind=stmt.kind, wait=stmt.wait)
     return empty_result(
         stmt, f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
     )

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from sqlglot import exp
 
-from acid_platform.engines import Engine
 from acid_platform.errors import InvalidExpressionError, SemanticError, UnknownColumnError
 from acid_platform.sql.functions import hive_builtins
 from acid_platform.sql.statements import TableName
+from acid_platform.table.engine import Engine
 
 #: The virtual column of ACID tables (lower case, as Hive prints it).
 ROW_ID = "row__id"

@@ -1,7 +1,7 @@
-"""The user-facing table API: ``Warehouse`` -> ``Table`` -> statements, in transactions.
+"""The user-facing table API: ``TableWarehouse`` -> ``Table`` -> statements, in transactions.
 
->>> from acid_platform.table import Warehouse, lit
->>> # wh = Warehouse.open("/data/warehouse")
+>>> from acid_platform.table import TableWarehouse, lit
+>>> # wh = TableWarehouse.open("/data/warehouse")
 >>> # t = wh.create_table("employee", [("id", "int"), ("name", "string"), ("salary", "int")])
 >>> # t.insert([{"id": 1, "name": "Jerry", "salary": 5000}])
 >>> # t.update({"salary": 7000}, where="id = 1")
@@ -18,7 +18,7 @@ from acid_platform.table.expressions import Literal, lit
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.table import Table
 from acid_platform.table.transaction import Transaction
-from acid_platform.table.warehouse import DEFAULT_CONF, DEFAULT_DATABASE, Warehouse
+from acid_platform.table.warehouse import DEFAULT_CONF, DEFAULT_DATABASE, TableWarehouse
 
 __all__ = [
     "DEFAULT_CONF",
@@ -31,6 +31,6 @@ __all__ = [
     "Table",
     "TableMerger",
     "Transaction",
-    "Warehouse",
+    "TableWarehouse",
     "lit",
 ]

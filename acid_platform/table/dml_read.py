@@ -23,12 +23,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from acid_platform.engines import Engine
 from acid_platform.errors import AcidFormatError
 from acid_platform.format import ROW_ID_COLUMN, DeleteSet, acid_state
 from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table import dml
+from acid_platform.table.engine import Engine
 from acid_platform.table.scan import (
     PartitionDir,
     Snapshot,

@@ -1,4 +1,4 @@
-"""Hive SELECT queries over warehouse tables (the MERGE source, ``Warehouse.query``).
+"""Hive SELECT queries over warehouse tables (the MERGE source, ``TableWarehouse.query``).
 
 A query is bound once: every table it names (``t`` in ``default``, or ``db.t``; CTE names are
 left alone) is looked up in the catalog and replaced by a relation the engine is given — the
@@ -24,7 +24,7 @@ from acid_platform.table.expressions import DIALECT
 from acid_platform.table.schema import table_schema
 
 if TYPE_CHECKING:
-    from acid_platform.table.warehouse import Warehouse
+    from acid_platform.table.warehouse import TableWarehouse
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,12 @@ class BoundQuery:
         """SHARED_READ on every table read (Hive's lock for a query's inputs)."""
         return [LockComponent(LockType.SHARED_READ, s.db, s.name) for s in self.tables]
 
-    def columns(self, warehouse: Warehouse) -> list[str]:
+    def columns(self, warehouse: TableWarehouse) -> list[str]:
         """The result's column names (the query run over empty relations)."""
         empty = {name: table_schema(spec).empty_table() for name, spec in self.relations.items()}
         return list(warehouse.engine.execute(self.tree, empty).column_names)
 
-    def run(self, warehouse: Warehouse, read: Callable[[TableSpec], pa.Table]) -> pa.Table:
+    def run(self, warehouse: TableWarehouse, read: Callable[[TableSpec], pa.Table]) -> pa.Table:
         """Run the query; ``read`` gives each table's rows in the statement's snapshot."""
         cache: dict[str, pa.Table] = {}
         data = {}
@@ -59,7 +59,7 @@ class BoundQuery:
         return warehouse.engine.execute(self.tree, data)
 
 
-def bind_query(warehouse: Warehouse, sql: str, what: str = "query") -> BoundQuery:
+def bind_query(warehouse: TableWarehouse, sql: str, what: str = "query") -> BoundQuery:
     """Parse a Hive SELECT and resolve the tables it reads."""
     try:
         tree = sqlglot.parse_one(sql, read=DIALECT)

@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from acid_platform.engines import Engine
 from acid_platform.errors import UnknownColumnError
 from acid_platform.format import (
     ROW_ID_COLUMN,
@@ -36,6 +35,7 @@ from acid_platform.format import (
 from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.dml import BUCKET_ID, ROW_ID, WRITE_ID
+from acid_platform.table.engine import Engine
 from acid_platform.table.expressions import (
     Scope,
     and_all,

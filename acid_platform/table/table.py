@@ -1,6 +1,6 @@
 """``Table``: INSERT, UPDATE, DELETE, MERGE and scans of one ACID table.
 
->>> # wh = Warehouse.open("/tmp/wh"); t = wh.create_table("employee", [("id", "int"), ("name", "string")])
+>>> # wh = TableWarehouse.open("/tmp/wh"); t = wh.create_table("employee", [("id", "int"), ("name", "string")])
 >>> # t.insert([{"id": 1, "name": "Jerry"}]); t.update({"name": lit("Tom")}, "id = 1")
 >>> # t.merge(updates, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()
 
@@ -47,13 +47,13 @@ ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
 
 if TYPE_CHECKING:
     from acid_platform.table.merger import TableMerger
-    from acid_platform.table.warehouse import Warehouse
+    from acid_platform.table.warehouse import TableWarehouse
 
 
 class Table:
-    """An ACID table of a :class:`~acid_platform.table.warehouse.Warehouse`."""
+    """An ACID table of a :class:`~acid_platform.table.warehouse.TableWarehouse`."""
 
-    def __init__(self, warehouse: Warehouse, spec: TableSpec) -> None:
+    def __init__(self, warehouse: TableWarehouse, spec: TableSpec) -> None:
         self.warehouse = warehouse
         self._spec = spec
 

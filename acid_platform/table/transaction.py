@@ -1,7 +1,7 @@
 """The transaction lifecycle: open -> lock -> allocate write id -> write files -> commit / abort.
 
 A :class:`Transaction` is one metastore transaction. Single statements run in their own
-("autocommit") transaction; ``Warehouse.transaction()`` / ``begin()`` opens one that several
+("autocommit") transaction; ``TableWarehouse.transaction()`` / ``begin()`` opens one that several
 statements share, as Hive's ``START TRANSACTION … COMMIT``. Within a transaction each table gets
 one write id, allocated on its first write, and statement ids 0, 1, 2… in order, so every
 statement writes its own ``delta_w_w_s`` / ``delete_delta_w_w_s`` directories.
@@ -40,7 +40,7 @@ from acid_platform.format import ValidTxnList, ValidWriteIdList
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
 
 if TYPE_CHECKING:
-    from acid_platform.table.warehouse import Warehouse
+    from acid_platform.table.warehouse import TableWarehouse
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class Transaction:
             wh.table("t").insert([{"id": 1, "v": "new"}])
     """
 
-    def __init__(self, warehouse: Warehouse, *, explicit: bool = False) -> None:
+    def __init__(self, warehouse: TableWarehouse, *, explicit: bool = False) -> None:
         self.warehouse = warehouse
         self.explicit = explicit
         ms = warehouse.metastore

@@ -1,7 +1,7 @@
-"""``Warehouse``: a directory of Hive ACID tables plus the metastore that makes them transactional.
+"""``TableWarehouse``: a directory of Hive ACID tables plus the metastore that makes them transactional.
 
 >>> import tempfile
->>> wh = Warehouse.open(tempfile.mkdtemp())
+>>> wh = TableWarehouse.open(tempfile.mkdtemp())
 >>> t = wh.create_table("employee", [("id", "int"), ("name", "string"), ("salary", "int")])
 >>> t.insert([{"id": 1, "name": "Jerry", "salary": 5000}])["num_inserted_rows"]
 1
@@ -27,12 +27,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from acid_platform.engines import Engine, default_engine
 from acid_platform.errors import (
     AlreadyExistsError,
     InvalidNameError,
@@ -43,6 +42,7 @@ from acid_platform.errors import (
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 from acid_platform.metastore.names import normalize_identifier
+from acid_platform.table.engine import Engine
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
 from acid_platform.table.scan import Snapshot
@@ -70,7 +70,7 @@ DEFAULT_TABLE_PROPERTIES: Mapping[str, str] = {
 _OUTDATED_RETRIES = 3
 
 
-class Warehouse:
+class TableWarehouse:
     """Tables, transactions and the engine of one warehouse (see module docs)."""
 
     default_database = DEFAULT_DATABASE
@@ -85,9 +85,14 @@ class Warehouse:
         self.root = root.rstrip("/") if "://" in root else os.path.abspath(root)
         self._root = resolve(self.root)
         self.metastore = metastore
-        self.engine: Engine = engine if engine is not None else default_engine()
+        self.engine: Engine = engine if engine is not None else self.default_engine()
         #: Engines that take their own data whole (Spark DataFrames): see :mod:`.native`.
         self.native_engines = NativeEngines()
+        #: What runs this warehouse's own compactions (``ALTER TABLE … COMPACT … AND WAIT``):
+        #: ``None`` for the embedded executor; an engine registered above this layer (Spark)
+        #: sets a function of the settings (``conf``) that returns the executor to use, so
+        #: ``SET acid.compactor.*`` applies (see :mod:`acid_platform.compaction.executors`).
+        self.compaction_executor: Callable[[Mapping[str, str]], object] | None = None
         self.conf: dict[str, str] = dict(DEFAULT_CONF) | dict(conf or {})
         self._txn: Transaction | None = None
         self._known_partitions: dict[str, set[str]] = {}
@@ -100,7 +105,7 @@ class Warehouse:
         *,
         engine: Engine | None = None,
         conf: Mapping[str, str] | None = None,
-    ) -> Warehouse:
+    ) -> TableWarehouse:
         """Open (creating if needed) the warehouse at ``path`` (local directory or URI).
 
         Without ``metastore_url`` a local warehouse uses the SQLite metastore
@@ -307,38 +312,13 @@ class Warehouse:
         """The open multi-statement transaction, if any."""
         return self._txn
 
-    # ------------------------------------------------------------------ compaction
-    def compact(
-        self,
-        name: str,
-        partition: str | Mapping[str, Any] | None = None,
-        kind: str = "major",
-        wait: bool = False,
-    ) -> None:
-        """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``: queue a
-        compaction; with ``wait`` this process works the queue entry to its end (on
-        :meth:`_compaction_executor`)."""
-        from acid_platform.table.compaction import compact_table
-
-        compact_table(
-            self,
-            name,
-            partition=partition,
-            kind=kind,
-            wait=wait,
-            executor=self._compaction_executor(),
+    @classmethod
+    def default_engine(cls) -> Engine:
+        """The engine :meth:`open` uses when none is given. The table layer knows no engine
+        (engines sit above it): ``acid_platform.Warehouse`` answers the embedded one."""
+        raise TypeError(
+            f"{cls.__name__}.open needs an engine (acid_platform.Warehouse has a default)"
         )
-
-    def _compaction_executor(self) -> Any:
-        """What runs this warehouse's own compactions: ``None`` for the embedded executor (an
-        engine registered above this layer may route large partitions elsewhere)."""
-        return None
-
-    def clean(self) -> Any:
-        """One pass of the cleaner; returns what it removed."""
-        from acid_platform.table.compaction import run_cleaner
-
-        return run_cleaner(self)
 
     def close(self) -> None:
         """Roll back an open transaction and release the engine and metastore."""
@@ -347,14 +327,14 @@ class Warehouse:
         self.engine.close()
         self.metastore.close()
 
-    def __enter__(self) -> Warehouse:
+    def __enter__(self) -> TableWarehouse:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Warehouse({self.root!r})"
+        return f"TableWarehouse({self.root!r})"
 
     # ------------------------------------------------------------------ internals
     def filesystem_for(self, location: str) -> pafs.FileSystem | None:
@@ -497,4 +477,4 @@ def _columns(columns: Sequence[tuple[str, str]] | pa.Schema) -> list[tuple[str, 
     return [(str(c), str(t)) for c, t in columns]
 
 
-__all__ = ["DEFAULT_CONF", "DEFAULT_DATABASE", "DEFAULT_TABLE_PROPERTIES", "Warehouse"]
+__all__ = ["DEFAULT_CONF", "DEFAULT_DATABASE", "DEFAULT_TABLE_PROPERTIES", "TableWarehouse"]

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.orc as po
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.format import (
     EventWriter,
     ValidTxnList,
@@ -23,7 +24,6 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.metastore import Metastore, OperationType
-from acid_platform.table import Warehouse
 
 EMPLOYEE = [("id", "int"), ("name", "string"), ("salary", "int")]
 KV = [("k", "int"), ("v", "string")]

@@ -4,7 +4,7 @@
     python -m acid_platform_tests.compaction.procs cleaner <metastore url>
 
 With ``ACID_COMPACTION_PAUSE_AT`` set, the process stops at that step (see
-:mod:`acid_platform.table.compaction.hooks`) and waits to be killed.
+:mod:`acid_platform.compaction.hooks`) and waits to be killed.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acid_platform.errors import AcidError
-from acid_platform.metastore import Metastore
-from acid_platform.table import Warehouse
-from acid_platform.table.compaction import (
+from acid_platform import Warehouse
+from acid_platform.compaction import (
     CompactorConf,
     run_cleaner,
     run_initiator,
     run_worker,
 )
+from acid_platform.errors import AcidError
+from acid_platform.metastore import Metastore
 from acid_platform.table.transaction import OutdatedSnapshot
 
 #: Low thresholds so the race's small tables get compacted often.

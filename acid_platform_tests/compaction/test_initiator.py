@@ -7,10 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from acid_platform.metastore import OperationType
-from acid_platform.sql import run_sql
-from acid_platform.table import Table, Warehouse
-from acid_platform.table.compaction import (
+from acid_platform import Warehouse
+from acid_platform.compaction import (
     CompactorConf,
     Initiator,
     InitiatorDecision,
@@ -21,7 +19,10 @@ from acid_platform.table.compaction import (
     run_cleaner,
     run_worker,
 )
-from acid_platform.table.compaction.config import THRESHOLD_PREFIX
+from acid_platform.compaction.config import THRESHOLD_PREFIX
+from acid_platform.metastore import OperationType
+from acid_platform.sql import run_sql
+from acid_platform.table import Table
 
 from .conftest import KV
 

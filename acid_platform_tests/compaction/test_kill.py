@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from acid_platform.table import Warehouse
-from acid_platform.table.compaction import compact_table, run_cleaner, run_worker
-from acid_platform.table.compaction.hooks import (
+from acid_platform import Warehouse
+from acid_platform.compaction import compact_table, run_cleaner, run_worker
+from acid_platform.compaction.hooks import (
     CLEANER_STEPS,
     PAUSE_AT_ENV,
     PAUSE_FILE_ENV,

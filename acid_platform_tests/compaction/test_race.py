@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from acid_platform.table import Warehouse
-from acid_platform.table.compaction import run_cleaner, run_worker
+from acid_platform import Warehouse
+from acid_platform.compaction import run_cleaner, run_worker
 
 from .conftest import table_rows
 

@@ -8,20 +8,20 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.orc as po
 
+from acid_platform import Warehouse
+from acid_platform.compaction import (
+    RewriteRequest,
+    compact_table,
+    rewrite_partition,
+    run_cleaner,
+)
+from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.format import (
     ValidCompactorWriteIdList,
     ValidTxnList,
     decode_bucket,
     encode_bucket,
 )
-from acid_platform.table import Warehouse
-from acid_platform.table.compaction import (
-    RewriteRequest,
-    compact_table,
-    rewrite_partition,
-    run_cleaner,
-)
-from acid_platform.table.compaction.hooks import on_checkpoint
 
 from .conftest import (
     KV,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acid_platform.table import Warehouse
-from acid_platform.table.compaction import compact_table, run_cleaner, show_compactions
+from acid_platform import Warehouse
+from acid_platform.compaction import compact_table, run_cleaner, show_compactions
 
 from .conftest import EMPLOYEE, acid_dirs, event_keys, events, table_rows
 

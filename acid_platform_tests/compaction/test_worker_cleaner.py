@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from acid_platform.errors import CompactionError
-from acid_platform.format import ValidCompactorWriteIdList
-from acid_platform.table import Warehouse
-from acid_platform.table.compaction import (
+from acid_platform import Warehouse
+from acid_platform.compaction import (
     CallableExecutor,
     ExecutorRouter,
     RewritePlan,
@@ -21,8 +19,10 @@ from acid_platform.table.compaction import (
     run_cleaner,
     run_worker,
 )
-from acid_platform.table.compaction.cleaner import Cleaner
-from acid_platform.table.compaction.hooks import on_checkpoint
+from acid_platform.compaction.cleaner import Cleaner
+from acid_platform.compaction.hooks import on_checkpoint
+from acid_platform.errors import CompactionError
+from acid_platform.format import ValidCompactorWriteIdList
 from acid_platform.table.schema import data_schema
 
 from .conftest import (

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from acid_platform.table import Warehouse
-from acid_platform.table.compaction import compact_table, run_cleaner
-from acid_platform.table.compaction.hooks import on_checkpoint
+from acid_platform import Warehouse
+from acid_platform.compaction import compact_table, run_cleaner
+from acid_platform.compaction.hooks import on_checkpoint
 
 from .conftest import KV, acid_dirs, table_rows
 

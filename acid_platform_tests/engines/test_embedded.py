@@ -8,9 +8,10 @@ import pyarrow as pa
 import pytest
 from sqlglot import exp
 
-from acid_platform.engines import Engine, default_engine
+from acid_platform.engines import default_engine
 from acid_platform.engines.embedded import EmbeddedEngine
 from acid_platform.errors import EngineError, InvalidExpressionError
+from acid_platform.table.engine import Engine
 
 
 @pytest.fixture(scope="module")

@@ -87,7 +87,7 @@ def test_nation_row_ids_are_hive_row_ids(nation_table: Path) -> None:
 
 
 def test_nation_filter_prunes_stripes_and_filters_rows(nation_table: Path) -> None:
-    from acid_platform.format.merge import ReadStats
+    from acid_platform.format.merge_on_read import ReadStats
 
     stats = ReadStats()
     table = read_acid(

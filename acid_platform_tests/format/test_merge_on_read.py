@@ -23,7 +23,7 @@ from acid_platform.format import (
     read_acid,
     write_acid_version_file,
 )
-from acid_platform.format.merge import ReadStats
+from acid_platform.format.merge_on_read import ReadStats
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 B0 = encode_bucket(0)

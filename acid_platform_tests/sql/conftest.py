@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.sql import SqlSession, session_for
-from acid_platform.table.warehouse import Warehouse
 
 
 @pytest.fixture()

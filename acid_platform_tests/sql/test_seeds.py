@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow.orc as orc
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.errors import NoSuchObjectError, UnknownColumnError, UnsupportedOperationError
 from acid_platform.sql import SqlSession
-from acid_platform.table.warehouse import Warehouse
 from acid_platform_tests.sql.conftest import acid_dirs, data_files
 
 SEED_000_SETUP = """

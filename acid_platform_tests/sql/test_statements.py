@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.errors import (
     AcidError,
     CardinalityViolationError,
@@ -21,7 +22,6 @@ from acid_platform.errors import (
 )
 from acid_platform.metastore.show import SHOW_LOCKS_COLUMNS, SHOW_TRANSACTIONS_COLUMNS
 from acid_platform.sql import SqlSession, run_sql, session_for
-from acid_platform.table.warehouse import Warehouse
 from acid_platform_tests.sql.conftest import acid_dirs, data_files
 
 EMPLOYEE = """

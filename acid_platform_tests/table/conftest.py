@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.orc as po
 import pytest
 
-from acid_platform.table import Warehouse
+from acid_platform import Warehouse
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.errors import (
     AcidError,
     CardinalityViolationError,
@@ -20,7 +21,7 @@ from acid_platform.errors import (
     UnknownColumnError,
     UnsupportedOperationError,
 )
-from acid_platform.table import Table, Warehouse, lit
+from acid_platform.table import Table, lit
 from acid_platform_tests.table.conftest import rows_of
 
 COLS = [("id", "int"), ("name", "string"), ("salary", "int")]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.errors import LockTimeoutError, WriteConflictError
-from acid_platform.table import Warehouse
 from acid_platform_tests.table.conftest import rows_of
 
 COLS = [("id", "int"), ("v", "int")]

@@ -25,7 +25,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from acid_platform.table import Warehouse
+from acid_platform import Warehouse
 from acid_platform_tests.table import workers
 
 PG_URL = os.environ.get("ACID_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -22,9 +22,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import bucket_for, decode_bucket
-from acid_platform.table import Table, Warehouse, lit
+from acid_platform.table import Table, lit
 
 Row = dict[str, Any]
 Pred = Callable[..., bool | None]

@@ -11,10 +11,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import decode_bucket
 from acid_platform.metastore import TableSpec
-from acid_platform.table import Clause, ClauseKind, Warehouse, dml_read, lit, scan
+from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan
 from acid_platform.table.dml import plan_delete, plan_merge, plan_update
 from acid_platform_tests.table.conftest import rows_of
 

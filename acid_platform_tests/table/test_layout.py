@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.format import bucket_for, decode_bucket
-from acid_platform.table import Warehouse
 from acid_platform_tests.table.conftest import acid_dirs, events, rows_of
 
 SALES = [("id", "int"), ("amount", "bigint"), ("note", "string")]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acid_platform.table import Warehouse, lit
+from acid_platform import Warehouse
+from acid_platform.table import lit
 from acid_platform_tests.table.conftest import acid_dirs, events
 
 EMPLOYEE = [("id", "int"), ("name", "string"), ("salary", "int")]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from acid_platform import Warehouse
 from acid_platform.errors import (
     TransactionStateError,
     TxnAbortedError,
@@ -14,7 +15,7 @@ from acid_platform.errors import (
     UnsupportedOperationError,
 )
 from acid_platform.metastore import TxnState
-from acid_platform.table import Warehouse, lit
+from acid_platform.table import lit
 from acid_platform.table.writes import EventSink
 from acid_platform_tests.table.conftest import acid_dirs, rows_of
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 import time
 
+from acid_platform import Warehouse
 from acid_platform.errors import LockTimeoutError, WriteConflictError
 from acid_platform.sql.session import session_for
-from acid_platform.table import Warehouse
 
 #: One committed transfer: (worker, sequence number, from account, to account, amount).
 Transfer = tuple[int, int, int, int, int]

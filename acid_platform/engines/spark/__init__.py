@@ -9,7 +9,7 @@
 
 * :func:`register` — the ``acid`` format for one warehouse (reads under one snapshot with filter
   pushdown; writes by executors, committed on the driver);
-* :class:`SparkEngine` — the :class:`~acid_platform.engines.Engine` protocol on Spark, plus
+* :class:`SparkEngine` — the :class:`~acid_platform.table.engine.Engine` protocol on Spark, plus
   UPDATE / DELETE / MERGE / INSERT whose rows stay on the executors;
 * :class:`SparkCompactionExecutor` / :func:`compaction_router` — the compaction worker's executor
   for large partitions: bucket files written by Spark tasks;
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from acid_platform.engines.spark.compaction import SparkCompactionExecutor, compaction_router
     from acid_platform.engines.spark.datasource import AcidDataSource
     from acid_platform.engines.spark.engine import SparkEngine, SparkTableMerger
-    from acid_platform.table.warehouse import Warehouse
+    from acid_platform.table.warehouse import TableWarehouse
 
 #: The default format name (``spark.read.format("acid")``).
 NAME = "acid"
@@ -47,7 +47,7 @@ _LAZY = {
 
 
 def register(
-    spark: SparkSession, warehouse: Warehouse, *, name: str = NAME
+    spark: SparkSession, warehouse: TableWarehouse, *, name: str = NAME
 ) -> type[AcidDataSource]:
     """Register the ``acid`` data source (or ``name``) for ``warehouse`` on ``spark``.
 

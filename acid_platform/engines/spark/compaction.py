@@ -4,12 +4,12 @@ The worker decides everything on the driver — which files, which output names,
 snapshot — and keeps the compactor's txn open (heartbeated) there. :class:`SparkCompactionExecutor`
 only runs the plan:
 
-1. on the driver, :func:`~acid_platform.table.compaction.rewrite.create_output_dirs`;
-2. one Spark task per :class:`~acid_platform.table.compaction.BucketTask`: the executor's Python
+1. on the driver, :func:`~acid_platform.compaction.rewrite.create_output_dirs`;
+2. one Spark task per :class:`~acid_platform.compaction.BucketTask`: the executor's Python
    worker reads the task's input files and writes its output bucket file with
-   :func:`~acid_platform.table.compaction.run_task` (the embedded code, so the files are the same
+   :func:`~acid_platform.compaction.run_task` (the embedded code, so the files are the same
    bytes); only a small :class:`BucketOutcome` comes back — rows never reach the driver;
-3. on the driver, :func:`~acid_platform.table.compaction.rewrite.finish` gathers the result.
+3. on the driver, :func:`~acid_platform.compaction.rewrite.finish` gathers the result.
 
 Failures. A task that fails on its data (a corrupt ORC file, a schema that does not fit: any
 error other than an I/O error) returns that error instead of raising, and the driver raises the
@@ -39,31 +39,31 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from acid_platform.engines.spark.files import TaskInfo
-from acid_platform.errors import AcidError, CompactionError
-from acid_platform.format import WrittenFile
-from acid_platform.table.compaction.config import CompactorConf
-from acid_platform.table.compaction.executors import EmbeddedExecutor, ExecutorRouter
-from acid_platform.table.compaction.rewrite import (
+from acid_platform.compaction.config import CompactorConf
+from acid_platform.compaction.executors import EmbeddedExecutor, ExecutorRouter
+from acid_platform.compaction.rewrite import (
     RewritePlan,
     RewriteResult,
     create_output_dirs,
     finish,
     run_task,
 )
+from acid_platform.engines.spark.files import TaskInfo
+from acid_platform.errors import AcidError, CompactionError
+from acid_platform.format import WrittenFile
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 #: The executor's name, as :attr:`CompactionOutcome.executor
-#: <acid_platform.table.compaction.CompactionOutcome.executor>` reports it.
+#: <acid_platform.compaction.CompactionOutcome.executor>` reports it.
 SPARK = "spark"
 _OUTCOME = "outcome"
 
 
 @dataclass(frozen=True)
 class SparkRewriteResult(RewriteResult):
-    """A :class:`~acid_platform.table.compaction.RewriteResult` plus the Spark tasks that wrote
+    """A :class:`~acid_platform.compaction.RewriteResult` plus the Spark tasks that wrote
     it (host, pid, stage, partition, attempt), in the plan's task order."""
 
     tasks: tuple[TaskInfo, ...] = ()
@@ -106,7 +106,7 @@ class SparkCompactionExecutor:
     """Writes the bucket files of a rewrite plan in Spark tasks, one task per output file.
 
     ``spark`` is the driver's session (local or a cluster). The worker uses it through
-    :class:`~acid_platform.table.compaction.ExecutorRouter` — see :func:`compaction_router` —
+    :class:`~acid_platform.compaction.ExecutorRouter` — see :func:`compaction_router` —
     or for every partition when given as the worker's only executor.
     """
 
@@ -163,7 +163,7 @@ def compaction_router(
 ) -> ExecutorRouter:
     """The worker's executors with Spark for large partitions: partitions whose selected files
     exceed ``acid.compactor.large.partition.bytes`` (from ``conf``: a
-    :class:`~acid_platform.table.compaction.CompactorConf` or settings such as ``wh.conf``;
+    :class:`~acid_platform.compaction.CompactorConf` or settings such as ``wh.conf``;
     ``threshold_bytes`` overrides it) are rewritten on Spark, the others in this process.
 
     >>> # run_worker(wh, executor=compaction_router(spark, {"acid.compactor.large.partition.bytes": "0"}))

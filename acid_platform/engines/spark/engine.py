@@ -1,4 +1,4 @@
-"""``SparkEngine``: the :class:`~acid_platform.engines.Engine` protocol on Spark, and statements
+"""``SparkEngine``: the :class:`~acid_platform.table.engine.Engine` protocol on Spark, and statements
 whose rows never pass through the driver.
 
 >>> # engine = SparkEngine(spark)
@@ -53,7 +53,7 @@ from acid_platform.table.transaction import Transaction, insert_lock_type, write
 
 if TYPE_CHECKING:
     from acid_platform.table.table import Table
-    from acid_platform.table.warehouse import Warehouse
+    from acid_platform.table.warehouse import TableWarehouse
 
 #: The format name the engine registers for its own reads (options always explicit).
 INTERNAL_FORMAT = "acid_engine"
@@ -85,7 +85,7 @@ class SparkEngine:
         """Nothing to release: the SparkSession belongs to the caller."""
 
     # ------------------------------------------------------------------ reading
-    def reader(self, warehouse: Warehouse) -> DataFrameReader:
+    def reader(self, warehouse: TableWarehouse) -> DataFrameReader:
         """A ``DataFrameReader`` of the ``acid`` source bound to ``warehouse``."""
         self._register()
         return self.spark.read.format(INTERNAL_FORMAT).options(**warehouse_options(warehouse))

@@ -40,7 +40,7 @@ from acid_platform.metastore.model import TableSpec
 from acid_platform.metastore.names import normalize_identifier
 
 if TYPE_CHECKING:
-    from acid_platform.table.warehouse import Warehouse
+    from acid_platform.table.warehouse import TableWarehouse
 
 DEFAULT_DATABASE = "default"
 DEFAULT_TXN_TIMEOUT_S = 300.0
@@ -119,7 +119,7 @@ class SourceOptions:
         return default if value is None else str(value).strip().lower() in _TRUE
 
 
-def warehouse_options(warehouse: Warehouse) -> dict[str, str]:
+def warehouse_options(warehouse: TableWarehouse) -> dict[str, str]:
     """The data source options that name ``warehouse``."""
     return {
         "warehouse": warehouse.root,

@@ -20,8 +20,8 @@ import sqlglot
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from acid_platform.engines import PLAN_DIALECT
 from acid_platform.errors import InvalidExpressionError
+from acid_platform.table.engine import PLAN_DIALECT
 
 DIALECT = "spark"
 _conf_lock = threading.Lock()

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from acid_platform import Warehouse
+from acid_platform.compaction import compact_table, run_worker
 from acid_platform.engines.spark import SparkEngine
 from acid_platform.engines.spark.cluster import cluster_session
 from acid_platform.engines.spark.compaction import SparkCompactionExecutor
-from acid_platform.table.compaction import compact_table, run_worker
 
 
 def executor_ancestry(pid: int) -> list[str]:

@@ -21,6 +21,17 @@ from typer.testing import CliRunner
 
 from acid_platform import Warehouse
 from acid_platform.cli import app
+from acid_platform.compaction import (
+    CompactionOutcome,
+    RewriteRequest,
+    compact_table,
+    execute_plan,
+    plan_rewrite,
+    run_cleaner,
+    run_worker,
+)
+from acid_platform.compaction.context import table_row_schema
+from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.engines.spark import SparkCompactionExecutor, compaction_router
 from acid_platform.engines.spark.compaction import (
     SparkRewriteResult,
@@ -30,17 +41,6 @@ from acid_platform.engines.spark.compaction import (
 from acid_platform.errors import CompactionError
 from acid_platform.format import ValidCompactorWriteIdList
 from acid_platform.table import Table
-from acid_platform.table.compaction import (
-    CompactionOutcome,
-    RewriteRequest,
-    compact_table,
-    execute_plan,
-    plan_rewrite,
-    run_cleaner,
-    run_worker,
-)
-from acid_platform.table.compaction.context import table_row_schema
-from acid_platform.table.compaction.hooks import on_checkpoint
 
 COLUMNS = [("id", "int"), ("v", "string"), ("n", "bigint")]
 PARTS = [("p", "int")]

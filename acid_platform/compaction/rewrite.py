@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from acid_platform.compaction.hooks import checkpoint
 from acid_platform.format import (
     AcidState,
     EventWriter,
@@ -60,7 +61,6 @@ from acid_platform.format import types as t
 from acid_platform.format.fs import join
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
-from acid_platform.table.compaction.hooks import checkpoint
 
 MAJOR, MINOR = "major", "minor"
 _INSERT, _DELETE = "insert", "delete"

@@ -10,37 +10,37 @@
   ``run_worker``, ``run_cleaner``, ``show_compactions``.
 * :mod:`.hooks` — named steps where tests pause or kill a worker or cleaner.
 
->>> from acid_platform.table.compaction import compact_table, run_cleaner
+>>> from acid_platform.compaction import compact_table, run_cleaner
 >>> # compact_table(wh, "employee", kind="minor"); run_cleaner(wh)
 """
 
-from acid_platform.table.compaction.api import (
+from acid_platform.compaction.api import (
     compact_table,
     run_cleaner,
     run_initiator,
     run_worker,
     show_compactions,
 )
-from acid_platform.table.compaction.cleaner import (
+from acid_platform.compaction.cleaner import (
     CleanedEntry,
     Cleaner,
     CleanerReport,
     CleanerWriteIdList,
 )
-from acid_platform.table.compaction.config import CompactorConf
-from acid_platform.table.compaction.context import CompactionContext
-from acid_platform.table.compaction.executors import (
+from acid_platform.compaction.config import CompactorConf
+from acid_platform.compaction.context import CompactionContext
+from acid_platform.compaction.executors import (
     CallableExecutor,
     CompactionExecutor,
     EmbeddedExecutor,
     ExecutorRouter,
 )
-from acid_platform.table.compaction.initiator import (
+from acid_platform.compaction.initiator import (
     Initiator,
     InitiatorDecision,
     choose_compaction_type,
 )
-from acid_platform.table.compaction.rewrite import (
+from acid_platform.compaction.rewrite import (
     BucketTask,
     RewritePlan,
     RewriteRequest,
@@ -50,7 +50,7 @@ from acid_platform.table.compaction.rewrite import (
     rewrite_partition,
     run_task,
 )
-from acid_platform.table.compaction.worker import CompactionOutcome, Worker
+from acid_platform.compaction.worker import CompactionOutcome, Worker
 
 __all__ = [
     "BucketTask",

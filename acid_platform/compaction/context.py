@@ -1,6 +1,6 @@
 """What the initiator, worker and cleaner share: the metastore, the file system, the settings.
 
-They can be given a :class:`~acid_platform.table.Warehouse` or a bare
+They can be given a :class:`~acid_platform.table.TableWarehouse` or a bare
 :class:`~acid_platform.metastore.Metastore` (a compactor process needs no engine).
 """
 
@@ -16,9 +16,9 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from acid_platform.compaction.config import CompactorConf
 from acid_platform.format import Location, resolve, row_schema
 from acid_platform.metastore import Metastore, TableSpec
-from acid_platform.table.compaction.config import CompactorConf
 from acid_platform.table.partitions import partition_path
 
 DEFAULT_COMPRESSION = "ZLIB"  # Hive's default for orc.compress

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from acid_platform.errors import AcidFormatError, AcidSchemaError
 from acid_platform.format import types as t
+from acid_platform.format.acid_state import AcidState, acid_state
 from acid_platform.format.delete_set import DeleteSet
 from acid_platform.format.file_reader import (
     _ACID,
@@ -41,7 +42,6 @@ from acid_platform.format.file_reader import (
 from acid_platform.format.fs import resolve
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.reader import OrcDataFile, read_flush_length
-from acid_platform.format.selection import AcidState, acid_state
 from acid_platform.format.snapshots import RangeResponse, ValidTxnList, ValidWriteIdList
 
 

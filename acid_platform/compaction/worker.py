@@ -27,6 +27,28 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
+from acid_platform.compaction.config import CompactorConf
+from acid_platform.compaction.context import (
+    CompactionContext,
+    default_worker_id,
+    table_compression,
+    table_row_schema,
+)
+from acid_platform.compaction.executors import (
+    CompactionExecutor,
+    ExecutorLike,
+    ExecutorRouter,
+    as_executor,
+)
+from acid_platform.compaction.hooks import checkpoint
+from acid_platform.compaction.rewrite import (
+    RewritePlan,
+    RewriteRequest,
+    RewriteResult,
+    describe,
+    plan_rewrite,
+    remove_output,
+)
 from acid_platform.errors import CompactionError, MetastoreError
 from acid_platform.format import (
     AcidDir,
@@ -36,28 +58,6 @@ from acid_platform.format import (
 )
 from acid_platform.format.names import ParsedDelta, is_hidden
 from acid_platform.metastore import CompactionInfo, CompactionState, Metastore, TxnState
-from acid_platform.table.compaction.config import CompactorConf
-from acid_platform.table.compaction.context import (
-    CompactionContext,
-    default_worker_id,
-    table_compression,
-    table_row_schema,
-)
-from acid_platform.table.compaction.executors import (
-    CompactionExecutor,
-    ExecutorLike,
-    ExecutorRouter,
-    as_executor,
-)
-from acid_platform.table.compaction.hooks import checkpoint
-from acid_platform.table.compaction.rewrite import (
-    RewritePlan,
-    RewriteRequest,
-    RewriteResult,
-    describe,
-    plan_rewrite,
-    remove_output,
-)
 
 log = logging.getLogger(__name__)
 

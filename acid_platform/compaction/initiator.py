@@ -30,11 +30,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from acid_platform.compaction.config import CompactorConf, auto_compaction_disabled
+from acid_platform.compaction.context import CompactionContext, default_worker_id
 from acid_platform.errors import AcidError, NoSuchObjectError
 from acid_platform.format import AcidDir, ValidCompactorWriteIdList, acid_state
 from acid_platform.metastore import CompactionType, Metastore, PartitionActivity, TableSpec
-from acid_platform.table.compaction.config import CompactorConf, auto_compaction_disabled
-from acid_platform.table.compaction.context import CompactionContext, default_worker_id
 
 log = logging.getLogger(__name__)
 

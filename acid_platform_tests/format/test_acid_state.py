@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acid_platform.errors import AcidFormatError, InvalidNameError, NotEnoughHistoryError
-from acid_platform.format.names import delete_delta_dir_name, delta_dir_name
-from acid_platform.format.selection import (
+from acid_platform.format.acid_state import (
     AcidDir,
     AcidState,
     OriginalFile,
@@ -22,6 +21,7 @@ from acid_platform.format.selection import (
     is_acid_dir_name,
     list_partition_dirs,
 )
+from acid_platform.format.names import delete_delta_dir_name, delta_dir_name
 from acid_platform.format.snapshots import (
     ValidCompactorWriteIdList,
     ValidTxnList,

@@ -30,6 +30,9 @@ from typing import ClassVar
 
 import pyarrow.fs as pafs
 
+from acid_platform.compaction.config import CompactorConf
+from acid_platform.compaction.context import CompactionContext
+from acid_platform.compaction.hooks import checkpoint
 from acid_platform.errors import MetastoreError, NoSuchObjectError, NotEnoughHistoryError
 from acid_platform.format import (
     AcidDir,
@@ -43,9 +46,6 @@ from acid_platform.format import (
 )
 from acid_platform.format.names import ParsedBase, is_hidden
 from acid_platform.metastore import CompactionInfo, Metastore, TableSpec
-from acid_platform.table.compaction.config import CompactorConf
-from acid_platform.table.compaction.context import CompactionContext
-from acid_platform.table.compaction.hooks import checkpoint
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from acid_platform.table.compaction.rewrite import RewritePlan, RewriteResult, execute_plan
+from acid_platform.compaction.rewrite import RewritePlan, RewriteResult, execute_plan
 
 
 @runtime_checkable

@@ -1,6 +1,6 @@
 """Entry points for the warehouse, SQL and the CLI: compact, initiate, work, clean, show.
 
-Each takes a :class:`~acid_platform.table.Warehouse` or a :class:`~acid_platform.metastore.Metastore`.
+Each takes a :class:`~acid_platform.table.TableWarehouse` or a :class:`~acid_platform.metastore.Metastore`.
 
 >>> # compact_table(wh, "db.t", partition="ds=2024-01-01", kind="minor")   # ALTER TABLE … COMPACT … AND WAIT
 >>> # run_initiator(wh); run_worker(wh); run_cleaner(wh)                    # one pass of each service
@@ -12,15 +12,15 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from acid_platform.compaction.cleaner import Cleaner, CleanerReport
+from acid_platform.compaction.config import CompactorConf
+from acid_platform.compaction.context import CompactionContext
+from acid_platform.compaction.executors import ExecutorLike, ExecutorRouter
+from acid_platform.compaction.initiator import Initiator, InitiatorDecision
+from acid_platform.compaction.worker import CompactionOutcome, Worker
 from acid_platform.errors import CompactionError, InvalidPartitionError
 from acid_platform.metastore import CompactionInfo, CompactionState, CompactionType, TableSpec
 from acid_platform.metastore.names import normalize_identifier
-from acid_platform.table.compaction.cleaner import Cleaner, CleanerReport
-from acid_platform.table.compaction.config import CompactorConf
-from acid_platform.table.compaction.context import CompactionContext
-from acid_platform.table.compaction.executors import ExecutorLike, ExecutorRouter
-from acid_platform.table.compaction.initiator import Initiator, InitiatorDecision
-from acid_platform.table.compaction.worker import CompactionOutcome, Worker
 from acid_platform.table.partitions import make_partition_name
 
 DEFAULT_DATABASE = "default"
@@ -50,6 +50,10 @@ def compact_table(
     """
     ctx = CompactionContext.of(target, conf)
     ms = ctx.metastore
+    choose = getattr(target, "compaction_executor", None)
+    if executor is None and choose is not None:
+        # a warehouse with Spark registered routes large partitions there (TableWarehouse)
+        executor = choose(target.conf)
     compaction_type = CompactionType(kind.lower())
     spec = ms.get_table(*_split_name(name))
     ids = []
