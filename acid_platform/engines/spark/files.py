@@ -45,7 +45,7 @@ from acid_platform.format.fs import join
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_path
 from acid_platform.table.schema import data_schema
-from acid_platform.table.writes import DEFAULT_COMPRESSION
+from acid_platform.table.writes import DEFAULT_COMPRESSION, WriteMetrics
 
 INSERT, DELETE = "insert", "delete"
 
@@ -263,3 +263,16 @@ def hive_buckets(spec: TableSpec, rows: pa.Table) -> np.ndarray:
 def reports_files(reports: Sequence[TaskReport]) -> list[FileInfo]:
     """All files of several task reports."""
     return [f for r in reports for f in r.files]
+
+
+def written_metrics(reports: Sequence[TaskReport]) -> WriteMetrics:
+    """What a statement's tasks wrote, as the table layer's write metrics (the same values
+    the embedded writer reports for the same files)."""
+    files = reports_files(reports)
+    return WriteMetrics(
+        rows_inserted=sum(f.rows for f in files if f.kind == INSERT),
+        rows_deleted=sum(f.rows for f in files if f.kind == DELETE),
+        dirs=sorted({f.path.rsplit("/", 1)[0] for f in files}),
+        files=[f.path for f in files],
+        bytes_written=sum(f.bytes for f in files),
+    )

@@ -37,13 +37,20 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
+from acid_platform.engines.spark.files import (
+    EventFiles,
+    TaskInfo,
+    TaskReport,
+    reports_files,
+    written_metrics,
+)
 from acid_platform.engines.spark.options import SourceOptions, open_metastore, table_location
 from acid_platform.errors import TxnAbortedError, UnknownColumnError, UnsupportedOperationError
 from acid_platform.format import base_dir_name, write_acid_version_file
 from acid_platform.format.fs import join
 from acid_platform.metastore.model import LockComponent, OperationType, TableSpec
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
+from acid_platform.table.statement import StatementMetrics
 from acid_platform.table.transaction import Heartbeat, insert_lock_type, write_lock_type
 from acid_platform.table.writes import split_by_partition
 
@@ -261,15 +268,22 @@ def _write_metrics(
 ) -> None:
     assert options.metrics_path is not None
     files = reports_files(reports)
+    written = written_metrics(reports)
+    statement = StatementMetrics(
+        table=job.spec.full_name,
+        txn_id=job.txn_id,
+        write_id=job.write_id,
+        statement_ids=tuple(sorted({f.statement for f in files} or {job.statement})),
+        rows_inserted=sum(n for r in reports for _, n in r.counts),
+        dirs_written=tuple(written.dirs),
+        files_written=len(written.files),
+        bytes_written=written.bytes_written,
+        duration_s=time.time() - job.opened_at,
+    )
     metrics: Mapping[str, Any] = {
-        "table": job.spec.full_name,
-        "txn_id": job.txn_id,
-        "write_id": job.write_id,
+        **statement.as_dict(),
         "committed": committed,
         "overwrite": job.overwrite,
-        "num_inserted_rows": sum(n for r in reports for _, n in r.counts),
-        "files_written": len(files),
-        "bytes_written": sum(f.bytes for f in files),
         "files": [asdict(f) for f in files],
         "tasks": [asdict(r.task) for r in reports],
         "committed_by": {"host": socket.gethostname(), "pid": os.getpid()},
