@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from acid_platform import Warehouse
-from acid_platform.sql import SqlSession, session_for
+from acid_platform.sql import SqlSession
 
 
 @pytest.fixture()
@@ -23,7 +23,7 @@ def wh(tmp_path: Path) -> Iterator[Warehouse]:
 @pytest.fixture()
 def sql(wh: Warehouse) -> SqlSession:
     """The SQL session of ``wh``."""
-    return session_for(wh)
+    return wh.sql_session
 
 
 def data_files(root: str | Path) -> set[str]:
