@@ -33,7 +33,6 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from acid_platform.errors import AcidError, SqlSyntaxError
-from acid_platform.sql import session_for
 from acid_platform.sql.display import hive_text, rows_as_json, rows_as_text
 from acid_platform.sql.results import StatementResult
 
@@ -102,11 +101,11 @@ def sql_command(
         raise typer.BadParameter("give exactly one of --execute/-e and --file/-f")
     text = execute if execute is not None else _read_script(file or "-")
     with _user_errors(), _open(warehouse, metastore_url) as wh:
-        session = session_for(wh)
+        session = wh.sql_session
         if database:
             session.execute(f"USE `{database}`")
         session.execute_script(text, on_result=lambda r: _print_result(r, output))
-        if getattr(wh, "in_transaction", False):
+        if wh.in_transaction:
             err.print("[yellow]note:[/] the script left a transaction open; it was rolled back")
 
 
@@ -119,7 +118,7 @@ def show_command(
 ) -> None:
     """SHOW TRANSACTIONS / LOCKS / COMPACTIONS of a warehouse's metastore."""
     with _user_errors(), _open(warehouse, metastore_url) as wh:
-        session_for(wh).execute_script(
+        wh.sql_session.execute_script(
             f"SHOW {what.value.upper()}", on_result=lambda r: _print_result(r, output)
         )
 
@@ -144,7 +143,7 @@ def compact_command(
     spec = f" PARTITION ({partition})" if partition else ""
     statement = f"ALTER TABLE {table}{spec} COMPACT '{'major' if major else 'minor'}'{' AND WAIT' if wait else ''}"
     with _user_errors(), _open(warehouse, metastore_url) as wh:
-        session_for(wh).execute_script(
+        wh.sql_session.execute_script(
             statement, on_result=lambda r: _print_result(r, OutputFormat.table)
         )
 
@@ -293,11 +292,11 @@ def run_demo(path: str, metastore_url: str | None = None) -> None:
             raise AlreadyExistsError(
                 f"the demo creates its own tables; {sorted(existing)} exist in {path}: use another -w"
             )
-        writer = session_for(wh)
+        writer = wh.sql_session
         out.print(Rule(f"acid demo — warehouse {path}"))
         run(writer, DEMO_SETUP)
         out.print(Rule("a reader opens a transaction: its snapshot is taken now"))
-        run(session_for(reader), "START TRANSACTION;")
+        run(reader.sql_session, "START TRANSACTION;")
         out.print(Rule("the writer updates and merges (each statement is its own transaction)"))
         run(writer, DEMO_CHANGES)
         run(writer, "SHOW TRANSACTIONS;")
@@ -305,11 +304,11 @@ def run_demo(path: str, metastore_url: str | None = None) -> None:
         out.print(_layout_tree(wh.table("default.employee")))
         out.print(Rule("the same table under two snapshots"))
         print_table(
-            session_for(reader).execute(DEMO_QUERY),
+            reader.sql_session.execute(DEMO_QUERY),
             title="reader's snapshot (taken after the INSERT)",
         )
         print_table(writer.execute(DEMO_QUERY), title="latest snapshot (after UPDATE and MERGE)")
-        session_for(reader).execute("COMMIT")
+        reader.sql_session.execute("COMMIT")
         err.print(f'[dim]warehouse left at {path}; try: acid sql -w {path} -e "{DEMO_QUERY}"[/]')
 
 

@@ -22,11 +22,8 @@ from acid_platform.format.acid_state import (
     list_partition_dirs,
 )
 from acid_platform.format.names import delete_delta_dir_name, delta_dir_name
-from acid_platform.format.snapshots import (
-    ValidCompactorWriteIdList,
-    ValidTxnList,
-    ValidWriteIdList,
-)
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.write_id_list import ValidCompactorWriteIdList, ValidWriteIdList
 
 MAX = 2**63 - 1
 COMPACTED = {"thisFileVersion": "0", "dataFormat": "compacted"}

@@ -11,7 +11,7 @@ from acid_platform.errors import (
     NoSuchTxnError,
     TxnAbortedError,
 )
-from acid_platform.format.snapshots import ValidWriteIdList
+from acid_platform.format.write_id_list import ValidWriteIdList
 from acid_platform.metastore import Metastore
 from acid_platform_tests.helpers import make_table
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from acid_platform import Warehouse
-from acid_platform.sql import SqlSession, session_for
+from acid_platform.sql import SqlSession
 from acid_platform_tests.helpers import warehouse_fixture
 
 #: An empty warehouse (SQLite metastore inside it).
@@ -15,4 +15,4 @@ wh = warehouse_fixture()
 @pytest.fixture()
 def sql(wh: Warehouse) -> SqlSession:
     """The SQL session of ``wh``."""
-    return session_for(wh)
+    return wh.sql_session
