@@ -48,13 +48,7 @@ from pyspark.sql.types import IntegerType, StructField, StructType
 from sqlglot import exp
 
 from acid_platform import errors
-from acid_platform.engines.spark.files import (
-    EventFiles,
-    TaskInfo,
-    TaskReport,
-    hive_buckets,
-    written_metrics,
-)
+from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import table_location
 from acid_platform.engines.spark.plans import PlanViews, broadcast_threshold, estimated_bytes
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
@@ -64,6 +58,7 @@ from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml_output import assemble
 from acid_platform.table.dml_write import OPERATIONS, SourceRows, count
+from acid_platform.table.event_layout import hive_buckets
 from acid_platform.table.schema import (
     check_not_null,
     convert_column,
@@ -71,7 +66,7 @@ from acid_platform.table.schema import (
     table_schema,
 )
 from acid_platform.table.statement import WriteContext, WriteOutcome
-from acid_platform.table.writes import split_by_partition
+from acid_platform.table.writes import WriteMetrics, split_by_partition
 
 _WBUCKET = "__acid_wbucket"
 _ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
@@ -135,7 +130,7 @@ def run_dml(
             ctx.record(components)  # so the cleaner finds what may be left
         _remove_written(spec, reports)
         raise errors.CardinalityViolationError(_violation_message(spec, violation))
-    outcome = WriteOutcome(written=written_metrics(reports))
+    outcome = WriteOutcome(written=WriteMetrics.from_files(reports_files(reports)))
     for report in reports:
         for offset, n in report.counts:
             count(outcome, _branch_action(plan, offset), n)

@@ -37,7 +37,7 @@ from sqlglot import exp
 
 from acid_platform.engines.spark.datasource import AcidDataSource
 from acid_platform.engines.spark.dml import run_dml, task_error
-from acid_platform.engines.spark.files import TaskInfo, TaskReport, hive_buckets, written_metrics
+from acid_platform.engines.spark.files import TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import warehouse_options
 from acid_platform.engines.spark.plans import plan_frame
 from acid_platform.engines.spark.writer import InsertJob, write_rows
@@ -45,10 +45,12 @@ from acid_platform.errors import UnknownColumnError
 from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml import MatchCount
+from acid_platform.table.event_layout import hive_buckets
 from acid_platform.table.inserts import static_partition
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.schema import conform, table_schema, to_arrow
 from acid_platform.table.statement import StatementMetrics, WriteContext, WriteOutcome
+from acid_platform.table.writes import WriteMetrics
 
 if TYPE_CHECKING:
     from acid_platform.table.table import Table
@@ -191,7 +193,7 @@ class SparkEngine:
             ctx.record([(p, OperationType.INSERT) for p in partitions])
         return WriteOutcome(
             rows_inserted=sum(n for r in reports for _, n in r.counts),
-            written=written_metrics(reports),
+            written=WriteMetrics.from_files(reports_files(reports)),
             partitions=partitions,
         )
 
