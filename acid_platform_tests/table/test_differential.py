@@ -80,8 +80,8 @@ def _atom(rng: random.Random, q: str = "") -> Predicate:
     if kind == 3:
         return Predicate(f"{q}s IS NULL", lambda row: row["s"] is None)
     if kind == 4:
-        x = rng.choice("ab")
-        return Predicate(f"{q}s = '{x}'", lambda row: _cmp(row["s"], x, lambda a, b: a == b))
+        c = rng.choice("ab")
+        return Predicate(f"{q}s = '{c}'", lambda row: _cmp(row["s"], c, lambda a, b: a == b))
     return Predicate(f"{q}p IS NULL", lambda row: row["p"] is None)
 
 

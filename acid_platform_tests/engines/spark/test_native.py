@@ -28,7 +28,7 @@ from acid_platform.table import Table
 from acid_platform_tests.engines.spark.conftest import rows_of
 
 COLUMNS = [("id", "int"), ("v", "int"), ("s", "string")]
-LAYOUTS = {
+LAYOUTS: dict[str, dict[str, Any]] = {
     "partitioned": {"partition_columns": [("ds", "string")]},
     "bucketed": {"bucket_columns": ["id"], "num_buckets": 3},
 }
@@ -158,8 +158,8 @@ def test_dataframe_statements_join_the_open_transaction(
 
     wh.begin()
     _on_executors(spk.insert(_frame(spark, new)))
-    out = spk.merge(_frame(spark, source), "t.id = s.id").when_matched_update_all()
-    out = out.when_not_matched_insert_all().execute()
+    merger = spk.merge(_frame(spark, source), "t.id = s.id").when_matched_update_all()
+    out = merger.when_not_matched_insert_all().execute()
     assert out["num_target_rows_updated"] == 2  # the row inserted just before, too
     assert {40, 41, 45} <= {r["id"] for r in spk.scan().to_pylist()}  # own writes
     wh.rollback()
