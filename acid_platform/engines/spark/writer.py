@@ -43,6 +43,7 @@ from acid_platform.errors import TxnAbortedError, UnknownColumnError, Unsupporte
 from acid_platform.metastore.model import LockComponent, OperationType, TableSpec
 from acid_platform.table.event_layout import INSERT, EventLayout
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
+from acid_platform.table.statement import StatementMetrics
 from acid_platform.table.transaction import Heartbeat, insert_lock_type, write_lock_type
 from acid_platform.table.writes import WriteMetrics, split_by_partition
 
@@ -264,15 +265,21 @@ def _write_metrics(
     assert options.metrics_path is not None
     files = reports_files(reports)
     written = WriteMetrics.from_files(files)
+    statement = StatementMetrics(
+        table=job.spec.full_name,
+        txn_id=job.txn_id,
+        write_id=job.write_id,
+        statement_ids=tuple(sorted({f.statement for f in files} or {job.statement})),
+        rows_inserted=sum(n for r in reports for _, n in r.counts),
+        dirs_written=tuple(written.dirs),
+        files_written=len(written.files),
+        bytes_written=written.bytes_written,
+        duration_s=time.time() - job.opened_at,
+    )
     metrics: Mapping[str, Any] = {
-        "table": job.spec.full_name,
-        "txn_id": job.txn_id,
-        "write_id": job.write_id,
+        **statement.as_dict(),
         "committed": committed,
         "overwrite": job.overwrite,
-        "num_inserted_rows": sum(n for r in reports for _, n in r.counts),
-        "files_written": len(written.files),
-        "bytes_written": written.bytes_written,
         "files": [asdict(f) for f in files],
         "tasks": [asdict(r.task) for r in reports],
         "committed_by": {"host": socket.gethostname(), "pid": os.getpid()},
