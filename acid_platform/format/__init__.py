@@ -54,6 +54,7 @@ from acid_platform.format.names import (
     parse_original_file_name,
 )
 from acid_platform.format.reader import EventKey, OrcDataFile, read_flush_length
+from acid_platform.format.snapshot import Snapshot
 from acid_platform.format.snapshots import (
     RangeResponse,
     ValidCompactorWriteIdList,
@@ -102,6 +103,7 @@ __all__ = [
     "RangeResponse",
     "ReadSplit",
     "ReadStats",
+    "Snapshot",
     "ValidCompactorWriteIdList",
     "ValidTxnList",
     "ValidTxnWriteIdList",

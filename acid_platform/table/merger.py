@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 from sqlglot import exp
 
+from acid_platform.format import Snapshot
 from acid_platform.metastore.model import LockComponent
 from acid_platform.table import dml
 from acid_platform.table.dml import Clause, ClauseKind, MatchCount
 from acid_platform.table.query import bind_query
-from acid_platform.table.scan import Snapshot
 from acid_platform.table.schema import table_schema, to_arrow
 from acid_platform.table.transaction import Transaction, conf_bool
 
@@ -184,8 +184,10 @@ def _sql_source(
     def source(txn: Transaction) -> pa.Table:
         return bound.run(
             wh,
-            lambda spec: wh.table(spec.full_name)._scan(
-                spec, Snapshot(txn.valid_txns, txn.write_ids(spec)), None, None, False, True
+            lambda spec: (
+                wh.table(spec.full_name)
+                .plan_scan(snapshot=Snapshot(txn.valid_txns, txn.write_ids(spec)))
+                .to_arrow()
             ),
         )
 

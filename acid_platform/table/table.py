@@ -12,19 +12,22 @@ directories written).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import InvalidPartitionError
+from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml_output import StatementRows, assemble
 from acid_platform.table.dml_read import read_target
 from acid_platform.table.partitions import make_partition_name, static_partition_values
-from acid_platform.table.scan import Snapshot, scan_table
+from acid_platform.table.scan import TableScan, plan_scan
+from acid_platform.table.scan_filter import hive_filter
 from acid_platform.table.schema import (
     check_not_null,
     conform,
@@ -94,20 +97,72 @@ class Table:
         ``filter`` is a Hive predicate (``"ds = '2024-01-01' AND id > 3"``); conditions on
         partition columns prune directories. ``with_row_id`` adds Hive's ``row__id`` struct first.
         """
-        txn = self.warehouse.current_transaction
-        if txn is not None:
-            with self.warehouse._statement_guard():
+        with self.warehouse._statement_guard():
+            return self.plan_scan(
+                columns, filter, with_row_id, include_partition_columns
+            ).to_arrow()
+
+    def scan_batches(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | None = None,  # noqa: A002 - the natural name
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+    ) -> pa.RecordBatchReader:
+        """:meth:`scan` as a stream: the rows are read as the reader is consumed, split by split,
+        so memory holds one stripe and its bucket's delete set, not the table. Outside a
+        transaction the snapshot is held (as a reader lease) until the reader is exhausted or
+        closed; inside one, consume it before the transaction ends."""
+        return self.plan_scan(columns, filter, with_row_id, include_partition_columns).to_batches()
+
+    def plan_scan(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+        *,
+        snapshot: Snapshot | None = None,
+        exact_filter: bool = True,
+    ) -> TableScan:
+        """A lazy scan (:class:`~acid_platform.table.scan.TableScan`: ``plan_files``,
+        ``split_tasks``, ``to_batches``, ``to_arrow``) under ``snapshot``, else the open
+        transaction's, else a fresh one held as a reader lease until the scan is read or closed.
+
+        Without ``exact_filter`` the filter only prunes (partitions, stripes, pushed conjuncts):
+        the caller evaluates it on the rows (a SQL query's WHERE does).
+        """
+        release: Callable[[], None] | None = None
+        with self.warehouse._statement_guard():
+            txn = self.warehouse.current_transaction
+            if snapshot is not None:
+                spec = self._spec
+            elif txn is not None:
                 spec = self._refresh()
                 snapshot = Snapshot(txn.valid_txns, txn.write_ids(spec))
-                return self._scan(
-                    spec, snapshot, columns, filter, with_row_id, include_partition_columns
+            else:
+                spec = self._refresh()
+                lease = ExitStack()
+                snapshot = lease.enter_context(self.warehouse._read_snapshot([spec]))[
+                    spec.full_name
+                ]
+                release = lease.close
+            try:
+                where = hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter)
+                return plan_scan(
+                    spec,
+                    self.location,
+                    snapshot,
+                    columns=columns,
+                    with_row_id=with_row_id,
+                    include_partition_columns=include_partition_columns,
+                    where=where,
+                    release=release,
                 )
-        spec = self._refresh()
-        with self.warehouse._read_snapshot([spec]) as snapshots:
-            snapshot = snapshots[spec.full_name]
-            return self._scan(
-                spec, snapshot, columns, filter, with_row_id, include_partition_columns
-            )
+            except BaseException:
+                if release is not None:
+                    release()
+                raise
 
     def to_arrow(self) -> pa.Table:
         """All rows (``scan()``)."""
@@ -202,26 +257,6 @@ class Table:
     def _refresh(self) -> TableSpec:
         self._spec = self.warehouse._get_spec(self._spec.db, self._spec.name)
         return self._spec
-
-    def _scan(
-        self,
-        spec: TableSpec,
-        snapshot: Snapshot,
-        columns: Sequence[str] | None,
-        filter: str | exp.Expr | None,  # noqa: A002
-        with_row_id: bool,
-        include_partition_columns: bool,
-    ) -> pa.Table:
-        return scan_table(
-            spec,
-            self.location,
-            snapshot,
-            self.warehouse.engine,
-            columns=columns,
-            filter=filter,
-            with_row_id=with_row_id,
-            include_partition_columns=include_partition_columns,
-        )
 
     def _prepare_rows(
         self, spec: TableSpec, data: Any, partition: Mapping[str, Any] | None

@@ -39,13 +39,13 @@ from acid_platform.errors import (
     TransactionStateError,
     UnsupportedOperationError,
 )
+from acid_platform.format import Snapshot
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 from acid_platform.metastore.names import normalize_identifier
 from acid_platform.table.engine import Engine
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
-from acid_platform.table.scan import Snapshot
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
 from acid_platform.table.table import Table
 from acid_platform.table.transaction import Heartbeat, OutdatedSnapshot, Transaction, conf_bool
@@ -414,7 +414,7 @@ class TableWarehouse:
             ms.close_read_lease(lease_id)
 
     def _scan_in(self, spec: TableSpec, snapshot: Snapshot) -> pa.Table:
-        return Table(self, spec)._scan(spec, snapshot, None, None, False, True)
+        return Table(self, spec).plan_scan(snapshot=snapshot).to_arrow()
 
     def _register_partitions(self, txn: Transaction, spec: TableSpec, names: Sequence[str]) -> None:
         if not spec.partition_columns:

@@ -15,7 +15,7 @@ from acid_platform import Warehouse
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import decode_bucket
 from acid_platform.metastore import TableSpec
-from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan
+from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan_filter
 from acid_platform.table.dml import plan_delete, plan_merge, plan_update
 from acid_platform_tests.table.conftest import rows_of
 
@@ -51,19 +51,19 @@ def emp(wh: Warehouse) -> Any:
 
 
 class Reads:
-    """Records the columns and ROW__ID restrictions of every partition read (and makes every
-    target count as large, so the two-phase read is used)."""
+    """Records the columns and ROW__ID restrictions of every read of planned partitions (and
+    makes every target count as large, so the two-phase read is used)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, small_target_bytes: int = -1) -> None:
         monkeypatch.setattr(dml_read, "SMALL_TARGET_BYTES", small_target_bytes)
         self.calls: list[tuple[list[str], bool]] = []
-        real = dml_read.read_partitions
+        real = dml_read.read_files
 
         def spy(*args: Any, **kwargs: Any) -> pa.Table:
             self.calls.append((list(args[4]), kwargs.get("row_ids") is not None))
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(dml_read, "read_partitions", spy)
+        monkeypatch.setattr(dml_read, "read_files", spy)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -118,8 +118,9 @@ def test_update_fetches_full_rows_of_matches_only(
 ) -> None:
     reads = Reads(monkeypatch)
     emp.update({"note": lit("upd")}, "id % 50 = 1")
-    assert reads.calls == [(["id", "dept"], False)] * 3 + [  # one probe read per partition
-        (["id", "name", "salary", "dept"], True)  # note is assigned: not read
+    assert reads.calls == [
+        (["id", "dept"], False),  # the probe: every partition in one read
+        (["id", "name", "salary", "dept"], True),  # note is assigned: not read
     ]
     got = {r[0]: r for r in rows_of(emp)}
     for r in _rows(300):
@@ -130,7 +131,7 @@ def test_update_fetches_full_rows_of_matches_only(
 def test_small_target_is_read_in_one_pass(emp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     reads = Reads(monkeypatch, small_target_bytes=1 << 30)
     emp.update({"note": lit("upd")}, "id % 50 = 1")
-    assert reads.calls == [(["id", "name", "salary", "dept"], False)] * 3
+    assert reads.calls == [(["id", "name", "salary", "dept"], False)]
     assert sorted(r[0] for r in rows_of(emp) if r[3] == "upd") == list(range(1, 300, 50))
 
 
@@ -235,7 +236,7 @@ def test_pushdown_filters_only_exact_conjuncts(predicate: str, pushed: object) -
         (("dept", "string"),),
         location="/wh/emp",
     )
-    assert scan.pushdown_filters(spec, scan.resolve_filter(spec, predicate)) == pushed
+    assert scan_filter.pushdown_filters(spec, scan_filter.resolve_filter(spec, predicate)) == pushed
 
 
 @pytest.mark.parametrize(
