@@ -17,7 +17,7 @@ from acid_platform.format import decode_bucket
 from acid_platform.metastore import TableSpec
 from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan_filter
 from acid_platform.table.dml import plan_delete, plan_merge, plan_update
-from acid_platform_tests.table.conftest import rows_of
+from acid_platform_tests.table.conftest import emp_rows, rows_of
 
 SPEC = TableSpec(
     "default",
@@ -30,23 +30,10 @@ SPEC = TableSpec(
 COLS = [("id", "int"), ("name", "string"), ("salary", "bigint"), ("note", "string")]
 
 
-def _rows(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": i,
-            "name": None if i % 11 == 0 else f"n{i}",
-            "salary": i * 10,
-            "note": "x" * (i % 4),
-            "dept": ["a", "b", None][i % 3],
-        }
-        for i in range(n)
-    ]
-
-
 @pytest.fixture
 def emp(wh: Warehouse) -> Any:
     t = wh.create_table("emp", COLS, partition_columns=[("dept", "string")])
-    t.insert(_rows(300))
+    t.insert(emp_rows(300))
     return t
 
 
@@ -107,7 +94,7 @@ def test_delete_reads_only_the_probe_columns(emp: Any, monkeypatch: pytest.Monke
     reads = Reads(monkeypatch)
     before = rows_of(emp)
     assert emp.delete("salary % 7 = 0 AND dept = 'a'")["num_deleted_rows"] == len(
-        [r for r in _rows(300) if r["salary"] % 7 == 0 and r["dept"] == "a"]
+        [r for r in emp_rows(300) if r["salary"] % 7 == 0 and r["dept"] == "a"]
     )
     assert reads.calls == [(["salary", "dept"], False)]
     assert rows_of(emp) == [r for r in before if not (r[2] % 7 == 0 and r[4] == "a")]
@@ -123,7 +110,7 @@ def test_update_fetches_full_rows_of_matches_only(
         (["id", "name", "salary", "dept"], True),  # note is assigned: not read
     ]
     got = {r[0]: r for r in rows_of(emp)}
-    for r in _rows(300):
+    for r in emp_rows(300):
         want = "upd" if r["id"] % 50 == 1 else r["note"]
         assert got[r["id"]] == (r["id"], r["name"], r["salary"], want, r["dept"])
 
@@ -186,7 +173,7 @@ def test_update_on_a_large_multi_writer_table(
     try:
         t = wh.create_table("big", COLS)
         rows = pa.Table.from_pylist(
-            [{k: v for k, v in r.items() if k != "dept"} for r in _rows(5000)]
+            [{k: v for k, v in r.items() if k != "dept"} for r in emp_rows(5000)]
         )
         t.insert(rows)
         delta = Path(t.spec.location) / "delta_0000001_0000001_0000"
@@ -266,7 +253,7 @@ def test_scan_with_pushed_filters_matches_python(emp: Any, predicate: str) -> No
         }[predicate]
 
     got = sorted(r["id"] for r in emp.scan(filter=predicate).to_pylist())
-    assert got == [r["id"] for r in _rows(300) if ok(r)]
+    assert got == [r["id"] for r in emp_rows(300) if ok(r)]
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ from acid_platform.table import dml_read, lit
 from acid_platform.table.partitions import parse_partition_name
 from acid_platform.table.scan import plan_scan
 from acid_platform.table.schema import data_schema, table_schema
+from acid_platform_tests.table.conftest import emp_rows
 
 ALL = 9223372036854775807
 COLS = [("id", "int"), ("name", "string"), ("salary", "bigint"), ("note", "string")]
@@ -88,19 +89,6 @@ def _snapshot(wh: Warehouse, spec: TableSpec) -> Snapshot:
     return Snapshot(txns, wh.metastore.valid_write_ids(None, spec.db, spec.name, valid_txns=txns))
 
 
-def _emp_rows(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": i,
-            "name": None if i % 11 == 0 else f"n{i}",
-            "salary": i * 10,
-            "note": "x" * (i % 4),
-            "dept": ["a", "b", None][i % 3],
-        }
-        for i in range(n)
-    ]
-
-
 # --------------------------------------------------------------------------- equivalence
 
 
@@ -112,7 +100,7 @@ def test_partitioned_bucketed_table_after_dml_reads_as_before(wh: Warehouse) -> 
         bucket_columns=["id"],
         num_buckets=3,
     )
-    t.insert(_emp_rows(200))
+    t.insert(emp_rows(200))
     t.update({"salary": "salary + 1"}, "id % 7 = 0")
     t.delete("id % 5 = 1")
     t.merge(
@@ -128,7 +116,7 @@ def test_partitioned_bucketed_table_after_dml_reads_as_before(wh: Warehouse) -> 
 
 def test_table_scan_is_the_planner_with_filters_and_projections(wh: Warehouse) -> None:
     t = wh.create_table("emp", COLS, partition_columns=[("dept", "string")])
-    t.insert(_emp_rows(300))
+    t.insert(emp_rows(300))
     everything = _old_scan(t.spec, t.location, _snapshot(wh, t.spec))
     rows = everything.drop_columns(["row__id"]).to_pylist()
     got = t.scan(columns=["dept", "id"], filter="dept = 'b' AND id > 200 AND name IS NOT NULL")
@@ -289,7 +277,7 @@ def test_one_update_lists_each_partition_directory_once(
     wh = CountingWarehouse.open(tmp_path / "wh", conf={"acid.lock.wait.timeout.s": "0"})
     try:
         t = wh.create_table("emp", COLS, partition_columns=[("dept", "string")])
-        t.insert(_emp_rows(300))
+        t.insert(emp_rows(300))
         partitions = [
             p for _, p in list_partition_dirs(t.location.path, ["dept"], t.location.filesystem)
         ]
@@ -310,7 +298,7 @@ def test_one_update_lists_each_partition_directory_once(
 
 def test_a_streamed_scan_holds_its_reader_lease_until_exhausted(wh: Warehouse) -> None:
     t = wh.create_table("emp", COLS, partition_columns=[("dept", "string")])
-    t.insert(_emp_rows(30))
+    t.insert(emp_rows(30))
     assert wh.metastore.show_read_leases() == []
     reader = t.scan_batches(columns=["id"])
     assert len(wh.metastore.show_read_leases()) == 1
