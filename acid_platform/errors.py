@@ -69,6 +69,10 @@ class NoSuchObjectError(MetastoreError, KeyError):
         return str(self.args[0]) if self.args else "no such object"
 
 
+class NoSuchWarehouseError(NoSuchObjectError):
+    """No warehouse exists at a path (no metastore there) and none was asked to be created."""
+
+
 class AlreadyExistsError(MetastoreError):
     """A database, table or partition already exists."""
 

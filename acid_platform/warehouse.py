@@ -1,9 +1,9 @@
 """``acid_platform.Warehouse``: the table layer's warehouse with the front ends on top.
 
 The table layer (:class:`acid_platform.table.TableWarehouse`) knows tables, transactions and DML; this
-subclass adds what sits above it — HiveQL (:meth:`sql`) and Spark (:meth:`register_spark`: the
-``acid`` data source, and Spark executors for compacting large partitions) — so imports keep
-pointing down.
+subclass adds what sits above it — HiveQL (:meth:`sql`, run in the warehouse's own
+:attr:`sql_session`) and Spark (:meth:`register_spark`: the ``acid`` data source, and Spark
+executors for compacting large partitions) — so imports keep pointing down.
 
 >>> # wh = Warehouse.open("/tmp/wh"); wh.sql("SELECT 1")
 """
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from acid_platform.sql import SqlSession
 from acid_platform.table.engine import Engine
 from acid_platform.table.warehouse import TableWarehouse
 
@@ -27,6 +28,13 @@ if TYPE_CHECKING:
 class Warehouse(TableWarehouse):
     """A warehouse of Hive ACID tables: Python API, HiveQL and (with PySpark) Spark."""
 
+    @functools.cached_property
+    def sql_session(self) -> SqlSession:
+        """The warehouse's own HiveQL session, which :meth:`sql` runs in (created on first use):
+        ``USE``, ``SET hivevar:…`` and temporary tables persist across calls, as in one Hive
+        session. Another warehouse object is another session."""
+        return SqlSession(self)
+
     @classmethod
     def default_engine(cls) -> Engine:
         """The embedded engine (DuckDB over Arrow), used when :meth:`open` is given none."""
@@ -35,10 +43,11 @@ class Warehouse(TableWarehouse):
         return default_engine()
 
     def sql(self, text: str) -> pa.Table:
-        """Run one HiveQL statement or a script; returns the last statement's result."""
-        from acid_platform.sql import run_sql
-
-        return run_sql(self, text)
+        """Run one HiveQL statement or a script in :attr:`sql_session`; returns the last
+        statement's rows. A syntax error anywhere raises
+        :class:`~acid_platform.errors.SqlSyntaxError` before any statement runs; otherwise
+        statements run in order and the first failure stops the script."""
+        return self.sql_session.execute(text)
 
     def register_spark(self, spark: Any, *, compaction: bool = True) -> None:
         """Register the ``acid`` Spark data source for this warehouse on ``spark``, and Spark as

@@ -25,7 +25,6 @@ from acid_platform.compaction.cleaner import (
     CleanedEntry,
     Cleaner,
     CleanerReport,
-    CleanerWriteIdList,
 )
 from acid_platform.compaction.config import CompactorConf
 from acid_platform.compaction.context import CompactionContext
@@ -58,7 +57,6 @@ __all__ = [
     "CleanedEntry",
     "Cleaner",
     "CleanerReport",
-    "CleanerWriteIdList",
     "CompactionContext",
     "CompactionExecutor",
     "CompactionOutcome",

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar
 
 import pyarrow.fs as pafs
 
@@ -37,6 +36,7 @@ from acid_platform.errors import MetastoreError, NoSuchObjectError, NotEnoughHis
 from acid_platform.format import (
     AcidDir,
     AcidState,
+    CleanerWriteIdList,
     OriginalFile,
     RangeResponse,
     ValidTxnList,
@@ -81,37 +81,6 @@ class CleanerReport:
     @property
     def cleaned_ids(self) -> tuple[int, ...]:
         return tuple(e.id for e in self.entries if e.cleaned)
-
-
-@dataclass(frozen=True)
-class CleanerWriteIdList(ValidWriteIdList):
-    """Hive's ``ValidCleanerWriteIdList``: a reader list that never reaches past its watermark.
-
-    A range ending above the high watermark is not valid (``NONE``) and ids above it are not
-    aborted, so the cleaner never deletes or shadows anything above what the compaction covered.
-    """
-
-    _DROP_ABOVE_WATERMARK: ClassVar[bool] = True
-
-    def is_write_id_range_valid(self, min_write_id: int, max_write_id: int) -> RangeResponse:
-        if max_write_id > self.high_watermark:
-            return RangeResponse.NONE
-        return super().is_write_id_range_valid(min_write_id, max_write_id)
-
-    def is_write_id_aborted(self, write_id: int) -> bool:
-        return write_id <= self.high_watermark and super().is_write_id_aborted(write_id)
-
-
-def cleaner_write_ids(reader: ValidWriteIdList, cap: int | None) -> CleanerWriteIdList:
-    """The cleaner's write id list from a reader list, capped at ``cap`` (None: not capped)."""
-    hwm = reader.high_watermark if cap is None else min(reader.high_watermark, cap)
-    return CleanerWriteIdList(
-        reader.table_name,
-        hwm,
-        tuple(w for w in reader.open_write_ids if w <= hwm),
-        tuple(w for w in reader.aborted_write_ids if w <= hwm),
-        reader.min_open_write_id,
-    )
 
 
 class Cleaner:
@@ -165,7 +134,7 @@ class Cleaner:
         left = _doomed(after)
         if left:
             return _entry(info, False, removed, f"{len(left)} obsolete path(s) remain: {left[:3]}")
-        if _uncompacted_aborts(after, cleaner_write_ids(reader, cap)):
+        if _uncompacted_aborts(after, CleanerWriteIdList.from_reader(reader, cap)):
             return _entry(
                 info,
                 False,
@@ -205,7 +174,7 @@ class Cleaner:
             try:
                 state = acid_state(
                     location.path,
-                    cleaner_write_ids(reader, None),
+                    CleanerWriteIdList.from_reader(reader),
                     txns,
                     filesystem=location.filesystem,
                     ignore_empty_files=False,
@@ -244,7 +213,11 @@ def _cleaner_state(
     while True:
         try:
             state = acid_state(
-                path, cleaner_write_ids(reader, cap), txns, filesystem=fs, ignore_empty_files=False
+                path,
+                CleanerWriteIdList.from_reader(reader, cap),
+                txns,
+                filesystem=fs,
+                ignore_empty_files=False,
             )
             return state, cap
         except NotEnoughHistoryError:
@@ -321,4 +294,4 @@ def _entry(
     )
 
 
-__all__ = ["CleanedEntry", "Cleaner", "CleanerReport", "CleanerWriteIdList", "cleaner_write_ids"]
+__all__ = ["CleanedEntry", "Cleaner", "CleanerReport"]

@@ -26,6 +26,7 @@ from acid_platform.format.bucket_codec import (
 from acid_platform.format.bucketing import bucket_for, bucket_hash, bucket_ids, murmur3_32
 from acid_platform.format.delete_set import DeleteSet
 from acid_platform.format.fs import Location, resolve
+from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.merge_on_read import (
     DataFileRef,
     ReadSplit,
@@ -55,13 +56,8 @@ from acid_platform.format.names import (
 )
 from acid_platform.format.reader import EventKey, OrcDataFile, read_flush_length
 from acid_platform.format.snapshot import Snapshot
-from acid_platform.format.snapshots import (
-    RangeResponse,
-    ValidCompactorWriteIdList,
-    ValidTxnList,
-    ValidTxnWriteIdList,
-    ValidWriteIdList,
-)
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.txn_write_id_list import ValidTxnWriteIdList
 from acid_platform.format.types import (
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
@@ -69,6 +65,11 @@ from acid_platform.format.types import (
     row_schema,
     to_arrow_type,
     to_hive_type,
+)
+from acid_platform.format.write_id_list import (
+    CleanerWriteIdList,
+    ValidCompactorWriteIdList,
+    ValidWriteIdList,
 )
 from acid_platform.format.writer import (
     EventWriter,
@@ -90,6 +91,7 @@ __all__ = [
     "AcidDir",
     "AcidFile",
     "AcidState",
+    "CleanerWriteIdList",
     "DataFileRef",
     "DeleteSet",
     "EventKey",

@@ -13,7 +13,7 @@ decide what exists by running it over one listing of a partition directory with 
 One recursive listing is taken through ``pyarrow.fs``; files are opened only to read a
 ``_metadata_acid`` marker where one exists. ORC files are never opened.
 
->>> from acid_platform.format.snapshots import ValidWriteIdList
+>>> from acid_platform.format.write_id_list import ValidWriteIdList
 >>> state = acid_state("/no/such/table", ValidWriteIdList.parse("db.t:5:9223372036854775807::"))
 >>> state.base is None and state.deltas == ()
 True
@@ -29,23 +29,21 @@ import pyarrow.fs as pafs
 
 from acid_platform.errors import NotEnoughHistoryError
 from acid_platform.format.fs import basename, resolve
+from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.listing import (
     AcidDir,
+    AcidDirBuilder,
     AcidFile,
     OriginalFile,
-    _DirBuilder,
-    _list_partition,
+    list_partition,
 )
 from acid_platform.format.names import (
     LONG_MIN,
     is_acid_dir_name,
     is_hidden,
 )
-from acid_platform.format.snapshots import (
-    RangeResponse,
-    ValidTxnList,
-    ValidWriteIdList,
-)
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.write_id_list import ValidWriteIdList
 
 __all__ = [
     "AcidDir",
@@ -108,8 +106,8 @@ def acid_state(
     the snapshot may see.
     """
     location = resolve(path, filesystem)
-    listing = _list_partition(location.filesystem, location.path)
-    builder = _DirBuilder(location.filesystem)
+    listing = list_partition(location.filesystem, location.path)
+    builder = AcidDirBuilder(location.filesystem)
     selection = _Selection(write_ids, txns)
     for entry in sorted(listing.acid_dirs.values(), key=lambda e: e.name):
         acid_dir = builder.build(entry)

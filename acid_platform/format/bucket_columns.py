@@ -13,29 +13,30 @@ import pyarrow.compute as pc
 
 from acid_platform.errors import InvalidBucketError, UnsupportedTypeError
 from acid_platform.format.hive_hash import (
-    _BINARY_V2,
-    _C1,
-    _C2,
-    _INT_WIDTHS,
-    _M32,
-    _N,
-    _REVERSED_3_DIGITS,
+    BINARY_V2_UNSUPPORTED,
+    INT_WIDTHS,
+    MASK32,
+    MURMUR3_C1,
+    MURMUR3_C2,
+    MURMUR3_N,
     MURMUR3_SEED,
-    _field_hash,
-    _HiveType,
-    _java_bytes_hash,
-    _misfit,
-    _murmur_from,
+    HiveType,
+    field_hash,
+    java_bytes_hash,
+    misfit_error,
+    murmur3_from,
 )
 
 U32 = npt.NDArray[np.uint32]
+#: ``int(str(i).zfill(3)[::-1])`` for 0..999: nanosecond digits reversed three at a time.
+_REVERSED_3_DIGITS = np.array([int(f"{i:03d}"[::-1]) for i in range(1000)], np.int64)
 
 
 # --------------------------------------------------------------------------- Arrow columns
-def _column_hashes(column: pa.Array | pa.ChunkedArray, t: _HiveType, version: int) -> U32:
+def column_hashes(column: pa.Array | pa.ChunkedArray, t: HiveType, version: int) -> U32:
     """Field hashes of a whole column, NULL -> 0."""
     if isinstance(column, pa.ChunkedArray):
-        parts = [_column_hashes(c, t, version) for c in column.chunks]
+        parts = [column_hashes(c, t, version) for c in column.chunks]
         return np.concatenate(parts) if parts else np.zeros(0, np.uint32)
     if not isinstance(column, pa.Array):
         raise TypeError(f"bucketing columns must be pyarrow arrays, got {type(column).__name__}")
@@ -50,7 +51,7 @@ def _column_hashes(column: pa.Array | pa.ChunkedArray, t: _HiveType, version: in
         hashes = _decimal64_column(column, t, version)
     elif kind == "decimal":  # wider than 64 bits, or not decimal typed: one value at a time
         hashes = np.fromiter(
-            (_field_hash(v, t, version) for v in column.to_pylist()), np.uint32, len(column)
+            (field_hash(v, t, version) for v in column.to_pylist()), np.uint32, len(column)
         )
     else:
         hashes = _FIXED[kind](column, t, version)
@@ -59,7 +60,7 @@ def _column_hashes(column: pa.Array | pa.ChunkedArray, t: _HiveType, version: in
     return hashes
 
 
-def _values(column: pa.Array, t: _HiveType, accept: Callable[[pa.DataType], bool]) -> np.ndarray:
+def _values(column: pa.Array, t: HiveType, accept: Callable[[pa.DataType], bool]) -> np.ndarray:
     if not accept(column.type):
         raise InvalidBucketError(f"Arrow {column.type} column does not fit Hive type {t.text}")
     return column.fill_null(False if pa.types.is_boolean(column.type) else 0).to_numpy(
@@ -67,61 +68,61 @@ def _values(column: pa.Array, t: _HiveType, accept: Callable[[pa.DataType], bool
     )
 
 
-def _boolean_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _boolean_column(column: pa.Array, t: HiveType, version: int) -> U32:
     return _values(column, t, pa.types.is_boolean).astype(np.uint32)
 
 
-def _integer_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _integer_column(column: pa.Array, t: HiveType, version: int) -> U32:
     raw = _values(column, t, pa.types.is_integer)
-    width = _INT_WIDTHS[t.name]
+    width = INT_WIDTHS[t.name]
     if column.null_count < len(column):
         lo, hi = pc.min_max(column).values()
         bound = 1 << (8 * width - 1)
         for v in (lo.as_py(), hi.as_py()):
             if not -bound <= v < bound:
-                raise _misfit(v, t, "out of range")
+                raise misfit_error(v, t, "out of range")
     if width == 8:
         v64 = raw.astype(np.int64)
         if version == 2:
             return _murmur_int64(v64)
         u = v64.view(np.uint64)
-        return ((u ^ (u >> np.uint64(32))) & np.uint64(_M32)).astype(np.uint32)
+        return ((u ^ (u >> np.uint64(32))) & np.uint64(MASK32)).astype(np.uint32)
     v = raw.astype(np.int32)
     if version == 1 or width == 1:
         return v.view(np.uint32)
     return _murmur_int16(v.astype(np.int16)) if width == 2 else _murmur_int32(v)
 
 
-def _float_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _float_column(column: pa.Array, t: HiveType, version: int) -> U32:
     raw = _values(column, t, _is_number).astype(np.float64)
     with np.errstate(over="ignore"):
         f = raw.astype(np.float32)
     overflow = np.isinf(f) & np.isfinite(raw)
     if overflow.any():
-        raise _misfit(float(raw[np.argmax(overflow)]), t, "out of float range")
+        raise misfit_error(float(raw[np.argmax(overflow)]), t, "out of float range")
     bits = np.where(np.isnan(f), np.int32(0x7FC00000), f.view(np.int32))
     if version == 1:
         return bits.view(np.uint32)
     return _murmur_int32(bits.astype(np.float32).view(np.int32))
 
 
-def _double_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _double_column(column: pa.Array, t: HiveType, version: int) -> U32:
     f = _values(column, t, _is_number).astype(np.float64)
     bits = np.where(np.isnan(f), np.int64(0x7FF8000000000000), f.view(np.int64))
     if version == 1:
         u = bits.view(np.uint64)
-        return ((u ^ (u >> np.uint64(32))) & np.uint64(_M32)).astype(np.uint32)
+        return ((u ^ (u >> np.uint64(32))) & np.uint64(MASK32)).astype(np.uint32)
     return _murmur_int64(bits.astype(np.float64).view(np.int64))
 
 
-def _date_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _date_column(column: pa.Array, t: HiveType, version: int) -> U32:
     if pa.types.is_date64(column.type):
         column = column.cast(pa.date32())
     days = _values(column, t, pa.types.is_date32).astype("datetime64[D]").astype(np.int32)
     return days.view(np.uint32) if version == 1 else _murmur_int32(days)
 
 
-def _timestamp_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _timestamp_column(column: pa.Array, t: HiveType, version: int) -> U32:
     if not pa.types.is_timestamp(column.type) or column.type.tz is not None:
         raise InvalidBucketError(
             f"Arrow {column.type} column does not fit Hive type {t.text} (needs a naive timestamp)"
@@ -132,11 +133,11 @@ def _timestamp_column(column: pa.Array, t: _HiveType, version: int) -> U32:
     nanos = fraction * np.int64(1_000_000_000 // per_second)
     if version == 1:
         s = (seconds.view(np.uint64) << np.uint64(30)) | nanos.view(np.uint64)
-        return ((s ^ (s >> np.uint64(32))) & np.uint64(_M32)).astype(np.uint32)
+        return ((s ^ (s >> np.uint64(32))) & np.uint64(MASK32)).astype(np.uint32)
     return _murmur_rows(*_timestamp_matrix(seconds, nanos))
 
 
-def _decimal64_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _decimal64_column(column: pa.Array, t: HiveType, version: int) -> U32:
     """Decimals of precision <= 18, whose unscaled values fit an int64."""
     column = column.cast(pa.decimal128(column.type.precision, column.type.scale))
     words = np.frombuffer(column.buffers()[1], "<i8").reshape(-1, 2)
@@ -152,11 +153,11 @@ def _decimal64_column(column: pa.Array, t: _HiveType, version: int) -> U32:
         (digits_allowed < 19) & (np.abs(unscaled) >= 10 ** np.minimum(digits_allowed, 18))
     )
     if misfit.any():
-        raise _misfit(column[int(np.argmax(misfit))].as_py(), t)
+        raise misfit_error(column[int(np.argmax(misfit))].as_py(), t)
     magnitude = np.abs(unscaled).view(np.uint64)
     if version == 1:  # BigDecimal.hashCode over the (at most two) 32-bit magnitude words
         high = (magnitude >> np.uint64(32)).astype(np.uint32)
-        h = high * np.uint32(31) + (magnitude & np.uint64(_M32)).astype(np.uint32)
+        h = high * np.uint32(31) + (magnitude & np.uint64(MASK32)).astype(np.uint32)
         h = np.where(unscaled < 0, np.uint32(0) - h, h)
         return h * np.uint32(31) + scale.astype(np.uint32)
     # BigInteger.toByteArray: minimal two's complement; shift it to the front of 8 BE bytes
@@ -174,7 +175,7 @@ def _is_number(t: pa.DataType) -> bool:
     return bool(pa.types.is_floating(t) or pa.types.is_integer(t))
 
 
-_FIXED: dict[str, Callable[[pa.Array, _HiveType, int], U32]] = {
+_FIXED: dict[str, Callable[[pa.Array, HiveType, int], U32]] = {
     "boolean": _boolean_column,
     "tinyint": _integer_column,
     "smallint": _integer_column,
@@ -187,14 +188,14 @@ _FIXED: dict[str, Callable[[pa.Array, _HiveType, int], U32]] = {
 }
 
 
-def _text_column(column: pa.Array, t: _HiveType, version: int) -> U32:
+def _text_column(column: pa.Array, t: HiveType, version: int) -> U32:
     binary = t.name == "binary"
     is_text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
     is_bytes = pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)
     if not (is_bytes if binary else is_text or pa.types.is_string_view(column.type)):
         raise InvalidBucketError(f"Arrow {column.type} column does not fit Hive type {t.text}")
     if binary and version == 2:
-        raise UnsupportedTypeError(_BINARY_V2)
+        raise UnsupportedTypeError(BINARY_V2_UNSUPPORTED)
     if pa.types.is_string_view(column.type):
         column = column.cast(pa.large_string())
     if t.name == "char":
@@ -203,7 +204,7 @@ def _text_column(column: pa.Array, t: _HiveType, version: int) -> U32:
         too_long = pc.greater(pc.utf8_length(column), t.length)
         if pc.any(too_long).as_py():
             first = column.filter(too_long)[0].as_py()
-            raise _misfit(first, t, f"longer than {t.length} characters")
+            raise misfit_error(first, t, f"longer than {t.length} characters")
     column = column.cast(pa.large_binary())
     if len(column) == 0:
         return np.zeros(0, np.uint32)
@@ -226,10 +227,10 @@ _SCALAR_TAIL_ROWS = 32  # below this many rows still running, finish them in pla
 
 
 def _mix_vec(k: U32, h: U32) -> U32:
-    k = k * np.uint32(_C1)
+    k = k * np.uint32(MURMUR3_C1)
     k = (k << np.uint32(15)) | (k >> np.uint32(17))
-    h = h ^ (k * np.uint32(_C2))
-    return ((h << np.uint32(13)) | (h >> np.uint32(19))) * np.uint32(5) + np.uint32(_N)
+    h = h ^ (k * np.uint32(MURMUR3_C2))
+    return ((h << np.uint32(13)) | (h >> np.uint32(19))) * np.uint32(5) + np.uint32(MURMUR3_N)
 
 
 def _fmix_vec(h: U32, length: npt.NDArray[np.integer] | int) -> U32:
@@ -254,7 +255,7 @@ def _murmur_int32(v: npt.NDArray[np.int32]) -> U32:
 def _murmur_int64(v: npt.NDArray[np.int64]) -> U32:
     u = v.view(np.uint64)
     high = (u >> np.uint64(32)).astype(np.uint32).byteswap()
-    low = (u & np.uint64(_M32)).astype(np.uint32).byteswap()
+    low = (u & np.uint64(MASK32)).astype(np.uint32).byteswap()
     return _fmix_vec(_mix_vec(low, _mix_vec(high, _seed(len(v)))), 8)
 
 
@@ -266,9 +267,9 @@ def _murmur_int16(v: npt.NDArray[np.int16]) -> U32:
 
 
 def _tail_mix(k1: U32) -> U32:
-    k1 = k1 * np.uint32(_C1)
+    k1 = k1 * np.uint32(MURMUR3_C1)
     k1 = (k1 << np.uint32(15)) | (k1 >> np.uint32(17))
-    return k1 * np.uint32(_C2)
+    return k1 * np.uint32(MURMUR3_C2)
 
 
 def _murmur_segments(data: npt.NDArray[np.uint8], lengths: npt.NDArray[np.int64]) -> U32:
@@ -280,7 +281,7 @@ def _murmur_segments(data: npt.NDArray[np.uint8], lengths: npt.NDArray[np.int64]
     for j, running in _running_rows(blocks):
         if running < _SCALAR_TAIL_ROWS:
             for r in range(running):
-                finished[r] = _murmur_from(bytes(data[s[r] : s[r] + n[r]]), int(h[r]), j)
+                finished[r] = murmur3_from(bytes(data[s[r] : s[r] + n[r]]), int(h[r]), j)
             break
         h[:running] = _mix_vec(words[s[:running] + 4 * j], h[:running])
     k1 = _signed_tail(words[s + (blocks << 2)], n & 3)
@@ -312,7 +313,7 @@ def _java_hash_segments(
     for j, running in _running_rows(blocks):
         if running < _SCALAR_TAIL_ROWS:
             for r in range(running):
-                finished[r] = _java_bytes_hash(bytes(data[s[r] + 4 * j : s[r] + n[r]]), int(h[r]))
+                finished[r] = java_bytes_hash(bytes(data[s[r] + 4 * j : s[r] + n[r]]), int(h[r]))
             break
         w = words[s[:running] + 4 * j]
         acc = h[:running]

@@ -28,16 +28,16 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from acid_platform.format.bucket_columns import _column_hashes
+from acid_platform.format.bucket_columns import column_hashes
 from acid_platform.format.hive_hash import (
-    _M32,
+    MASK32,
     MURMUR3_SEED,
-    _check_num_buckets,
-    _check_version,
-    _field_hash,
-    _murmur_from,
-    _parse_type,
-    _signed,
+    check_bucketing_version,
+    check_num_buckets,
+    field_hash,
+    murmur3_from,
+    parse_hive_type,
+    to_signed32,
 )
 
 
@@ -51,13 +51,13 @@ def bucket_hash(values: Sequence[object], hive_types: Sequence[str], version: in
     >>> bucket_hash(["a", 1], ["string", "bigint"])
     -1586117854
     """
-    _check_version(version)
+    check_bucketing_version(version)
     if len(values) != len(hive_types):
         raise ValueError(f"{len(values)} values for {len(hive_types)} bucketing columns")
     h = 0
     for value, text in zip(values, hive_types, strict=True):
-        h = (31 * h + _field_hash(value, _parse_type(text), version)) & _M32
-    return _signed(h)
+        h = (31 * h + field_hash(value, parse_hive_type(text), version)) & MASK32
+    return to_signed32(h)
 
 
 def bucket_for(
@@ -68,7 +68,7 @@ def bucket_for(
     >>> bucket_for([0], ["int"], 2), bucket_for([1], ["int"], 2)
     (1, 1)
     """
-    _check_num_buckets(num_buckets)
+    check_num_buckets(num_buckets)
     return (bucket_hash(values, hive_types, version) & 0x7FFFFFFF) % num_buckets
 
 
@@ -88,8 +88,8 @@ def bucket_ids(
     >>> bucket_ids([pa.array(["a", "abc"]), pa.array([1, 2], pa.int32())], ["string", "int"], 8)
     array([3, 3], dtype=int32)
     """
-    _check_version(version)
-    _check_num_buckets(num_buckets)
+    check_bucketing_version(version)
+    check_num_buckets(num_buckets)
     if not columns or len(columns) != len(hive_types):
         raise ValueError(f"{len(columns)} columns for {len(hive_types)} bucketing columns")
     lengths = {len(c) for c in columns}
@@ -97,7 +97,7 @@ def bucket_ids(
         raise ValueError(f"bucketing columns have different lengths: {sorted(lengths)}")
     h = np.zeros(lengths.pop(), dtype=np.uint32)
     for column, text in zip(columns, hive_types, strict=True):
-        h = h * np.uint32(31) + _column_hashes(column, _parse_type(text), version)
+        h = h * np.uint32(31) + column_hashes(column, parse_hive_type(text), version)
     return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(num_buckets)).astype(np.int32)
 
 
@@ -110,7 +110,7 @@ def murmur3_32(data: bytes, seed: int = MURMUR3_SEED) -> int:
     >>> murmur3_32(b"a"), murmur3_32(b"hello")
     (1086686554, 1321743225)
     """
-    return _signed(_murmur_from(bytes(data), seed & _M32, 0))
+    return to_signed32(murmur3_from(bytes(data), seed & MASK32, 0))
 
 
 __all__ = ["MURMUR3_SEED", "bucket_for", "bucket_hash", "bucket_ids", "murmur3_32"]

@@ -1,5 +1,5 @@
-"""Reading one ORC file of a split: event files (``_read_events``) and original files
-(``_read_original``, with synthetic ROW__IDs), each stripe pruned by statistics and key range,
+"""Reading one ORC file of a split: event files (``read_events``) and original files
+(``read_original``, with synthetic ROW__IDs), each stripe pruned by statistics and key range,
 filtered by the delete set and the snapshot's write ids, and cast to the table schema.
 """
 
@@ -17,12 +17,13 @@ from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteSet
 from acid_platform.format.reader import OrcDataFile
-from acid_platform.format.snapshots import ValidWriteIdList
+from acid_platform.format.write_id_list import ValidWriteIdList
 
 #: DNF filters as pyarrow.parquet takes them: [(col, op, value), ...] (AND) or a list of such lists (OR).
 Filters = Sequence[Any]
 
-_ORIGINAL, _ACID = "original", "acid"
+#: :attr:`DataFileRef.kind` of a plain ORC file (synthetic ROW__IDs) and of an event file.
+ORIGINAL_KIND, ACID_KIND = "original", "acid"
 _POSITIONAL_NAME = re.compile(r"^_col\d+$")
 
 
@@ -31,7 +32,7 @@ class DataFileRef:
     """One file holding rows (not delete events) of a split."""
 
     path: str
-    kind: str  # "acid" (event file) or "original" (plain rows, synthetic ROW__IDs)
+    kind: str  # ACID_KIND (event file) or ORIGINAL_KIND (plain rows, synthetic ROW__IDs)
     filter_write_ids: bool = False  # the dir's write-id range is only partly valid
     logical_length: int | None = None  # streaming files: the committed length
     flush_length_path: str | None = None
@@ -85,7 +86,7 @@ class FileRead:
     row_ids: DeleteSet | None = None
 
 
-def _read_events(
+def read_events(
     f: OrcDataFile, ref: DataFileRef, write_ids: ValidWriteIdList, r: FileRead
 ) -> Iterator[pa.RecordBatch]:
     """The visible rows of one event file, a stripe at a time."""
@@ -125,7 +126,7 @@ def _read_events(
         rowid = keys.column(t.ROW_ID).to_numpy()
         keep = np.ones(keys.num_rows, bool)
         if ref.filter_write_ids:
-            valid = _valid_mask(
+            valid = valid_write_id_mask(
                 keys.column(t.CURRENT_TRANSACTION).to_numpy(), write_ids.high_watermark, exceptions
             )
             stats.rows_invalid += int((~valid).sum())
@@ -150,7 +151,7 @@ def _read_events(
         yield from _finish(kept, row_arrays, None, row_id, r)
 
 
-def _read_original(
+def read_original(
     f: OrcDataFile, ref: DataFileRef, bucket_id: int, first_row_id: int, r: FileRead
 ) -> Iterator[pa.RecordBatch]:
     """The visible rows of one original (non-ACID) file, with synthetic ROW__IDs from
@@ -250,7 +251,10 @@ def _row_arrays(batch: pa.RecordBatch, present: list[str]) -> dict[str, pa.Array
     return {name: row.field(name) for name in present}
 
 
-def _valid_mask(write_ids: np.ndarray, high_watermark: int, exceptions: np.ndarray) -> np.ndarray:
+def valid_write_id_mask(
+    write_ids: np.ndarray, high_watermark: int, exceptions: np.ndarray
+) -> np.ndarray:
+    """Which of ``write_ids`` are valid: at or below the high watermark and not an exception."""
     ok = write_ids <= high_watermark
     if len(exceptions):
         ok &= ~np.isin(write_ids, exceptions)
@@ -297,7 +301,8 @@ def _stripe_key_ranges(
     return out
 
 
-def _dnf(filters: Filters) -> list[list[tuple[str, str, Any]]]:
+def to_dnf(filters: Filters) -> list[list[tuple[str, str, Any]]]:
+    """``filters`` as a list of conjunctions (one AND list becomes a one-element OR)."""
     if filters and isinstance(filters[0], tuple):
         return [list(filters)]
     return [list(c) for c in filters]
@@ -307,7 +312,7 @@ def _stripe_excluded(
     f: OrcDataFile, stripe: int, filters: Filters, rename_back: dict[str, str] | None = None
 ) -> bool:
     """True when stripe statistics prove no row of the stripe can pass ``filters``."""
-    for conj in _dnf(filters):
+    for conj in to_dnf(filters):
         if not any(_predicate_impossible(f, stripe, c, op, v, rename_back) for c, op, v in conj):
             return False
     return True

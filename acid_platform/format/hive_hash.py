@@ -21,8 +21,8 @@ from acid_platform.errors import InvalidBucketError, UnsupportedTypeError
 MURMUR3_SEED = 104729
 
 # --------------------------------------------------------------------------- Hive types
-_M32 = 0xFFFFFFFF
-_INT_WIDTHS = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8}
+MASK32 = 0xFFFFFFFF  # 32-bit Java int arithmetic
+INT_WIDTHS = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8}
 _SIMPLE = {
     "tinyint": "tinyint",
     "smallint": "smallint",
@@ -43,7 +43,7 @@ _DECIMAL = re.compile(r"decimal\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?")
 
 
 @dataclass(frozen=True)
-class _HiveType:
+class HiveType:
     """A parsed bucketing column type: canonical ``name`` plus the text the caller gave."""
 
     name: str
@@ -54,83 +54,87 @@ class _HiveType:
 
 
 @functools.lru_cache(maxsize=256)
-def _parse_type(text: str) -> _HiveType:
+def parse_hive_type(text: str) -> HiveType:
+    """Parse a bucketing column's Hive type name (``int``, ``varchar(10)``, ``decimal(9,2)``…)."""
     norm = " ".join(text.strip().lower().split())
     if norm in _SIMPLE:
-        return _HiveType(_SIMPLE[norm], text)
+        return HiveType(_SIMPLE[norm], text)
     if m := _SIZED.fullmatch(norm):
         length, limit = int(m[2]), (65535 if m[1] == "varchar" else 255)
         if not 1 <= length <= limit:
             raise UnsupportedTypeError(f"{m[1]} length must be 1..{limit}: {text!r}")
-        return _HiveType(m[1], text, length=length)
+        return HiveType(m[1], text, length=length)
     if m := _DECIMAL.fullmatch(norm):
         precision, scale = int(m[1] or 10), int(m[2] or 0)
         if not (1 <= precision <= 38 and 0 <= scale <= precision):
             raise UnsupportedTypeError(f"decimal precision/scale out of range: {text!r}")
-        return _HiveType("decimal", text, precision=precision, scale=scale)
+        return HiveType("decimal", text, precision=precision, scale=scale)
     raise UnsupportedTypeError(f"bucketing on Hive type {text!r} is not supported")
 
 
-def _check_version(version: int) -> None:
+def check_bucketing_version(version: int) -> None:
+    """Raise ``InvalidBucketError`` unless ``version`` is 1 or 2."""
     if version not in (1, 2):
         raise InvalidBucketError(f"bucketing_version must be 1 or 2, got {version!r}")
 
 
-def _check_num_buckets(num_buckets: int) -> None:
+def check_num_buckets(num_buckets: int) -> None:
+    """Raise ``InvalidBucketError`` unless ``num_buckets`` is 1..2147483647."""
     if isinstance(num_buckets, bool) or not 0 < operator.index(num_buckets) <= 0x7FFFFFFF:
         raise InvalidBucketError(f"number of buckets must be 1..2147483647, got {num_buckets!r}")
 
 
-def _misfit(value: object, t: _HiveType, why: str = "") -> InvalidBucketError:
+def misfit_error(value: object, t: HiveType, why: str = "") -> InvalidBucketError:
+    """The error for a value that does not fit its bucketing column's Hive type."""
     detail = f" ({why})" if why else ""
     return InvalidBucketError(f"value {value!r} does not fit Hive type {t.text}{detail}")
 
 
 # --------------------------------------------------------------------------- one value
-def _field_hash(value: object, t: _HiveType, version: int) -> int:
+def field_hash(value: object, t: HiveType, version: int) -> int:
     """The unsigned 32-bit field hash of one value (NULL -> 0)."""
     if value is None:
         return 0
     name = t.name
     if name == "boolean":
         if not isinstance(value, bool | np.bool_):
-            raise _misfit(value, t)
+            raise misfit_error(value, t)
         return 1 if value else 0
-    if name in _INT_WIDTHS:
+    if name in INT_WIDTHS:
         v = _as_int(value, t)
         if version == 1 or name == "tinyint":
-            return (v ^ (v >> 32)) & _M32 if name == "bigint" else v & _M32
-        return _murmur(v.to_bytes(_INT_WIDTHS[name], "big", signed=True))
+            return (v ^ (v >> 32)) & MASK32 if name == "bigint" else v & MASK32
+        return _murmur(v.to_bytes(INT_WIDTHS[name], "big", signed=True))
     if name == "float":
         bits = _float_bits(_as_float(value, t), t)
         if version == 1:
             return bits
         # Hive writes putFloat(floatToIntBits(f)): the int bits are *converted* to a float.
-        return _murmur(struct.pack(">f", float(_signed(bits))))
+        return _murmur(struct.pack(">f", float(to_signed32(bits))))
     if name == "double":
         bits64 = _double_bits(_as_float(value, t))
         if version == 1:
-            return (bits64 ^ (bits64 >> 32)) & _M32
+            return (bits64 ^ (bits64 >> 32)) & MASK32
         # Likewise putDouble(doubleToLongBits(d)) converts the long bits to a double.
         return _murmur(struct.pack(">d", float(bits64 - (bits64 >> 63 << 64))))
     if name in ("string", "varchar", "char", "binary"):
         data = _text_bytes(value, t)
         if version == 2:
             if name == "binary":
-                raise UnsupportedTypeError(_BINARY_V2)
+                raise UnsupportedTypeError(BINARY_V2_UNSUPPORTED)
             return _murmur(data)
         # String starts from 0; Text/BytesWritable.hashCode (varchar, char, binary) from 1.
-        return _java_bytes_hash(data, 0 if name == "string" else 1)
+        return java_bytes_hash(data, 0 if name == "string" else 1)
     if name == "date":
         if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
-            raise _misfit(value, t)
+            raise misfit_error(value, t)
         days = value.toordinal() - _EPOCH_ORDINAL
-        return days & _M32 if version == 1 else _murmur(days.to_bytes(4, "big", signed=True))
+        return days & MASK32 if version == 1 else _murmur(days.to_bytes(4, "big", signed=True))
     if name == "timestamp":
         seconds, nanos = _timestamp_parts(value, t)
         if version == 1:
             s = ((seconds << 30) | nanos) & 0xFFFFFFFFFFFFFFFF
-            return (s ^ (s >> 32)) & _M32
+            return (s ^ (s >> 32)) & MASK32
         return _murmur(_timestamp_bytes(seconds, nanos))
     unscaled, scale = _decimal_parts(value, t)
     if version == 1:
@@ -140,40 +144,39 @@ def _field_hash(value: object, t: _HiveType, version: int) -> int:
 
 
 _EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
-_REVERSED_3_DIGITS = np.array([int(f"{i:03d}"[::-1]) for i in range(1000)], np.int64)
 _EPOCH = dt.datetime(1970, 1, 1)
-_BINARY_V2 = (
+BINARY_V2_UNSUPPORTED = (
     "bucketing_version 2 cannot hash binary columns reproducibly: Hive hashes the whole "
     "BytesWritable buffer, padding included"
 )
 
 
-def _as_int(value: object, t: _HiveType) -> int:
+def _as_int(value: object, t: HiveType) -> int:
     if isinstance(value, bool | np.bool_):
-        raise _misfit(value, t)
+        raise misfit_error(value, t)
     try:
         v = operator.index(value)  # type: ignore[arg-type]
     except TypeError:
-        raise _misfit(value, t) from None
-    bound = 1 << (8 * _INT_WIDTHS[t.name] - 1)
+        raise misfit_error(value, t) from None
+    bound = 1 << (8 * INT_WIDTHS[t.name] - 1)
     if not -bound <= v < bound:
-        raise _misfit(value, t, "out of range")
+        raise misfit_error(value, t, "out of range")
     return v
 
 
-def _as_float(value: object, t: _HiveType) -> float:
+def _as_float(value: object, t: HiveType) -> float:
     if isinstance(value, bool | np.bool_) or not isinstance(value, float | int | np.number):
-        raise _misfit(value, t)
+        raise misfit_error(value, t)
     return float(value)
 
 
-def _float_bits(f: float, t: _HiveType) -> int:
+def _float_bits(f: float, t: HiveType) -> int:
     if math.isnan(f):
         return 0x7FC00000  # Float.floatToIntBits canonical NaN
     try:
         return int.from_bytes(struct.pack(">f", f), "big")
     except OverflowError:
-        raise _misfit(f, t, "out of float range") from None
+        raise misfit_error(f, t, "out of float range") from None
 
 
 def _double_bits(f: float) -> int:
@@ -182,32 +185,34 @@ def _double_bits(f: float) -> int:
     return int.from_bytes(struct.pack(">d", f), "big")
 
 
-def _text_bytes(value: object, t: _HiveType) -> bytes:
+def _text_bytes(value: object, t: HiveType) -> bytes:
     if t.name == "binary":
         if not isinstance(value, bytes | bytearray | memoryview):
-            raise _misfit(value, t)
+            raise misfit_error(value, t)
         return bytes(value)
     if not isinstance(value, str):
-        raise _misfit(value, t)
+        raise misfit_error(value, t)
     if t.name == "char":
         value = value.rstrip(" ")  # Hive hashes CHAR without its padding
     if t.length and len(value) > t.length:
-        raise _misfit(value, t, f"longer than {t.length} characters")
+        raise misfit_error(value, t, f"longer than {t.length} characters")
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise _misfit(value, t, str(e)) from None
+        raise misfit_error(value, t, str(e)) from None
 
 
-def _timestamp_parts(value: object, t: _HiveType) -> tuple[int, int]:
+def _timestamp_parts(value: object, t: HiveType) -> tuple[int, int]:
     if not isinstance(value, dt.datetime) or value.tzinfo is not None:
-        raise _misfit(value, t, "Hive timestamps are naive datetime.datetime wall-clock values")
+        raise misfit_error(
+            value, t, "Hive timestamps are naive datetime.datetime wall-clock values"
+        )
     delta = value - _EPOCH
     nanos = delta.microseconds * 1000 + int(getattr(value, "nanosecond", 0))
     return delta.days * 86400 + delta.seconds, nanos
 
 
-def _decimal_parts(value: object, t: _HiveType) -> tuple[int, int]:
+def _decimal_parts(value: object, t: HiveType) -> tuple[int, int]:
     """``(unscaled, scale)`` with trailing zeros trimmed, as HiveDecimal keeps it."""
     if isinstance(value, int) and not isinstance(value, bool):
         unscaled, scale = value, 0
@@ -217,9 +222,9 @@ def _decimal_parts(value: object, t: _HiveType) -> tuple[int, int]:
         scale = max(twos, _POWERS_OF_FIVE.get(denominator >> twos, 99))
         unscaled = numerator * 10**scale // denominator
     else:
-        raise _misfit(value, t)
+        raise misfit_error(value, t)
     if scale > t.scale or abs(unscaled) >= 10 ** (t.precision - t.scale + scale):
-        raise _misfit(value, t)
+        raise misfit_error(value, t)
     return unscaled, scale
 
 
@@ -230,17 +235,17 @@ def _big_decimal_hash(unscaled: int, scale: int) -> int:
     """``java.math.BigDecimal.hashCode``: 31 * BigInteger.hashCode() + scale."""
     magnitude, h = abs(unscaled), 0
     for shift in range((magnitude.bit_length() + 31) // 32 * 32 - 32, -1, -32):
-        h = (31 * h + ((magnitude >> shift) & _M32)) & _M32
+        h = (31 * h + ((magnitude >> shift) & MASK32)) & MASK32
     if unscaled < 0:
-        h = -h & _M32
-    return (31 * h + scale) & _M32
+        h = -h & MASK32
+    return (31 * h + scale) & MASK32
 
 
-def _java_bytes_hash(data: bytes, initial: int) -> int:
+def java_bytes_hash(data: bytes, initial: int) -> int:
     """``r = 31 * r + b`` over signed bytes, as Java ``String``/``Text`` hash UTF-8 bytes."""
     h = initial
     for b in data:
-        h = (31 * h + b - ((b & 0x80) << 1)) & _M32
+        h = (31 * h + b - ((b & 0x80) << 1)) & MASK32
     return h
 
 
@@ -268,40 +273,42 @@ def _vlong(v: int) -> bytes:
 
 
 # --------------------------------------------------------------------------- Murmur3, scalar
-_C1, _C2, _N = 0xCC9E2D51, 0x1B873593, 0xE6546B64
+#: Murmur3_32's multipliers and its per-block additive constant.
+MURMUR3_C1, MURMUR3_C2, MURMUR3_N = 0xCC9E2D51, 0x1B873593, 0xE6546B64
 
 
 def _murmur(data: bytes) -> int:
-    return _murmur_from(data, MURMUR3_SEED, 0)
+    return murmur3_from(data, MURMUR3_SEED, 0)
 
 
-def _murmur_from(data: bytes, h: int, first_block: int) -> int:
+def murmur3_from(data: bytes, h: int, first_block: int) -> int:
     """Finish ``Murmur3.hash32`` from block ``first_block`` with running hash ``h`` (unsigned)."""
     n = len(data)
     end = n & ~3
     for (k,) in struct.iter_unpack("<I", data[first_block * 4 : end]):
-        k = _rotl((k * _C1) & _M32, 15) * _C2 & _M32
-        h = (_rotl(h ^ k, 13) * 5 + _N) & _M32
+        k = _rotl((k * MURMUR3_C1) & MASK32, 15) * MURMUR3_C2 & MASK32
+        h = (_rotl(h ^ k, 13) * 5 + MURMUR3_N) & MASK32
     k1 = 0
     for i in range(n - end - 1, -1, -1):  # sign-extended tail: Hive's quirk
         b = data[end + i]
-        k1 ^= ((b - ((b & 0x80) << 1)) << (8 * i)) & _M32
+        k1 ^= ((b - ((b & 0x80) << 1)) << (8 * i)) & MASK32
     if n > end:
-        h ^= _rotl((k1 * _C1) & _M32, 15) * _C2 & _M32
+        h ^= _rotl((k1 * MURMUR3_C1) & MASK32, 15) * MURMUR3_C2 & MASK32
     return _fmix(h ^ n)
 
 
 def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _M32
+    return ((x << r) | (x >> (32 - r))) & MASK32
 
 
 def _fmix(h: int) -> int:
     h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _M32
+    h = (h * 0x85EBCA6B) & MASK32
     h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _M32
+    h = (h * 0xC2B2AE35) & MASK32
     return h ^ (h >> 16)
 
 
-def _signed(u: int) -> int:
+def to_signed32(u: int) -> int:
+    """An unsigned 32-bit value as a Java int."""
     return u - ((u & 0x80000000) << 1)

@@ -1,4 +1,4 @@
-"""Listing a partition directory for :mod:`.selection`: one recursive listing through
+"""Listing a partition directory for :mod:`.acid_state`: one recursive listing through
 ``pyarrow.fs``, grouped into base/delta directories (their direct files, with ``_metadata_acid``
 read where present) and original files. The values it produces — :class:`AcidFile`,
 :class:`AcidDir`, :class:`OriginalFile` — are what a snapshot is made of.
@@ -130,7 +130,7 @@ class OriginalFile:
 
 
 @dataclass
-class _DirListing:
+class DirListing:
     """One base/delta directory as listed: its direct files (name -> size)."""
 
     name: str
@@ -140,19 +140,21 @@ class _DirListing:
 
 
 @dataclass
-class _Listing:
-    acid_dirs: dict[str, _DirListing] = field(default_factory=dict)
+class PartitionListing:
+    """One partition directory as listed: its base/delta directories and original files."""
+
+    acid_dirs: dict[str, DirListing] = field(default_factory=dict)
     original_files: list[OriginalFile] = field(default_factory=list)
 
 
-def _list_partition(fs: pafs.FileSystem, root: str) -> _Listing:
+def list_partition(fs: pafs.FileSystem, root: str) -> PartitionListing:
     """One recursive listing, grouped by top-level child.
 
     Anything under a hidden component (``_tmp…``, ``.hive-staging…``) is skipped; inside a
     base/delta only its direct files count (sub-directories are not part of the snapshot); every
     other file, at any depth, is an original file.
     """
-    listing = _Listing()
+    listing = PartitionListing()
     root = root.rstrip("/") or "/"
     prefix = root if root.endswith("/") else root + "/"
     for info in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True)):
@@ -173,7 +175,7 @@ def _list_partition(fs: pafs.FileSystem, root: str) -> _Listing:
     return listing
 
 
-def _new_dir_listing(listing: _Listing, root: str, name: str) -> _DirListing:
+def _new_dir_listing(listing: PartitionListing, root: str, name: str) -> DirListing:
     path = join(root, name)
     parsed = parse_acid_dir_name(name)
     if parsed is None:
@@ -181,18 +183,18 @@ def _new_dir_listing(listing: _Listing, root: str, name: str) -> _DirListing:
             f"{path}: the directory name looks like a base/delta but does not parse "
             "(Hive and Trino fail on it as well); move it out of the table directory"
         )
-    entry = _DirListing(name, path, parsed)
+    entry = DirListing(name, path, parsed)
     listing.acid_dirs[name] = entry
     return entry
 
 
-class _DirBuilder:
+class AcidDirBuilder:
     """Turns a listed directory into an :class:`AcidDir`, reading ``_metadata_acid`` if present."""
 
     def __init__(self, fs: pafs.FileSystem) -> None:
         self._fs = fs
 
-    def build(self, entry: _DirListing) -> AcidDir:
+    def build(self, entry: DirListing) -> AcidDir:
         parsed = entry.parsed
         data_format = (
             self._read_data_format(join(entry.path, METADATA_ACID_FILE))
@@ -235,7 +237,7 @@ def _is_raw(data_format: str | None, files: dict[str, int]) -> bool:
     return has_original and not has_bucket
 
 
-def _bucket_files(entry: _DirListing) -> tuple[AcidFile, ...]:
+def _bucket_files(entry: DirListing) -> tuple[AcidFile, ...]:
     honours_side_files = (
         isinstance(entry.parsed, ParsedDelta) and entry.parsed.may_contain_side_file
     )
@@ -254,7 +256,7 @@ def _bucket_files(entry: _DirListing) -> tuple[AcidFile, ...]:
     return tuple(sorted(files, key=lambda f: f.path))
 
 
-def _raw_files(entry: _DirListing) -> tuple[AcidFile, ...]:
+def _raw_files(entry: DirListing) -> tuple[AcidFile, ...]:
     files = []
     for name, size in entry.files.items():
         original = parse_original_file_name(name)

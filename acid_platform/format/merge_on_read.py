@@ -28,21 +28,23 @@ from acid_platform.format import types as t
 from acid_platform.format.acid_state import AcidState, acid_state
 from acid_platform.format.delete_set import DeleteSet
 from acid_platform.format.file_reader import (
-    _ACID,
-    _ORIGINAL,
+    ACID_KIND,
+    ORIGINAL_KIND,
     DataFileRef,
     FileRead,
     Filters,
     ReadStats,
-    _dnf,
-    _read_events,
-    _read_original,
-    _valid_mask,
+    read_events,
+    read_original,
+    to_dnf,
+    valid_write_id_mask,
 )
 from acid_platform.format.fs import resolve
+from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.reader import OrcDataFile, read_flush_length
-from acid_platform.format.snapshots import RangeResponse, ValidTxnList, ValidWriteIdList
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.write_id_list import ValidWriteIdList
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,7 @@ def plan_splits(
                 f"{f.path}: original file name does not follow Hive's NNNNNN_M[_copy_K] pattern; "
                 "its bucket (and so its rows' ROW__IDs) cannot be determined"
             )
-        data[f.bucket_id].append((0, DataFileRef(f.path, _ORIGINAL)))
+        data[f.bucket_id].append((0, DataFileRef(f.path, ORIGINAL_KIND)))
         sizes[f.bucket_id] += f.size
     dirs = ([state.base] if state.base is not None else []) + list(state.deltas)
     for order, d in enumerate(dirs, start=1):
@@ -148,7 +150,7 @@ def plan_splits(
         for af in d.files:
             ref = DataFileRef(
                 af.path,
-                _ORIGINAL if d.is_raw else _ACID,
+                ORIGINAL_KIND if d.is_raw else ACID_KIND,
                 filter_write_ids=filter_ids,
                 flush_length_path=af.flush_length_path if _honours_flush_length(d) else None,
                 synthetic_write_id=(d.write_id if d.is_base else d.min_write_id) if d.is_raw else 0,
@@ -195,7 +197,7 @@ def read_split(
             read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
         )
         with OrcDataFile(
-            filesystem, ref.path, logical_length=length, expect_acid=ref.kind == _ACID
+            filesystem, ref.path, logical_length=length, expect_acid=ref.kind == ACID_KIND
         ) as f:
             stats.files.append(ref.path)
             file_cols = f.row_schema.names
@@ -214,13 +216,13 @@ def read_split(
                 stats,
                 row_ids,
             )
-            if ref.kind == _ORIGINAL:
+            if ref.kind == ORIGINAL_KIND:
                 key = (ref.synthetic_write_id, ref.synthetic_statement_id)
                 first = original_offsets[key]
                 original_offsets[key] += f.num_rows
-                yield from _read_original(f, ref, split.bucket_id, first, read)
+                yield from read_original(f, ref, split.bucket_id, first, read)
             else:
-                yield from _read_events(f, ref, write_ids, read)
+                yield from read_events(f, ref, write_ids, read)
 
 
 def load_delete_set(
@@ -238,7 +240,7 @@ def load_delete_set(
                 [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION]
             ):
                 ct = b.column(3).to_numpy()
-                ok = _valid_mask(ct, write_ids.high_watermark, exceptions)
+                ok = valid_write_id_mask(ct, write_ids.high_watermark, exceptions)
                 chunks.append(
                     (
                         b.column(0).to_numpy()[ok],
@@ -316,7 +318,7 @@ def _resolve_columns(
 
 def _filter_columns(filters: Filters) -> list[str]:
     out: list[str] = []
-    for conj in _dnf(filters):
+    for conj in to_dnf(filters):
         for col, _, _ in conj:
             if col not in out:
                 out.append(col)

@@ -1,7 +1,8 @@
-"""``Snapshot``: what one read of one table sees — the global ``ValidTxnList`` and the table's
-``ValidWriteIdList`` (:mod:`.snapshots`), taken together at the start of a statement.
+"""``Snapshot``: what one read of one table sees — the global ``ValidTxnList`` (:mod:`.txn_list`)
+and the table's ``ValidWriteIdList`` (:mod:`.write_id_list`), taken together at the start of a
+statement.
 
->>> from acid_platform.format.snapshots import ValidTxnList, ValidWriteIdList
+>>> from acid_platform.format import ValidTxnList, ValidWriteIdList
 >>> s = Snapshot(ValidTxnList.parse("5:9223372036854775807::"),
 ...              ValidWriteIdList.parse("db.t:3:9223372036854775807::"))
 >>> s.write_ids.is_write_id_valid(3)
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from acid_platform.format.snapshots import ValidTxnList, ValidWriteIdList
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.write_id_list import ValidWriteIdList
 
 
 @dataclass(frozen=True)

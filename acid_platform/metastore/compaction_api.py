@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from acid_platform.format.snapshots import ValidTxnList
+from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.metastore import compaction_history, compaction_queue, leases, txns
 from acid_platform.metastore.model import (
     CompactionInfo,

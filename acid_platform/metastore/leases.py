@@ -20,7 +20,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from acid_platform.errors import NoSuchLockError
-from acid_platform.format.snapshots import ValidTxnList
+from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.metastore.schema import read_leases
 from acid_platform.metastore.store import Store
 

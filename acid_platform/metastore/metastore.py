@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from acid_platform.errors import LockTimeoutError
-from acid_platform.format.snapshots import ValidTxnList, ValidWriteIdList
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.write_id_list import ValidWriteIdList
 from acid_platform.metastore import (
     catalog,
     housekeeping,

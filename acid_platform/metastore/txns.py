@@ -25,7 +25,7 @@ from acid_platform.errors import (
     TxnAbortedError,
     WriteConflictError,
 )
-from acid_platform.format.snapshots import ValidTxnList
+from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.metastore import write_sets
 from acid_platform.metastore.model import OperationType, TxnState, TxnType
 from acid_platform.metastore.schema import (

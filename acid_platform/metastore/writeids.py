@@ -14,7 +14,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from acid_platform.errors import MetastoreError, NoSuchObjectError
-from acid_platform.format.snapshots import ValidTxnList, ValidWriteIdList
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.write_id_list import ValidWriteIdList
 from acid_platform.metastore import catalog
 from acid_platform.metastore.model import OperationType, TxnType
 from acid_platform.metastore.names import normalize_identifier, normalize_partition_name

@@ -14,63 +14,59 @@ from typing import Any
 
 from acid_platform.compaction import compact_table
 from acid_platform.errors import UnsupportedOperationError
+from acid_platform.metastore import TableSpec
 from acid_platform.metastore.show import (
     SHOW_COMPACTIONS_COLUMNS,
     SHOW_LOCKS_COLUMNS,
     SHOW_TRANSACTIONS_COLUMNS,
 )
 from acid_platform.sql import statements as st
-from acid_platform.sql.ddl import list_databases
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
-from acid_platform.sql.session import SqlSession
+from acid_platform.sql.state import SessionState
 
 
-def begin(session: SqlSession, stmt: st.Begin) -> StatementResult:
+def begin(session: SessionState, stmt: st.Begin) -> StatementResult:
     """``BEGIN`` / ``START TRANSACTION``."""
     txn = session.warehouse.begin()
-    return empty_result(
-        stmt, f"transaction {getattr(txn, 'txn_id', '')} started".replace("  ", " ")
-    )
+    return empty_result(stmt, f"transaction {txn.txn_id} started")
 
 
-def commit(session: SqlSession, stmt: st.Commit) -> StatementResult:
+def commit(session: SessionState, stmt: st.Commit) -> StatementResult:
     """``COMMIT``."""
     txn_id = _txn_id(session)
     session.warehouse.commit()
     return empty_result(stmt, f"transaction {txn_id} committed")
 
 
-def rollback(session: SqlSession, stmt: st.Rollback) -> StatementResult:
+def rollback(session: SessionState, stmt: st.Rollback) -> StatementResult:
     """``ROLLBACK``."""
     txn_id = _txn_id(session)
     session.warehouse.rollback()
     return empty_result(stmt, f"transaction {txn_id} rolled back")
 
 
-def abort_transactions(session: SqlSession, stmt: st.AbortTransactions) -> StatementResult:
+def abort_transactions(session: SessionState, stmt: st.AbortTransactions) -> StatementResult:
     """``ABORT TRANSACTIONS id …`` (open transactions of any session)."""
-    aborted = session.warehouse.metastore.abort_transactions(list(stmt.txn_ids))
-    ids = ", ".join(str(i) for i in (aborted if isinstance(aborted, list) else stmt.txn_ids))
+    aborted = session.warehouse.abort_transactions(stmt.txn_ids)
+    ids = ", ".join(str(i) for i in aborted)
     return empty_result(stmt, f"aborted transaction(s) {ids}")
 
 
-def show(session: SqlSession, stmt: st.Show) -> StatementResult:
+def show(session: SessionState, stmt: st.Show) -> StatementResult:
     """The SHOW family."""
     wh = session.warehouse
     if stmt.what == "transactions":
-        return rows_result(stmt, wh.metastore.show_transactions(), SHOW_TRANSACTIONS_COLUMNS)
+        return rows_result(stmt, wh.show_transactions(), SHOW_TRANSACTIONS_COLUMNS)
     if stmt.what == "locks":
-        return rows_result(
-            stmt, _locks(session, stmt, wh.metastore.show_locks()), SHOW_LOCKS_COLUMNS
-        )
+        return rows_result(stmt, _locks(session, stmt, wh.show_locks()), SHOW_LOCKS_COLUMNS)
     if stmt.what == "compactions":
-        return rows_result(stmt, wh.metastore.show_compactions(), SHOW_COMPACTIONS_COLUMNS)
+        return rows_result(stmt, wh.show_compactions(), SHOW_COMPACTIONS_COLUMNS)
     if stmt.what == "databases":
-        names = _like(list_databases(session), stmt.pattern)
+        names = _like(wh.list_databases(), stmt.pattern)
         return rows_result(stmt, [{"database_name": n} for n in names], ("database_name",))
     if stmt.what == "tables":
         database = stmt.database or session.database
-        names = list(wh.list_tables(database))
+        names = wh.list_tables(database)
         names += [
             q.partition(".")[2] for q in session.temp_tables if q.partition(".")[0] == database
         ]
@@ -82,15 +78,16 @@ def show(session: SqlSession, stmt: st.Show) -> StatementResult:
         temp = session.temp_table(stmt.table)
         columns = temp.columns if temp is not None else _all_columns(session.table(stmt.table).spec)
         return rows_result(stmt, [{"field": c} for c, _ in columns], ("field",))
-    spec = session.table(stmt.table).spec
+    table = session.table(stmt.table)
     if stmt.what == "tblproperties":
-        rows = [{"prpt_name": k, "prpt_value": v} for k, v in sorted(spec.properties.items())]
+        props = sorted(table.spec.properties.items())
+        rows = [{"prpt_name": k, "prpt_value": v} for k, v in props]
         return rows_result(stmt, rows, ("prpt_name", "prpt_value"))
-    names = wh.metastore.list_partitions(spec.db, spec.name)
+    names = wh.list_partitions(table.name)
     return rows_result(stmt, [{"partition": n} for n in names], ("partition",))
 
 
-def set_variable(session: SqlSession, stmt: st.SetVariable) -> StatementResult:
+def set_variable(session: SessionState, stmt: st.SetVariable) -> StatementResult:
     """``SET`` (list), ``SET k`` (show one), ``SET k=v`` / ``SET hivevar:k=v`` / ``SET hiveconf:k=v``."""
     conf = session.warehouse.conf
     if stmt.key is None:
@@ -104,7 +101,7 @@ def set_variable(session: SqlSession, stmt: st.SetVariable) -> StatementResult:
         raise UnsupportedOperationError(
             f"SET {stmt.key}: only hiveconf: and hivevar: variables can be set"
         )
-    store: dict[str, Any] = session.hivevars if scope == "hivevar" else conf
+    store: dict[str, str] = session.hivevars if scope == "hivevar" else conf
     if stmt.value is None:
         value = store.get(name)
         text = f"{stmt.key} is undefined" if value is None else f"{stmt.key}={value}"
@@ -113,7 +110,7 @@ def set_variable(session: SqlSession, stmt: st.SetVariable) -> StatementResult:
     return empty_result(stmt, f"{stmt.key}={stmt.value}")
 
 
-def compact(session: SqlSession, stmt: st.Compact) -> StatementResult:
+def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
     """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``."""
     name = session.qualified(stmt.table)
     partition = dict(stmt.partition) or None
@@ -124,12 +121,14 @@ def compact(session: SqlSession, stmt: st.Compact) -> StatementResult:
 
 
 # --------------------------------------------------------------------------- helpers
-def _txn_id(session: SqlSession) -> object:
-    txn = getattr(session.warehouse, "current_transaction", None)
-    return getattr(txn, "txn_id", "")
+def _txn_id(session: SessionState) -> int | str:
+    txn = session.warehouse.current_transaction
+    return txn.txn_id if txn is not None else ""
 
 
-def _locks(session: SqlSession, stmt: st.Show, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _locks(
+    session: SessionState, stmt: st.Show, rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     if stmt.table is not None:
         db = stmt.table.database or session.database
         return [
@@ -149,5 +148,5 @@ def _like(names: Iterable[str], pattern: str | None) -> list[str]:
     return [n for n in names if any(a.match(n.lower()) for a in alternatives)]
 
 
-def _all_columns(spec: Any) -> list[tuple[str, str]]:
+def _all_columns(spec: TableSpec) -> list[tuple[str, str]]:
     return list(spec.columns) + list(spec.partition_columns)

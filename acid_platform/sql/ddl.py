@@ -22,55 +22,32 @@ from acid_platform.errors import (
 from acid_platform.format.types import to_arrow_type, to_hive_type
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
-from acid_platform.sql.session import SqlSession, TempTable
+from acid_platform.sql.state import SessionState, TempTable
 
 
-def create_database(session: SqlSession, stmt: st.CreateDatabase) -> StatementResult:
+def create_database(session: SessionState, stmt: st.CreateDatabase) -> StatementResult:
     """``CREATE DATABASE``."""
     session.warehouse.create_database(stmt.name, if_not_exists=stmt.if_not_exists)
     return empty_result(stmt, f"database {stmt.name} created")
 
 
-def drop_database(session: SqlSession, stmt: st.DropDatabase) -> StatementResult:
+def drop_database(session: SessionState, stmt: st.DropDatabase) -> StatementResult:
     """``DROP DATABASE [IF EXISTS] db [CASCADE]``."""
-    wh = session.warehouse
-    if stmt.name == "default":
-        raise UnsupportedOperationError("Can not drop default database")
-    drop = getattr(wh, "drop_database", None)
-    if drop is not None:
-        drop(stmt.name, if_exists=stmt.if_exists, cascade=stmt.cascade)
-    elif stmt.name in list_databases(session):
-        tables = list(wh.list_tables(stmt.name))
-        if tables and not stmt.cascade:
-            raise SemanticError(
-                f"Database {stmt.name} is not empty ({len(tables)} table(s)); use DROP DATABASE … CASCADE"
-            )
-        for table in tables:  # each under its own EXCLUSIVE lock, files purged
-            wh.drop_table(f"{stmt.name}.{table}")
-        wh.metastore.drop_database(stmt.name, if_exists=stmt.if_exists, cascade=False)
-    elif not stmt.if_exists:
-        raise NoSuchObjectError(f"Database does not exist: {stmt.name}")
+    session.warehouse.drop_database(stmt.name, if_exists=stmt.if_exists, cascade=stmt.cascade)
     if session.database == stmt.name:
         session.database = "default"
     return empty_result(stmt, f"database {stmt.name} dropped")
 
 
-def use_database(session: SqlSession, stmt: st.UseDatabase) -> StatementResult:
+def use_database(session: SessionState, stmt: st.UseDatabase) -> StatementResult:
     """``USE db``: the database unqualified table names refer to."""
-    if stmt.name not in list_databases(session):
+    if not session.warehouse.database_exists(stmt.name):
         raise NoSuchObjectError(f"Database does not exist: {stmt.name}")
     session.database = stmt.name
     return empty_result(stmt, f"using database {stmt.name}")
 
 
-def list_databases(session: SqlSession) -> list[str]:
-    """Names of the warehouse's databases."""
-    wh = session.warehouse
-    lister = getattr(wh, "list_databases", None) or wh.metastore.list_databases
-    return list(lister())
-
-
-def create_table(session: SqlSession, stmt: st.CreateTable) -> StatementResult:
+def create_table(session: SessionState, stmt: st.CreateTable) -> StatementResult:
     """``CREATE [TEMPORARY] TABLE …`` / ``… LIKE …`` / ``… AS SELECT``."""
     notes = _check_storage(stmt)
     if stmt.temporary:
@@ -94,7 +71,7 @@ def create_table(session: SqlSession, stmt: st.CreateTable) -> StatementResult:
     return empty_result(stmt, f"table {name} created", notes)
 
 
-def drop_table(session: SqlSession, stmt: st.DropTable) -> StatementResult:
+def drop_table(session: SessionState, stmt: st.DropTable) -> StatementResult:
     """``DROP TABLE [IF EXISTS]`` (a temporary table first, as Hive resolves names)."""
     name = session.qualified(stmt.table)
     if session.temp_tables.pop(name, None) is not None:
@@ -103,14 +80,14 @@ def drop_table(session: SqlSession, stmt: st.DropTable) -> StatementResult:
     return empty_result(stmt, f"table {name} dropped")
 
 
-def alter_table(session: SqlSession, stmt: st.AlterTable) -> StatementResult:
+def alter_table(session: SessionState, stmt: st.AlterTable) -> StatementResult:
     """Other ALTER TABLE forms are refused: table metadata is the metastore's, files stay put."""
     raise UnsupportedOperationError(
         f"ALTER TABLE {session.qualified(stmt.table)} {stmt.action}: only ALTER TABLE … COMPACT is supported"
     )
 
 
-def describe(session: SqlSession, stmt: st.Describe) -> StatementResult:
+def describe(session: SessionState, stmt: st.Describe) -> StatementResult:
     """``DESCRIBE t``: col_name, data_type, comment (partition columns listed after the data columns)."""
     temp = session.temp_table(stmt.table)
     if temp is not None:
@@ -183,7 +160,7 @@ def _properties(stmt: st.CreateTable) -> dict[str, str]:
 
 
 def _layout(
-    session: SqlSession, stmt: st.CreateTable
+    session: SessionState, stmt: st.CreateTable
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], tuple[str, ...], int, dict[str, str]]:
     properties = _properties(stmt)
     if stmt.like is not None:
@@ -217,18 +194,14 @@ def _check_types(columns: Iterable[tuple[str, str]], table: st.TableName) -> Non
             raise SemanticError(f"CREATE TABLE {table}: column {name!r}: {exc}") from None
 
 
-def _exists(session: SqlSession, name: st.TableName) -> bool:
+def _exists(session: SessionState, name: st.TableName) -> bool:
     if session.temp_table(name) is not None:
         return True
-    try:
-        session.warehouse.table(session.qualified(name))
-    except NoSuchObjectError:
-        return False
-    return True
+    return session.warehouse.table_exists(session.qualified(name))
 
 
 def _create_table_as_select(
-    session: SqlSession, stmt: st.CreateTable, notes: list[str]
+    session: SessionState, stmt: st.CreateTable, notes: list[str]
 ) -> StatementResult:
     assert stmt.query is not None
     name = session.qualified(stmt.table)
@@ -281,7 +254,7 @@ def _result_columns(rows: pa.Table, stmt: st.CreateTable) -> list[tuple[str, str
 
 
 def _create_temporary(
-    session: SqlSession, stmt: st.CreateTable, notes: list[str]
+    session: SessionState, stmt: st.CreateTable, notes: list[str]
 ) -> StatementResult:
     name = session.qualified(stmt.table)
     if name in session.temp_tables:

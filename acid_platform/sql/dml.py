@@ -17,17 +17,17 @@ from sqlglot import exp
 from acid_platform.errors import InvalidPartitionError, SemanticError, UnknownColumnError
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, metrics_result
-from acid_platform.sql.session import SqlSession
+from acid_platform.sql.state import SessionState
 from acid_platform.sql.subqueries import inline_subqueries
 
 
-def select(session: SqlSession, stmt: st.Select) -> StatementResult:
+def select(session: SessionState, stmt: st.Select) -> StatementResult:
     """A query: rows under the statement's (or the open transaction's) snapshot."""
     rows = session.query(stmt.query)
     return StatementResult(stmt, rows, f"{rows.num_rows} row(s)")
 
 
-def insert(session: SqlSession, stmt: st.Insert) -> StatementResult:
+def insert(session: SessionState, stmt: st.Insert) -> StatementResult:
     """``INSERT INTO|OVERWRITE … VALUES|SELECT`` with static and dynamic partitions."""
     table = session.table(stmt.table)
     spec = table.spec
@@ -63,7 +63,7 @@ def insert(session: SqlSession, stmt: st.Insert) -> StatementResult:
     )
 
 
-def update(session: SqlSession, stmt: st.Update) -> StatementResult:
+def update(session: SessionState, stmt: st.Update) -> StatementResult:
     """``UPDATE t SET … [WHERE …]`` (a split update: delete events + new row versions)."""
     table = session.table(stmt.table)
     assignments = {column: _hive(session, value) for column, value in stmt.assignments}
@@ -73,7 +73,7 @@ def update(session: SqlSession, stmt: st.Update) -> StatementResult:
     return metrics_result(stmt, metrics, message, table.spec.location)
 
 
-def delete(session: SqlSession, stmt: st.Delete) -> StatementResult:
+def delete(session: SessionState, stmt: st.Delete) -> StatementResult:
     """``DELETE FROM t [WHERE …]``."""
     table = session.table(stmt.table)
     where = _hive(session, stmt.where) if stmt.where is not None else None
@@ -82,7 +82,7 @@ def delete(session: SqlSession, stmt: st.Delete) -> StatementResult:
     return metrics_result(stmt, metrics, message, table.spec.location)
 
 
-def truncate(session: SqlSession, stmt: st.Truncate) -> StatementResult:
+def truncate(session: SessionState, stmt: st.Truncate) -> StatementResult:
     """``TRUNCATE TABLE t [PARTITION (…)]``: delete every row (of the partition)."""
     table = session.table(stmt.table)
     partition_columns = [c for c, _ in table.spec.partition_columns]
@@ -100,7 +100,7 @@ def truncate(session: SqlSession, stmt: st.Truncate) -> StatementResult:
     return metrics_result(stmt, metrics, message, table.spec.location)
 
 
-def merge(session: SqlSession, stmt: st.Merge) -> StatementResult:
+def merge(session: SessionState, stmt: st.Merge) -> StatementResult:
     """``MERGE INTO … USING … ON … WHEN …`` (clause rules are enforced by the table layer)."""
     table = session.table(stmt.target)
     spec = table.spec
@@ -137,7 +137,7 @@ def merge(session: SqlSession, stmt: st.Merge) -> StatementResult:
 
 
 # --------------------------------------------------------------------------- helpers
-def _merge_source(session: SqlSession, using: st.TableName | exp.Query) -> Any:
+def _merge_source(session: SessionState, using: st.TableName | exp.Query) -> Any:
     """The MERGE source for the table API.
 
     Over warehouse tables only, it is the query text with every table name qualified: the table
@@ -166,7 +166,7 @@ def _merge_source(session: SqlSession, using: st.TableName | exp.Query) -> Any:
     return query.sql(dialect="hive")
 
 
-def _hive(session: SqlSession, node: exp.Expr) -> str:
+def _hive(session: SessionState, node: exp.Expr) -> str:
     """Hive SQL text of an expression, uncorrelated sub-queries replaced by their values."""
     return inline_subqueries(node, session.query).sql(dialect="hive")
 
@@ -208,7 +208,7 @@ def _check_insert_columns(
 
 
 def _insert_values(
-    name: str, clause: st.WhenClause, all_columns: Sequence[str], session: SqlSession
+    name: str, clause: st.WhenClause, all_columns: Sequence[str], session: SessionState
 ) -> dict[str, str]:
     columns = (
         list(clause.insert_columns) if clause.insert_columns is not None else list(all_columns)

@@ -13,9 +13,9 @@ from acid_platform.errors import UnsupportedOperationError
 from acid_platform.sql import admin, ddl, dml
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult
-from acid_platform.sql.session import SqlSession
+from acid_platform.sql.state import SessionState
 
-Handler = Callable[[SqlSession, Any], StatementResult]
+Handler = Callable[[SessionState, Any], StatementResult]
 
 _HANDLERS: dict[type[st.Statement], Handler] = {
     st.CreateDatabase: ddl.create_database,
@@ -41,7 +41,7 @@ _HANDLERS: dict[type[st.Statement], Handler] = {
 }
 
 
-def execute_statement(session: SqlSession, statement: st.Statement) -> StatementResult:
+def execute_statement(session: SessionState, statement: st.Statement) -> StatementResult:
     """Run one statement in ``session``."""
     handler = _HANDLERS.get(type(statement))
     if handler is None:

@@ -72,7 +72,7 @@ def bind_query(warehouse: TableWarehouse, sql: str, what: str = "query") -> Boun
     for i, ref in enumerate(list(tree.find_all(exp.Table))):
         if not ref.args.get("db") and ref.name.lower() in ctes:
             continue
-        spec = warehouse._get_spec(ref.db or warehouse.default_database, ref.name)
+        spec = warehouse.table_spec(ref.db or warehouse.default_database, ref.name)
         name = f"__acid_rel_{i}"
         relations[name] = spec
         alias = exp.to_identifier(ref.alias_or_name, quoted=True)

@@ -255,7 +255,7 @@ class Table:
 
     # ------------------------------------------------------------------ internals
     def _refresh(self) -> TableSpec:
-        self._spec = self.warehouse._get_spec(self._spec.db, self._spec.name)
+        self._spec = self.warehouse.table_spec(self._spec.db, self._spec.name)
         return self._spec
 
     def _prepare_rows(

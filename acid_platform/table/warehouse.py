@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import TypeVar
+from typing import Self, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -37,12 +37,17 @@ from acid_platform.errors import (
     InvalidNameError,
     NoSuchObjectError,
     TransactionStateError,
-    UnsupportedOperationError,
 )
 from acid_platform.format import Snapshot
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 from acid_platform.metastore.names import normalize_identifier
+from acid_platform.table.catalog_ops import (
+    DEFAULT_DATABASE,
+    WarehouseCatalog,
+    require_warehouse,
+    warehouse_root,
+)
 from acid_platform.table.engine import Engine
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
@@ -52,7 +57,6 @@ from acid_platform.table.transaction import Heartbeat, OutdatedSnapshot, Transac
 
 T = TypeVar("T")
 
-DEFAULT_DATABASE = "default"
 #: Session settings and their defaults (Hive's where Hive has one).
 DEFAULT_CONF: Mapping[str, str] = {
     "hive.merge.cardinality.check": "true",
@@ -70,8 +74,9 @@ DEFAULT_TABLE_PROPERTIES: Mapping[str, str] = {
 _OUTDATED_RETRIES = 3
 
 
-class TableWarehouse:
-    """Tables, transactions and the engine of one warehouse (see module docs)."""
+class TableWarehouse(WarehouseCatalog):
+    """Tables, transactions and the engine of one warehouse (see module docs); databases,
+    partitions and SHOW / ABORT calls come from :class:`.catalog_ops.WarehouseCatalog`."""
 
     default_database = DEFAULT_DATABASE
 
@@ -82,7 +87,7 @@ class TableWarehouse:
         engine: Engine | None = None,
         conf: Mapping[str, str] | None = None,
     ) -> None:
-        self.root = root.rstrip("/") if "://" in root else os.path.abspath(root)
+        self.root = warehouse_root(root)
         self._root = resolve(self.root)
         self.metastore = metastore
         self.engine: Engine = engine if engine is not None else self.default_engine()
@@ -105,8 +110,10 @@ class TableWarehouse:
         *,
         engine: Engine | None = None,
         conf: Mapping[str, str] | None = None,
-    ) -> TableWarehouse:
-        """Open (creating if needed) the warehouse at ``path`` (local directory or URI).
+        create: bool = True,
+    ) -> Self:
+        """Open the warehouse at ``path`` (local directory or URI), creating it if needed unless
+        ``create`` is False (then a missing one raises :class:`NoSuchWarehouseError`).
 
         Without ``metastore_url`` a local warehouse uses the SQLite metastore
         ``<path>/_metastore.db``; a remote one (``s3://…``) needs a ``metastore_url``.
@@ -114,6 +121,8 @@ class TableWarehouse:
         text = os.fspath(path)
         if text.startswith("file://"):
             text = text[len("file://") :]
+        if not create:
+            require_warehouse(text, metastore_url)
         remote = "://" in text
         if not remote:
             os.makedirs(text, exist_ok=True)
@@ -132,21 +141,7 @@ class TableWarehouse:
         wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
         return wh
 
-    # ------------------------------------------------------------------ catalog
-    def create_database(
-        self, name: str, if_not_exists: bool = False, location: str | None = None
-    ) -> None:
-        """CREATE DATABASE (directory ``<root>/<name>.db`` unless ``location`` is given)."""
-        self._no_ddl_in_txn("CREATE DATABASE")
-        name = normalize_identifier(name, "database name")
-        self.metastore.create_database(
-            name, location=location or join(self.root, f"{name}.db"), if_not_exists=if_not_exists
-        )
-
-    def list_databases(self) -> list[str]:
-        """Database names."""
-        return self.metastore.list_databases()
-
+    # ------------------------------------------------------------------ catalog (more in WarehouseCatalog)
     def create_table(
         self,
         name: str,
@@ -165,7 +160,7 @@ class TableWarehouse:
         likewise (PARTITIONED BY); ``bucket_columns`` + ``num_buckets`` give CLUSTERED BY …
         INTO n BUCKETS; ``not_null`` lists NOT NULL columns.
         """
-        self._no_ddl_in_txn("CREATE TABLE")
+        self.require_no_transaction("CREATE TABLE")
         db, table = self._split_name(name)
         cols = _columns(columns)
         parts = _columns(partition_columns)
@@ -209,7 +204,7 @@ class TableWarehouse:
 
     def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
         """DROP TABLE (under an EXCLUSIVE lock); ``purge`` also deletes its directory."""
-        self._no_ddl_in_txn("DROP TABLE")
+        self.require_no_transaction("DROP TABLE")
         db, table = self._split_name(name)
         try:
             spec = self.metastore.get_table(db, table)
@@ -235,22 +230,7 @@ class TableWarehouse:
     def table(self, name: str) -> Table:
         """The table ``name`` (``"db.table"`` or ``"table"`` in ``default``)."""
         db, table = self._split_name(name)
-        return Table(self, self._get_spec(db, table))
-
-    def list_tables(self, db: str = DEFAULT_DATABASE) -> list[str]:
-        """Table names of a database."""
-        return self.metastore.list_tables(db)
-
-    def snapshot_scan(
-        self,
-        name: str,
-        columns: Sequence[str] | None = None,
-        filter: str | None = None,  # noqa: A002
-        with_row_id: bool = False,
-        include_partition_columns: bool = True,
-    ) -> pa.Table:
-        """``table(name).scan(...)``."""
-        return self.table(name).scan(columns, filter, with_row_id, include_partition_columns)
+        return Table(self, self.table_spec(db, table))
 
     def query(self, sql: str) -> pa.Table:
         """Run a Hive SELECT over warehouse tables in one snapshot (the open transaction's, or
@@ -327,7 +307,7 @@ class TableWarehouse:
         self.engine.close()
         self.metastore.close()
 
-    def __enter__(self) -> TableWarehouse:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -429,21 +409,6 @@ class TableWarehouse:
                 self.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
                 known.add(name)
 
-    def _get_spec(self, db: str, table: str) -> TableSpec:
-        try:
-            return self.metastore.get_table(db, table)
-        except NoSuchObjectError as exc:
-            raise NoSuchObjectError(
-                f"table {db}.{table} does not exist (tables in {db}: {self._tables_hint(db)})"
-            ) from exc
-
-    def _tables_hint(self, db: str) -> str:
-        try:
-            names = self.metastore.list_tables(db)
-        except NoSuchObjectError:
-            return f"no database {db!r}"
-        return ", ".join(names[:10]) + (" …" if len(names) > 10 else "") if names else "none"
-
     def _split_name(self, name: str) -> tuple[str, str]:
         if not isinstance(name, str):
             raise InvalidNameError(f"table name {name!r} is not a string")
@@ -460,13 +425,6 @@ class TableWarehouse:
         if self._txn is None:
             raise TransactionStateError(f"{what}: no transaction is open")
         return self._txn
-
-    def _no_ddl_in_txn(self, what: str) -> None:
-        if self._txn is not None:
-            raise UnsupportedOperationError(
-                f"{what} is not allowed in a multi-statement transaction (txn {self._txn.txn_id}); "
-                "commit or roll back first"
-            )
 
 
 def _columns(columns: Sequence[tuple[str, str]] | pa.Schema) -> list[tuple[str, str]]:

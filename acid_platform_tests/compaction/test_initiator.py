@@ -21,7 +21,6 @@ from acid_platform.compaction import (
 )
 from acid_platform.compaction.config import THRESHOLD_PREFIX
 from acid_platform.metastore import OperationType
-from acid_platform.sql import run_sql
 from acid_platform.table import Table
 
 from .conftest import KV
@@ -124,7 +123,7 @@ def test_the_warehouse_settings_reach_the_initiator(wh: Warehouse) -> None:
     t = _with_base(wh)
     _add_deltas(t, 3)
     assert _only(Initiator(wh).run()).type is None  # Hive's default: more than 10 deltas
-    run_sql(wh, "SET hive.compactor.delta.num.threshold=2")
+    wh.sql("SET hive.compactor.delta.num.threshold=2")
     assert _only(Initiator(wh).run()).type == "minor"
 
 

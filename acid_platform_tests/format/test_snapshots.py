@@ -9,15 +9,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acid_platform.errors import InvalidSnapshotError
-from acid_platform.format.snapshots import (
+from acid_platform.format.id_list import RangeResponse
+from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.txn_write_id_list import (
     VALID_TABLES_WRITEIDS_KEY,
-    RangeResponse,
-    ValidCompactorWriteIdList,
-    ValidTxnList,
     ValidTxnWriteIdList,
-    ValidWriteIdList,
     format_txn_write_id_lists,
     parse_txn_write_id_lists,
+)
+from acid_platform.format.write_id_list import (
+    CleanerWriteIdList,
+    ValidCompactorWriteIdList,
+    ValidWriteIdList,
 )
 
 MAX = 2**63 - 1
@@ -327,6 +330,42 @@ def test_compactor_list_from_reader_list() -> None:
     only_open = ValidWriteIdList.parse("t:10:5:5:")
     assert str(ValidCompactorWriteIdList.from_reader(only_open)) == f"t:4:{MAX}::"
     assert isinstance(ValidCompactorWriteIdList.from_reader(reader), ValidCompactorWriteIdList)
+
+
+# --------------------------------------------------------------------------- CleanerWriteIdList
+
+
+def test_cleaner_list_from_reader_list_is_capped() -> None:
+    # Hive's ValidCleanerWriteIdList: the cap lowers the watermark, ids above it are dropped
+    reader = ValidWriteIdList.of("db.t", 9, open_write_ids=[8], aborted_write_ids=[3, 9])
+    capped = CleanerWriteIdList.from_reader(reader, cap=7)
+    assert isinstance(capped, CleanerWriteIdList)
+    assert str(capped) == "db.t:7:8::3"
+    assert capped.is_write_id_range_valid(5, 7) is ALL
+    assert capped.is_write_id_range_valid(5, 8) is NONE  # ends above the watermark
+    assert capped.is_write_id_aborted(3) and not capped.is_write_id_aborted(9)
+    uncapped = CleanerWriteIdList.from_reader(reader)
+    assert (uncapped.high_watermark, uncapped.exceptions) == (9, (3, 8, 9))
+    assert CleanerWriteIdList.from_reader(reader, cap=20).high_watermark == 9
+
+
+def test_cleaner_list_never_reaches_past_its_watermark() -> None:
+    write_ids = CleanerWriteIdList("db.t", 5, aborted_write_ids=(2, 6))
+    assert write_ids.exceptions == (2,)  # 6 is dropped on construction
+    assert not write_ids.is_write_id_aborted(6)
+    # a reader list counts the valid part of the range (SOME); the cleaner's list says NONE
+    assert ValidWriteIdList("db.t", 5, (), (2,)).is_write_id_range_valid(3, 9) is SOME
+    assert write_ids.is_write_id_range_valid(3, 9) is NONE
+
+
+@pytest.mark.parametrize("kind", [ValidWriteIdList, ValidCompactorWriteIdList, CleanerWriteIdList])
+def test_every_write_id_list_parses_to_its_own_kind(kind: type[ValidWriteIdList]) -> None:
+    text = "db.t:5:4::1,2,3"
+    read = kind.parse(text)
+    assert type(read) is kind
+    assert str(read) == text
+    assert type(kind.parse("")) is kind
+    assert type(kind.of("db.t", 5, [4])) is kind
 
 
 # --------------------------------------------------------------------------- ValidTxnWriteIdList

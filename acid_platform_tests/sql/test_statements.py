@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
 
 import pytest
 
 from acid_platform import Warehouse
+from acid_platform.engines import default_engine
 from acid_platform.errors import (
     AcidError,
     CardinalityViolationError,
@@ -21,8 +23,9 @@ from acid_platform.errors import (
     UnsupportedOperationError,
 )
 from acid_platform.metastore.show import SHOW_LOCKS_COLUMNS, SHOW_TRANSACTIONS_COLUMNS
-from acid_platform.sql import SqlSession, run_sql, session_for
-from acid_platform_tests.sql.conftest import acid_dirs, data_files
+from acid_platform.sql import SqlSession
+from acid_platform.table import TableWarehouse
+from acid_platform_tests.helpers import acid_dirs, data_files
 
 EMPLOYEE = """
 CREATE TABLE employee (id int NOT NULL, name string, salary int)
@@ -38,7 +41,7 @@ def names(sql: SqlSession, query: str = "SELECT name FROM employee ORDER BY name
 # --------------------------------------------------------------------------- transactions
 def test_begin_commit_is_one_write_id_with_statement_ids(wh: Warehouse, sql: SqlSession) -> None:
     sql.execute(EMPLOYEE)
-    other = session_for(Warehouse.open(wh.root))
+    other = Warehouse.open(wh.root).sql_session
     try:
         sql.execute("START TRANSACTION; INSERT INTO employee VALUES (4, 'Mary', 9000)")
         assert "Mary" in names(sql)  # the transaction sees its own write
@@ -93,12 +96,12 @@ def test_abort_transactions_of_another_session(wh: Warehouse, sql: SqlSession) -
     sql.execute(EMPLOYEE)
     other = Warehouse.open(wh.root)
     try:
-        run_sql(other, "BEGIN; INSERT INTO employee VALUES (7, 'Ghost', 0)")
+        other.sql("BEGIN; INSERT INTO employee VALUES (7, 'Ghost', 0)")
         txn_id = other.current_transaction.txn_id  # type: ignore[union-attr]
         sql.execute(f"ABORT TRANSACTIONS {txn_id}")
         assert sql.execute("SHOW TRANSACTIONS").to_pylist()[0]["Transaction State"] == "ABORTED"
         with pytest.raises(AcidError):
-            run_sql(other, "COMMIT")
+            other.sql("COMMIT")
     finally:
         other.close()
     assert "Ghost" not in names(sql)
@@ -152,11 +155,35 @@ def test_merge_when_not_matched_by_source(sql: SqlSession) -> None:
     ]
 
 
-def test_run_sql_keeps_the_session_on_the_warehouse(wh: Warehouse) -> None:
-    run_sql(wh, "CREATE DATABASE hr; USE hr; CREATE TABLE t (a int)")
-    assert run_sql(wh, "INSERT INTO t VALUES (1); SELECT a FROM t").to_pylist() == [{"a": 1}]
-    assert session_for(wh).database == "hr"
+def test_wh_sql_keeps_the_session_on_the_warehouse(wh: Warehouse) -> None:
+    wh.sql("CREATE DATABASE hr; USE hr; CREATE TABLE t (a int)")
+    assert wh.sql("INSERT INTO t VALUES (1); SELECT a FROM t").to_pylist() == [{"a": 1}]
+    assert wh.sql_session.database == "hr"
     assert wh.list_tables("hr") == ["t"]
+    # another warehouse object is another session: its own current database
+    other = Warehouse.open(wh.root)
+    try:
+        assert other.sql_session is not wh.sql_session
+        assert other.sql_session.database == "default"
+    finally:
+        other.close()
+
+
+def test_a_session_on_the_table_layer_warehouse(wh: Warehouse) -> None:
+    """The SQL layer is typed against the table layer's warehouse: a plain TableWarehouse with
+    an engine runs HiveQL through its own SqlSession, nothing attached to it."""
+    assert typing.get_type_hints(SqlSession)["warehouse"] is TableWarehouse
+    plain = TableWarehouse.open(wh.root, engine=default_engine())
+    try:
+        session = SqlSession(plain)
+        session.execute("CREATE TABLE t (a int); INSERT INTO t VALUES (1), (2)")
+        assert session.execute("SELECT count(*) AS n FROM t").to_pylist() == [{"n": 2}]
+        assert not hasattr(plain, "sql_session")
+        with pytest.raises(NoSuchObjectError, match="Database does not exist: nope"):
+            session.execute("USE nope")
+    finally:
+        plain.close()
+    assert wh.sql("SELECT sum(a) AS s FROM t").to_pylist() == [{"s": 3}]
 
 
 # --------------------------------------------------------------------------- DDL and partitions

@@ -8,7 +8,6 @@ import time
 
 from acid_platform import Warehouse
 from acid_platform.errors import LockTimeoutError, WriteConflictError
-from acid_platform.sql.session import session_for
 
 #: One committed transfer: (worker, sequence number, from account, to account, amount).
 Transfer = tuple[int, int, int, int, int]
@@ -35,7 +34,7 @@ def transfer_money(
     wh = Warehouse.open(root, metastore_url=url, conf=conf)
     try:
         table = wh.table("acct")
-        sql = session_for(wh)
+        sql = wh.sql_session
         for seq in range(transfers):
             a, b = rng.sample(range(accounts), 2)
             amount = rng.randint(1, 50)

@@ -1,0 +1,122 @@
+"""What a SQL session keeps, and what statement handlers use of it.
+
+:class:`SessionState` is what Hive keeps per session: the warehouse it talks to, the current
+database (``USE``), ``hivevar`` variables and temporary tables (session-scoped Arrow tables, not
+transactional). An open ``BEGIN`` transaction lives on the warehouse itself (``wh.begin()`` /
+``wh.in_transaction``). The handlers (:mod:`.ddl`, :mod:`.dml`, :mod:`.admin`) take a
+``SessionState``; :class:`~acid_platform.sql.session.SqlSession` adds the statement loop on top,
+so the modules import one way: state <- handlers <- executor <- session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from sqlglot import exp
+
+from acid_platform.errors import NoSuchObjectError, SemanticError
+from acid_platform.sql.select import Relation, run_query
+from acid_platform.sql.statements import TableName
+from acid_platform.table.table import Table
+from acid_platform.table.warehouse import TableWarehouse
+
+#: The database a new session starts in.
+DEFAULT_DATABASE = "default"
+
+
+@dataclass
+class TempTable:
+    """A ``CREATE TEMPORARY TABLE``: session-scoped rows with their Hive column types."""
+
+    columns: tuple[tuple[str, str], ...]
+    data: pa.Table
+
+
+@dataclass
+class SessionState:
+    """One session's state on ``warehouse``, and the look-ups statements share."""
+
+    warehouse: TableWarehouse
+    database: str = DEFAULT_DATABASE
+    hivevars: dict[str, str] = field(default_factory=dict)
+    temp_tables: dict[str, TempTable] = field(default_factory=dict)
+
+    def qualified(self, name: TableName) -> str:
+        """``db.table`` with the current database filled in."""
+        return name.qualified(self.database)
+
+    def temp_table(self, name: TableName) -> TempTable | None:
+        """The session's temporary table of that name (temporary tables shadow real ones)."""
+        return self.temp_tables.get(self.qualified(name))
+
+    def table(self, name: TableName) -> Table:
+        """The warehouse table (raises the table layer's NoSuchObjectError when unknown)."""
+        if self.temp_table(name) is not None:
+            raise SemanticError(
+                f"{self.qualified(name)} is a temporary table: it supports SELECT only"
+            )
+        return self.warehouse.table(self.qualified(name))
+
+    def relation(self, name: TableName) -> Relation:
+        """How the SELECT planner reads ``name`` (temporary table or ACID snapshot scan)."""
+        qualified = self.qualified(name)
+        temp = self.temp_table(name)
+        if temp is not None:
+            data = temp.data
+
+            def scan_temp(
+                columns: Sequence[str] | None, _filter: str | None, _row_id: bool
+            ) -> pa.Table:
+                return data if columns is None else data.select(list(columns))
+
+            return Relation(
+                qualified, tuple(c for c, _ in temp.columns), scan_temp, has_row_id=False
+            )
+        try:
+            table = self.warehouse.table(qualified)
+        except NoSuchObjectError as exc:
+            raise NoSuchObjectError(f"Table not found: {qualified} ({exc})") from None
+        spec = table.spec
+        columns = tuple(c for c, _ in spec.columns) + tuple(c for c, _ in spec.partition_columns)
+
+        def scan(cols: Sequence[str] | None, predicate: str | None, row_id: bool) -> pa.Table:
+            return table.scan(
+                columns=None if cols is None else list(cols), filter=predicate, with_row_id=row_id
+            )
+
+        return Relation(qualified, columns, scan)
+
+    def query(self, query: exp.Query) -> pa.Table:
+        """Run a Hive query (sqlglot AST) on the embedded engine under one snapshot.
+
+        Inside ``BEGIN … COMMIT`` that is the transaction's snapshot. Otherwise a query reading
+        two or more tables runs in a read-only transaction of its own, so that every table is
+        read at the same point (Hive takes one ValidTxnList per query); a one-table query needs
+        no transaction, its scan takes its own snapshot.
+        """
+        wh = self.warehouse
+        if wh.in_transaction or len(_table_names(query)) < 2:
+            return run_query(wh.engine, query, self.relation)
+        wh.begin()
+        try:
+            result = run_query(wh.engine, query, self.relation)
+        except BaseException:
+            wh.rollback()
+            raise
+        wh.commit()
+        return result
+
+
+def _table_names(query: exp.Query) -> set[str]:
+    """Distinct table names a query reads (CTE names excluded)."""
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    return {
+        f"{t.db}.{t.name}".lower()
+        for t in query.find_all(exp.Table)
+        if isinstance(t.this, exp.Identifier) and (t.db or t.name.lower() not in ctes)
+    }
+
+
+__all__ = ["DEFAULT_DATABASE", "SessionState", "TempTable"]
