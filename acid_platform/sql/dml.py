@@ -58,7 +58,7 @@ def insert(session: SessionState, stmt: st.Insert) -> StatementResult:
     return metrics_result(
         stmt,
         metrics,
-        f"{verb} {_count(metrics, 'num_inserted_rows', rows.num_rows)} row(s) into {name}",
+        f"{verb} {metrics.rows_inserted} row(s) into {name}",
         spec.location,
     )
 
@@ -69,7 +69,7 @@ def update(session: SessionState, stmt: st.Update) -> StatementResult:
     assignments = {column: _hive(session, value) for column, value in stmt.assignments}
     where = _hive(session, stmt.where) if stmt.where is not None else None
     metrics = table.update(assignments, where)
-    message = f"updated {_count(metrics, 'num_updated_rows', None)} row(s) in {session.qualified(stmt.table)}"
+    message = f"updated {metrics.rows_updated} row(s) in {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
 
 
@@ -78,7 +78,7 @@ def delete(session: SessionState, stmt: st.Delete) -> StatementResult:
     table = session.table(stmt.table)
     where = _hive(session, stmt.where) if stmt.where is not None else None
     metrics = table.delete(where)
-    message = f"deleted {_count(metrics, 'num_deleted_rows', None)} row(s) from {session.qualified(stmt.table)}"
+    message = f"deleted {metrics.rows_deleted} row(s) from {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
 
 
@@ -96,7 +96,7 @@ def truncate(session: SessionState, stmt: st.Truncate) -> StatementResult:
         for k, v in stmt.partition
     )
     metrics = table.delete(predicate or None)
-    message = f"deleted {_count(metrics, 'num_deleted_rows', None)} row(s) from {session.qualified(stmt.table)}"
+    message = f"deleted {metrics.rows_deleted} row(s) from {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
 
 
@@ -129,9 +129,9 @@ def merge(session: SessionState, stmt: st.Merge) -> StatementResult:
         else:
             merger.when_matched_delete(condition=condition)
     metrics = merger.execute()
-    counts = ", ".join(
-        f"{_count(metrics, f'num_target_rows_{what}', None)} {what}"
-        for what in ("inserted", "updated", "deleted")
+    counts = (
+        f"{metrics.rows_inserted} inserted, {metrics.rows_updated} updated, "
+        f"{metrics.rows_deleted} deleted"
     )
     return metrics_result(stmt, metrics, f"merged into {name} ({counts})", spec.location)
 
@@ -177,12 +177,6 @@ def _literal(value: object) -> exp.Expr:
     if isinstance(value, int | float):
         return exp.Literal.number(value)
     return exp.Literal.string(str(value))
-
-
-def _count(metrics: Any, key: str, default: int | None) -> object:
-    if isinstance(metrics, Mapping) and key in metrics:
-        return metrics[key]
-    return default if default is not None else "?"
 
 
 def _check_insert_columns(

@@ -7,7 +7,7 @@ Shaped like delta-rs's ``TableMerger``; the semantics are Hive's MERGE (see :mod
        .when_matched_update({"salary": "s.salary"})
        .when_not_matched_insert_all()
        .execute())
-    # {'num_source_rows': 2, 'num_target_rows_inserted': 1, 'num_target_rows_updated': 1, ...}
+    # StatementMetrics(rows_inserted=1, rows_updated=1, ...)
 
 The source is Arrow data, a list of dicts, a pandas DataFrame, or a Hive SQL query over warehouse
 tables (read in the statement's snapshot, under SHARED_READ locks). Data of a native engine of
@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 from sqlglot import exp
 
-from acid_platform.format import Snapshot
 from acid_platform.metastore.model import LockComponent
 from acid_platform.table import dml
 from acid_platform.table.dml import Clause, ClauseKind, MatchCount
 from acid_platform.table.query import bind_query
 from acid_platform.table.schema import table_schema, to_arrow
+from acid_platform.table.statement import StatementMetrics, statement_guard
 from acid_platform.table.transaction import Transaction, conf_bool
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class TableMerger:
         self,
         table: Table,
         source: Any,
-        on: str,
+        on: str | exp.Expr,
         *,
         source_alias: str = "s",
         target_alias: str = "t",
@@ -95,16 +95,14 @@ class TableMerger:
         """WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE."""
         return self._add(ClauseKind.BY_SOURCE_DELETE, condition, {})
 
-    def execute(self) -> dict[str, Any]:
-        """Run the MERGE; returns ``num_source_rows``, ``num_target_rows_inserted/updated/
-        deleted`` and the write metrics. Nothing is written if it fails (e.g.
-        :class:`~acid_platform.errors.CardinalityViolationError`). ``num_source_rows`` is
-        ``None`` for a native engine's source (counting it would cost a pass over it)."""
+    def execute(self) -> StatementMetrics:
+        """Run the MERGE; returns its metrics (rows inserted / updated / deleted, files). Nothing
+        is written if it fails (e.g. :class:`~acid_platform.errors.CardinalityViolationError`)."""
         table = self._table
         wh = table.warehouse
         engine = self._engine or wh.native_engines.for_data(self._source)
-        with wh._statement_guard():
-            spec = table._refresh()
+        with statement_guard(wh):
+            spec = table.refresh()
             source: Any
             locks: list[LockComponent]
             if engine is not None and engine.accepts(self._source):
@@ -125,9 +123,7 @@ class TableMerger:
                 check_cardinality=conf_bool(wh.conf, "hive.merge.cardinality.check"),
                 match_count=engine.match_count if engine is not None else MatchCount.JOIN,
             )
-        if engine is not None:
-            return engine.run_plan(table, spec, plan, source=source, lock_extra=locks)
-        return table._run_plan(spec, plan, source=source, lock_extra=locks)
+        return table.run_plan(spec, plan, source=source, lock_extra=locks, engine=engine)
 
     # ------------------------------------------------------------------ helpers
     def _add(
@@ -184,11 +180,7 @@ def _sql_source(
     def source(txn: Transaction) -> pa.Table:
         return bound.run(
             wh,
-            lambda spec: (
-                wh.table(spec.full_name)
-                .plan_scan(snapshot=Snapshot(txn.valid_txns, txn.write_ids(spec)))
-                .to_arrow()
-            ),
+            lambda spec: wh.table(spec.full_name).scan_at(txn.snapshot(spec)),
         )
 
     return source, bound.columns(wh), bound.read_locks()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -36,7 +36,7 @@ from acid_platform.errors import (
     TxnAbortedError,
     UnsupportedOperationError,
 )
-from acid_platform.format import ValidTxnList, ValidWriteIdList
+from acid_platform.format import Snapshot, ValidTxnList, ValidWriteIdList
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
 
 if TYPE_CHECKING:
@@ -88,6 +88,10 @@ class Transaction:
         self._heartbeat.start()
 
     # ------------------------------------------------------------------ snapshot
+    def snapshot(self, spec: TableSpec) -> Snapshot:
+        """What this transaction's statements read ``spec`` with."""
+        return Snapshot(self.valid_txns, self.write_ids(spec))
+
     def write_ids(self, spec: TableSpec) -> ValidWriteIdList:
         """The table's ValidWriteIdList for this transaction (its own writes valid)."""
         return self._table(spec).write_ids
@@ -244,13 +248,13 @@ class Transaction:
                     f"transaction {self.txn_id} was aborted; nothing was committed"
                 )
         finally:
-            self.warehouse._end_transaction(self)
+            self.warehouse.end_transaction(self)
 
     def __repr__(self) -> str:
         return f"Transaction(txn_id={self.txn_id}, state={self.state!r}, explicit={self.explicit})"
 
 
-def write_lock_type(conf: dict[str, str], *, overwrite: bool = False) -> LockType:
+def write_lock_type(conf: Mapping[str, str], *, overwrite: bool = False) -> LockType:
     """Hive 4's lock for UPDATE/DELETE/MERGE (and INSERT OVERWRITE with ``overwrite``)."""
     xlock = conf_bool(conf, "hive.txn.xlock.write")
     if overwrite:
@@ -262,14 +266,14 @@ def write_lock_type(conf: dict[str, str], *, overwrite: bool = False) -> LockTyp
     return LockType.EXCL_WRITE if xlock else LockType.SHARED_WRITE
 
 
-def insert_lock_type(conf: dict[str, str]) -> LockType:
+def insert_lock_type(conf: Mapping[str, str]) -> LockType:
     """Hive 4's lock for INSERT into an ACID table."""
     return (
         LockType.SHARED_READ if conf_bool(conf, "hive.txn.xlock.write") else LockType.SHARED_WRITE
     )
 
 
-def conf_bool(conf: dict[str, str], key: str) -> bool:
+def conf_bool(conf: Mapping[str, str], key: str) -> bool:
     """A boolean setting (``true``/``false``, case-insensitive)."""
     return str(conf.get(key, "true")).strip().lower() in ("true", "1", "yes", "on")
 

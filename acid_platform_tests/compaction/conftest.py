@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from acid_platform import Warehouse
 from acid_platform.format import (
+    DEFAULT_COMPRESSION,
     EventWriter,
     ValidTxnList,
     ValidWriteIdList,
@@ -71,7 +72,7 @@ def write_insert_delta(
     dir_path: str | Path,
     batches: Sequence[tuple[int, Sequence[tuple[int, str]]]],
     bucket_id: int = 0,
-    compression: str = "ZLIB",
+    compression: str = DEFAULT_COMPRESSION,
 ) -> Path:
     """Write ``bucket_N`` of an insert delta: for each (write id, rows) one run of insert events
     (streaming-style when several write ids share the file). Rows are (k, v)."""

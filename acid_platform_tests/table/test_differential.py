@@ -153,14 +153,14 @@ class Model:
         for r in hit:
             r["v"] = None if r["v"] is None else r["v"] + k
             r["s"] = new_s
-        assert out["num_updated_rows"] == len(hit), pred.sql
+        assert out.rows_updated == len(hit), pred.sql
 
     def delete(self) -> None:
         pred = _predicate(self.rng)
         out = self.table.delete(pred.sql)
         before = len(self.rows)
         self.rows = [r for r in self.rows if pred.fn(r) is not True]
-        assert out["num_deleted_rows"] == before - len(self.rows), pred.sql
+        assert out.rows_deleted == before - len(self.rows), pred.sql
 
     def merge(self) -> None:
         rng = self.rng
@@ -292,9 +292,9 @@ class Model:
                     break
         self.rows = new_rows
         assert (
-            out["num_target_rows_updated"],
-            out["num_target_rows_deleted"],
-            out["num_target_rows_inserted"],
+            out.rows_updated,
+            out.rows_deleted,
+            out.rows_inserted,
         ) == (
             counts["updated"],
             counts["deleted"],

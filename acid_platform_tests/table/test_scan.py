@@ -30,6 +30,7 @@ from acid_platform.table import dml_read, lit
 from acid_platform.table.partitions import parse_partition_name
 from acid_platform.table.scan import plan_scan
 from acid_platform.table.schema import data_schema, table_schema
+from acid_platform_tests.helpers import copy_nation_table
 from acid_platform_tests.table.conftest import emp_rows
 
 ALL = 9223372036854775807
@@ -158,14 +159,7 @@ def _spec_of(
 
 def test_hive_written_tables_read_as_before(tmp_path: Path, hive_fixtures: Path) -> None:
     # the 25,000-row nation table of Trino's tests with two delete deltas
-    nation = tmp_path / "nation"
-    (nation / "delta_0000002_0000002_0000").mkdir(parents=True)
-    shutil.copy(
-        hive_fixtures / "trino/nationFile25kRowsSortedOnNationKey/bucket_00000",
-        nation / "delta_0000002_0000002_0000",
-    )
-    for d in (hive_fixtures / "trino/nation_delete_deltas").iterdir():
-        shutil.copytree(d, nation / d.name)
+    nation = copy_nation_table(tmp_path / "nation")
     wids = ValidWriteIdList.parse(f"default.nation:4:{ALL}::")
     schema = read_acid(nation, wids).schema
     old = _check_planner_matches_old_scan(
@@ -283,7 +277,7 @@ def test_one_update_lists_each_partition_directory_once(
         ]
         assert len(partitions) == 3
         counter.listed.clear()
-        assert t.update({"note": lit("upd")}, "id % 50 = 1")["num_updated_rows"] == 6
+        assert t.update({"note": lit("upd")}, "id % 50 = 1").rows_updated == 6
         assert {p: counter.listed.get(p, 0) for p in partitions} == dict.fromkeys(partitions, 1)
         assert counter.listed[t.location.path] == 1  # the partition listing itself
         assert sorted(r["id"] for r in t.scan(filter="note = 'upd'").to_pylist()) == list(

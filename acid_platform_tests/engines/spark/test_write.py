@@ -101,7 +101,7 @@ def test_bucketed_rows_land_in_hives_bucket(
     ]
     assert len(set(keys)) == len(keys)
     out = engine.write(df.where("id >= 25"), t, mode="overwrite")
-    assert out["num_inserted_rows"] == 5
+    assert out.rows_inserted == 5
     assert sorted(r["id"] for r in t.scan().to_pylist()) == [25, 26, 27, 28, 29]
 
 
@@ -132,6 +132,6 @@ def test_metrics_name_the_executor_that_wrote(
         "metrics_path", str(metrics_path)
     ).mode("append").save("m")
     metrics = json.loads(metrics_path.read_text())
-    assert metrics["committed"] and metrics["num_inserted_rows"] == 2
+    assert metrics["committed"] and metrics["rows_inserted"] == 2
     assert {task["partition_id"] for task in metrics["tasks"]} == {0, 1}
     assert all(task["pid"] != os.getpid() for task in metrics["tasks"])  # Python workers
