@@ -58,7 +58,9 @@ def engine() -> Iterator[EmbeddedEngine]:
 
 def run(engine: EmbeddedEngine, text: str) -> tuple[pa.Table, FakeCatalog]:
     catalog = FakeCatalog()
-    return run_query(engine, sqlglot.parse_one(text, read="hive"), catalog.resolve), catalog
+    query = sqlglot.parse_one(text, read="hive")
+    assert isinstance(query, sqlglot.exp.Query)
+    return run_query(engine, query, catalog.resolve), catalog
 
 
 def test_seed_000_select_row_id(engine: EmbeddedEngine) -> None:
