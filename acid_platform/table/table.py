@@ -22,6 +22,7 @@ from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import LockComponent, TableSpec
 from acid_platform.table import dml, dml_write, inserts
+from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.native import NativeEngine
 from acid_platform.table.scan import TableScan, plan_scan
@@ -220,23 +221,30 @@ class Table:
     ) -> StatementMetrics:
         """UPDATE … SET col = value [, …] [WHERE predicate].
 
-        Values are Hive SQL expressions (``"salary * 2"``) or literals (``lit("Tom")``, ``3``).
-        Partition and bucketing columns cannot be updated (as in Hive). ``engine``: run on this
+        Values are Hive SQL expressions (``"salary * 2"`` or a sqlglot syntax tree) or literals
+        (``lit("Tom")``, ``3``); ``where`` is text or a tree. Text is parsed once, here, and the
+        trees go on to the plan and the target read. Partition and bucketing columns cannot be
+        updated (as in Hive). ``engine``: run on this
         native engine (Spark) instead of the embedded one.
         """
         with statement_guard(self.warehouse):
             spec = self.refresh()
-            plan = dml.plan_update(spec, set, where)
-        return self.run_plan(spec, plan, where, engine=engine)
+            label = f"UPDATE {spec.full_name}"
+            tree = expression_or_none(where, f"WHERE clause of {label}")
+            values = {c: to_expression(v, f"value of {c} in {label}") for c, v in set.items()}
+            plan = dml.plan_update(spec, values, tree)
+        return self.run_plan(spec, plan, tree, engine=engine)
 
     def delete(
         self, where: str | exp.Expr | None = None, *, engine: NativeEngine | None = None
     ) -> StatementMetrics:
-        """DELETE FROM … [WHERE predicate]."""
+        """DELETE FROM … [WHERE predicate]; the predicate is text (parsed once, here) or a
+        sqlglot syntax tree."""
         with statement_guard(self.warehouse):
             spec = self.refresh()
-            plan = dml.plan_delete(spec, where)
-        return self.run_plan(spec, plan, where, engine=engine)
+            tree = expression_or_none(where, f"WHERE clause of DELETE FROM {spec.full_name}")
+            plan = dml.plan_delete(spec, tree)
+        return self.run_plan(spec, plan, tree, engine=engine)
 
     def merge(
         self,
@@ -249,10 +257,11 @@ class Table:
     ) -> TableMerger:
         """MERGE INTO this table USING ``source`` ON ``on``: add WHEN clauses, then ``execute()``.
 
-        ``source``: Arrow data, a list of dicts, a pandas DataFrame, or a SQL query (string)
-        over warehouse tables, read in the same snapshot as the target — or data of a native
-        engine of the warehouse (a Spark DataFrame), on which the MERGE then runs (or on
-        ``engine`` whatever the source).
+        ``source``: Arrow data, a list of dicts, a pandas DataFrame, or a SQL query (text or a
+        sqlglot syntax tree) over warehouse tables, read in the same snapshot as the target — or
+        data of a native engine of the warehouse (a Spark DataFrame), on which the MERGE then
+        runs (or on ``engine`` whatever the source). ``on``, WHEN conditions and values are
+        text or trees; text is parsed once, when :meth:`TableMerger.execute` starts.
         """
         return TableMerger(
             self, source, on, source_alias=source_alias, target_alias=target_alias, engine=engine

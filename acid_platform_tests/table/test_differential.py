@@ -26,6 +26,7 @@ from acid_platform import Warehouse
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import bucket_for, decode_bucket
 from acid_platform.table import Table, lit
+from acid_platform.table.statement import StatementMetrics
 
 Row = dict[str, Any]
 Pred = Callable[..., bool | None]
@@ -80,8 +81,8 @@ def _atom(rng: random.Random, q: str = "") -> Predicate:
     if kind == 3:
         return Predicate(f"{q}s IS NULL", lambda row: row["s"] is None)
     if kind == 4:
-        x = rng.choice("ab")
-        return Predicate(f"{q}s = '{x}'", lambda row: _cmp(row["s"], x, lambda a, b: a == b))
+        c = rng.choice("ab")
+        return Predicate(f"{q}s = '{c}'", lambda row: _cmp(row["s"], c, lambda a, b: a == b))
     return Predicate(f"{q}p IS NULL", lambda row: row["p"] is None)
 
 
@@ -250,7 +251,7 @@ class Model:
         clauses: list[Any],
         source: list[Row],
         matches: dict[int, list[Row]],
-        out: dict[str, Any],
+        out: StatementMetrics,
     ) -> None:
         def fires(pred: Predicate | None, negated: Predicate | None, row: Row) -> bool:
             ok: bool | None = True if pred is None else pred.fn(row)

@@ -24,12 +24,12 @@ from acid_platform.engines.spark import SparkEngine
 from acid_platform.engines.spark.dml import _worth_probing
 from acid_platform.engines.spark.plans import broadcast_threshold
 from acid_platform.errors import CardinalityViolationError
-from acid_platform.table import Table
+from acid_platform.table import Table, TableWarehouse
 from acid_platform.table.statement import StatementMetrics
 from acid_platform_tests.engines.spark.conftest import rows_of
 
 COLUMNS = [("id", "int"), ("v", "int"), ("s", "string")]
-LAYOUTS = {
+LAYOUTS: dict[str, dict[str, Any]] = {
     "partitioned": {"partition_columns": [("ds", "string")]},
     "bucketed": {"bucket_columns": ["id"], "num_buckets": 3},
 }
@@ -104,7 +104,7 @@ def _true_to_disk(out: StatementMetrics) -> None:
     assert out.bytes_written == sum(os.path.getsize(f) for f in found)
 
 
-def _on_executors(wh: Warehouse) -> None:
+def _on_executors(wh: TableWarehouse) -> None:
     engine = next(e for e in wh.native_engines if e.name == "spark")
     assert isinstance(engine, SparkEngine) and engine.last_tasks, "Spark tasks wrote the files"
     assert all(task.pid != os.getpid() for task in engine.last_tasks)  # Python workers
@@ -188,8 +188,8 @@ def test_dataframe_statements_join_the_open_transaction(
     wh.begin()
     spk.insert(_frame(spark, new))
     _on_executors(wh)
-    out = spk.merge(_frame(spark, source), "t.id = s.id").when_matched_update_all()
-    out = out.when_not_matched_insert_all().execute()
+    merger = spk.merge(_frame(spark, source), "t.id = s.id").when_matched_update_all()
+    out = merger.when_not_matched_insert_all().execute()
     assert out.rows_updated == 2  # the row inserted just before, too
     assert {40, 41, 45} <= {r["id"] for r in spk.scan().to_pylist()}  # own writes
     wh.rollback()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from operator import itemgetter
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def test_append_and_overwrite_read_back_identically(spark: SparkSession, wh: War
     got = rows_of(t.scan())
     want = sorted(
         [{"id": i, "v": v} for i, v in rows] + [{"id": i, "v": f"v{i}"} for i in range(3)],
-        key=lambda r: r["id"],
+        key=itemgetter("id"),
     )
     assert got == want
     # one file per task, named by the task's partition id; ROW__IDs carry that writer id
