@@ -5,9 +5,12 @@ those above it) imports Dagster.
 * :mod:`.resources` — ``AcidWarehouseResource``;
 * :mod:`.compaction` — the compaction sensor (initiator + one run per queued entry) and job;
 * :mod:`.cleaning` — the cleaner schedule and job, the housekeeping sensor and job;
-* :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``.
+* :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``;
+* :mod:`.checks` — ``acid_table_checks(asset_key, table_name)``: blocking consistency checks and
+  WARN-level health checks of one table.
 """
 
+from acid_platform.orchestration.checks import acid_table_checks
 from acid_platform.orchestration.cleaning import (
     cleaner_job,
     cleaner_schedule,
@@ -20,6 +23,7 @@ from acid_platform.orchestration.resources import AcidWarehouseResource
 
 __all__ = [
     "AcidWarehouseResource",
+    "acid_table_checks",
     "cleaner_job",
     "cleaner_schedule",
     "compaction_job",
