@@ -6,7 +6,7 @@ dagster-iceberg (a config factory -> Dagster's ``DbIOManager`` -> a client -> ty
     acid = AcidWarehouseResource(warehouse="/data/wh")
     defs = Definitions(
         assets=[daily_sales],
-        resources={"acid": acid, "io_manager": AcidTableIOManager(acid=acid)},
+        resources={"acid_warehouse": acid, "io_manager": AcidTableIOManager(acid_warehouse=acid)},
     )
 
     @asset(
@@ -136,7 +136,7 @@ class AcidTableIOManager(ConfigurableIOManagerFactory):
     """Writes asset outputs to Hive ACID tables and loads them (see module docs). Subclass
     and override :meth:`type_handlers` to change the types handled."""
 
-    acid: ResourceDependency[AcidWarehouseResource]
+    acid_warehouse: ResourceDependency[AcidWarehouseResource]
     schema_: str | None = Field(
         default=None,
         alias="schema",
@@ -166,7 +166,7 @@ class AcidTableIOManager(ConfigurableIOManagerFactory):
 
     def create_io_manager(self, context: InitResourceContext) -> DbIOManager:
         connection = AcidConnection(
-            cast(AcidWarehouseResource, self.acid),
+            cast(AcidWarehouseResource, self.acid_warehouse),
             self.schema_,
             self.default_write_mode,
             self.row_counts,

@@ -21,10 +21,11 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import InvalidPartitionError
+from acid_platform.format import Snapshot
 from acid_platform.table import Table
 from acid_platform.table.expressions import literal_expression, to_expression
 from acid_platform.table.partitions import parse_partition_name
-from acid_platform.table.scan import Snapshot
+from acid_platform.table.scan import TableScan
 from acid_platform.table.statement import ReadLease
 
 if TYPE_CHECKING:
@@ -100,13 +101,18 @@ class TableRead:
         self.columns = list(columns) if columns is not None else None
         self.predicate = predicate
 
+    def plan(self) -> TableScan:
+        """The lazy scan of these rows (``plan_files()``, ``to_batches()``, ``to_arrow()``)."""
+        return self.table.plan_scan(self.columns, self.predicate, snapshot=self.snapshot)
+
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table."""
-        return self.table.scan_at(self.snapshot, self.columns, self.predicate)
+        return self.plan().to_arrow()
 
     def to_batches(self) -> pa.RecordBatchReader:
-        """The rows as a stream of record batches."""
-        return self.to_arrow().to_reader()
+        """The rows as a stream of record batches, read split by split as it is consumed
+        (memory: one split and its bucket's delete set)."""
+        return self.plan().to_batches()
 
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame."""

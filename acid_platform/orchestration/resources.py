@@ -1,13 +1,14 @@
 """Dagster resources: the warehouse of a run, reads under one snapshot, and Spark.
 
-* :class:`AcidWarehouseResource` — the "transaction resource": opens the warehouse (root URI,
-  metastore URL, engine) once per step process and hands out the warehouse, its tables,
-  transactions and snapshots, for assets, ad-hoc work and maintenance jobs::
+* :class:`AcidWarehouseResource` — the "transaction resource": the warehouse (root URI,
+  metastore URL, engine, Hive settings), opened once per step process, handing out the
+  warehouse, its tables, transactions and snapshots for assets and ad-hoc work; maintenance
+  jobs and sensors open a short-lived one with :meth:`~AcidWarehouseResource.open_warehouse`::
 
       @asset
-      def restated(acid: AcidWarehouseResource) -> None:
-          with acid.transaction():
-              acid.table("sales").update({"amount": "amount * 2"}, "ds = '2024-01-01'")
+      def restated(acid_warehouse: AcidWarehouseResource) -> None:
+          with acid_warehouse.transaction():
+              acid_warehouse.table("sales").update({"amount": "amount * 2"}, "ds = '2024-01-01'")
 
 * :class:`AcidReader` — the snapshot-aware "merge" resource: loads a table or partition under
   ONE snapshot, lazily, with column projection, as Arrow, pandas or a Spark DataFrame::
@@ -30,7 +31,8 @@ it from one thread at a time.
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,8 +40,9 @@ from dagster import ConfigurableResource, InitResourceContext, ResourceDependenc
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field, PrivateAttr
 
+from acid_platform.compaction import ExecutorRouter, ServiceConf
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
-from acid_platform.table import Table, Transaction
+from acid_platform.table import Table, TableWarehouse, Transaction
 from acid_platform.warehouse import Warehouse
 
 #: The directory that holds the ``acid_platform`` package (what Spark's Python workers import).
@@ -75,8 +78,18 @@ def spark_resource(
 
 
 class AcidWarehouseResource(ConfigurableResource):
-    """The warehouse of a run (see module docs). Opened on first use in each step process,
-    closed with the step's resources (snapshots it handed out are released then too)."""
+    """A warehouse of Hive ACID tables: where it is, its metastore, the engine, the settings
+    (see module docs).
+
+    ``conf`` holds Hive settings (``hive.txn.timeout``, ``hive.compactor.*``,
+    ``acid.compactor.large.partition.bytes``): the metastore heartbeats and times out on
+    ``hive.txn.timeout``, the compactor reads its thresholds there. With ``engine="spark"``,
+    Spark is the warehouse's native engine and partitions larger than
+    ``acid.compactor.large.partition.bytes`` are compacted on Spark.
+
+    >>> AcidWarehouseResource(warehouse="/tmp/wh").engine
+    'embedded'
+    """
 
     warehouse: str = Field(description="Warehouse root: a local path or a URI (s3://…).")
     metastore_url: str | None = Field(
@@ -85,47 +98,93 @@ class AcidWarehouseResource(ConfigurableResource):
     )
     engine: Literal["embedded", "spark"] = Field(
         default="embedded",
-        description="'spark': Spark DataFrames are written by Spark's executors (the warehouse "
-        "is registered on the session of `spark`); 'embedded': DuckDB only.",
+        description="Where rows are computed: embedded (DuckDB) or Spark (the warehouse is "
+        "registered on the session of `spark`: DataFrames written by executors, large "
+        "partitions compacted there).",
+    )
+    conf: dict[str, str] = Field(
+        default_factory=dict,
+        description="Hive settings (hive.txn.timeout, hive.compactor.*; what SQL `SET` sets).",
     )
     spark: LazyPySparkResource | None = Field(
         default=None,
-        description="The Spark session for engine 'spark' (default: spark_resource()).",
+        description="The Spark session (default: the active one, else spark_resource() on "
+        "`spark_master`).",
     )
-    conf: dict[str, str] = Field(
-        default_factory=dict, description="Session settings (what SQL `SET k=v` sets)."
+    spark_master: str | None = Field(
+        default=None, description="With no `spark` and no active session: the master to use."
     )
-    create: bool = Field(default=True, description="Create the warehouse if it does not exist.")
+    create: bool = Field(
+        default=True, description="get_warehouse() creates the warehouse if it does not exist."
+    )
 
     _warehouse: Warehouse | None = PrivateAttr(default=None)
     _snapshots: list[TableSnapshot] = PrivateAttr(default_factory=list)
 
+    @property
+    def service_conf(self) -> ServiceConf:
+        """The maintenance settings in ``conf`` (``hive.txn.timeout``, intervals)."""
+        return ServiceConf.from_conf(self.conf)
+
     def get_warehouse(self) -> Warehouse:
-        """This process's warehouse session (opened on first use; Spark registered for
-        engine ``spark``)."""
+        """This process's warehouse session (opened on first use, Spark registered for engine
+        ``spark``; closed with the step's resources)."""
         if self._warehouse is None:
-            wh = Warehouse.open(
-                self.warehouse, self.metastore_url, conf=self.conf, create=self.create
-            )
+            wh = self.open(create=self.create)
             if self.engine == "spark":
                 wh.register_spark(self.spark_session())
             self._warehouse = wh
         return self._warehouse
 
+    @contextmanager
+    def open_warehouse(self) -> Iterator[Warehouse]:
+        """A warehouse of its own (it must exist; no Spark), closed at the end: for sensors
+        and maintenance jobs."""
+        wh = self.open(create=False)
+        try:
+            yield wh
+        finally:
+            wh.close()
+
+    def open(self, *, create: bool) -> Warehouse:
+        """A new warehouse session on these settings (the caller closes it)."""
+        return Warehouse.open(
+            self.warehouse,
+            self.metastore_url,
+            conf=self.conf,
+            create=create,
+            txn_timeout_s=self.service_conf.txn_timeout_s,
+        )
+
     def spark_session(self) -> Any:
-        """The Spark session (of ``spark``, or of a default :func:`spark_resource`)."""
+        """The Spark session: ``spark``'s, else the active one, else a new
+        :func:`spark_resource` session on ``spark_master`` (default ``local[*]``)."""
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        if self.spark is None:
-            return spark_resource().spark_session
-        return self.spark.spark_session
+        if self.spark is not None:
+            return self.spark.spark_session
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+        return spark_resource(self.spark_master or "local[*]").spark_session
+
+    def compaction_executor(self, wh: TableWarehouse) -> ExecutorRouter | None:
+        """What rewrites partitions: ``None`` (embedded) or, with ``engine="spark"``, a router
+        sending large partitions to Spark."""
+        if self.engine != "spark":
+            return None
+        from acid_platform.engines.spark.compaction import compaction_router
+
+        return compaction_router(self.spark_session(), wh.conf)
 
     def table(self, name: str) -> Table:
         """The table ``name`` (``db.table`` or ``table`` in ``default``)."""
         return self.get_warehouse().table(name)
 
     def transaction(self) -> Transaction:
-        """A multi-statement transaction of the warehouse session: ``with acid.transaction():
-        …`` commits at the end and aborts on an exception."""
+        """A multi-statement transaction of the warehouse session: ``with
+        acid_warehouse.transaction(): …`` commits at the end and aborts on an exception."""
         return self.get_warehouse().transaction()
 
     def snapshot(self, *tables: str) -> TableSnapshot:
@@ -135,7 +194,7 @@ class AcidWarehouseResource(ConfigurableResource):
         return snap
 
     def sql(self, text: str) -> Any:
-        """Run HiveQL in the warehouse session (``acid.sql("SHOW TRANSACTIONS")``)."""
+        """Run HiveQL in the warehouse session (``acid_warehouse.sql("SHOW TRANSACTIONS")``)."""
         return self.get_warehouse().sql(text)
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
@@ -154,11 +213,11 @@ class AcidWarehouseResource(ConfigurableResource):
 class AcidReader(ConfigurableResource):
     """Loads tables under one snapshot (see module docs)."""
 
-    acid: ResourceDependency[AcidWarehouseResource]
+    acid_warehouse: ResourceDependency[AcidWarehouseResource]
 
     def snapshot(self, *tables: str) -> TableSnapshot:
         """ONE snapshot of ``tables``; ``.load(table, columns=…, partition=…, filter=…)``."""
-        return self.acid.snapshot(*tables)
+        return self.acid_warehouse.snapshot(*tables)
 
     def load(
         self,
@@ -178,7 +237,9 @@ class AcidReader(ConfigurableResource):
         filter: str | None = None,  # noqa: A002
     ) -> Any:
         """:meth:`load` as a Spark DataFrame on the warehouse resource's Spark session."""
-        return self.load(table, columns, partition, filter).to_spark(self.acid.spark_session())
+        return self.load(table, columns, partition, filter).to_spark(
+            self.acid_warehouse.spark_session()
+        )
 
 
 __all__ = ["PROJECT_ROOT", "AcidReader", "AcidWarehouseResource", "spark_resource"]

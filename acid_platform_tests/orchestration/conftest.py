@@ -1,4 +1,5 @@
-"""A warehouse resource, the IO manager on it and a Dagster instance, per test."""
+"""Fixtures of the Dagster tests: a real warehouse on disk, the resources on it and a real
+(temporary) Dagster instance."""
 
 from __future__ import annotations
 
@@ -8,24 +9,11 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, instance_for_test
 
+from acid_platform import Warehouse
 from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
-from acid_platform.warehouse import Warehouse
 
-
-@pytest.fixture
-def acid(tmp_path: Path) -> AcidWarehouseResource:
-    """The warehouse resource on a fresh warehouse in ``tmp_path / "wh"``."""
-    return AcidWarehouseResource(warehouse=str(tmp_path / "wh"))
-
-
-@pytest.fixture
-def resources(acid: AcidWarehouseResource) -> dict[str, object]:
-    """``acid``, ``io_manager`` and ``reader`` for ``materialize``."""
-    return {
-        "acid": acid,
-        "io_manager": AcidTableIOManager(acid=acid),
-        "reader": AcidReader(acid=acid),
-    }
+#: Settings of the tests: the initiator runs on every tick.
+TEST_CONF = {"hive.compactor.check.interval": "0"}
 
 
 @pytest.fixture
@@ -35,7 +23,31 @@ def instance() -> Iterator[DagsterInstance]:
 
 
 @pytest.fixture
-def wh(tmp_path: Path, acid: AcidWarehouseResource) -> Iterator[Warehouse]:
-    """A session of its own on the same warehouse, to look at what the runs wrote."""
+def wh(tmp_path: Path) -> Iterator[Warehouse]:
     with Warehouse.open(tmp_path / "wh") as warehouse:
         yield warehouse
+
+
+@pytest.fixture
+def resource(wh: Warehouse) -> AcidWarehouseResource:
+    return AcidWarehouseResource(warehouse=wh.root, conf=TEST_CONF)
+
+
+@pytest.fixture
+def resources(resource: AcidWarehouseResource) -> dict[str, object]:
+    """``acid_warehouse``, ``io_manager`` and ``reader`` for ``materialize``."""
+    return {
+        "acid_warehouse": resource,
+        "io_manager": AcidTableIOManager(acid_warehouse=resource),
+        "reader": AcidReader(acid_warehouse=resource),
+    }
+
+
+def insert_deltas(wh: Warehouse, name: str, count: int, partition: str | None = None) -> None:
+    """``count`` single-row INSERT statements: ``count`` deltas."""
+    table = wh.table(name)
+    for i in range(count):
+        row: dict[str, object] = {"id": i, "name": f"n{i}"}
+        if partition is not None:
+            row["ds"] = partition
+        table.insert([row])
