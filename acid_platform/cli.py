@@ -33,6 +33,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from acid_platform.errors import AcidError, SqlSyntaxError
+from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql.display import hive_text, rows_as_json, rows_as_text
 from acid_platform.sql.results import StatementResult
 
@@ -287,7 +288,7 @@ def run_demo(path: str, metastore_url: str | None = None) -> None:
         session.execute_script(text, on_result=lambda r: _print_result(r, OutputFormat.table))
 
     with _open(path, metastore_url) as wh, _open(path, metastore_url) as reader:
-        existing = {"employee", "employee_update"} & set(wh.list_tables("default"))
+        existing = {"employee", "employee_update"} & set(wh.list_tables(DEFAULT_DATABASE))
         if existing:
             raise AlreadyExistsError(
                 f"the demo creates its own tables; {sorted(existing)} exist in {path}: use another -w"

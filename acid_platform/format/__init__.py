@@ -59,8 +59,10 @@ from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.txn_write_id_list import ValidTxnWriteIdList
 from acid_platform.format.types import (
     ROW_ID_COLUMN,
+    ROW_ID_FIELDS,
     ROW_ID_TYPE,
     event_schema,
+    row_id_text,
     row_schema,
     to_arrow_type,
     to_hive_type,
@@ -86,6 +88,7 @@ __all__ = [
     "METADATA_ACID_FILE",
     "ORC_ACID_VERSION_FILE",
     "ROW_ID_COLUMN",
+    "ROW_ID_FIELDS",
     "ROW_ID_TYPE",
     "AcidDir",
     "AcidFile",
@@ -137,6 +140,7 @@ __all__ = [
     "read_flush_length",
     "read_split",
     "resolve",
+    "row_id_text",
     "row_schema",
     "sort_events",
     "to_arrow_type",

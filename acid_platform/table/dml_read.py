@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from acid_platform.errors import AcidFormatError
-from acid_platform.format import ROW_ID_COLUMN, DeleteSet, acid_state
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, DeleteSet, acid_state
 from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table import dml
@@ -130,7 +130,7 @@ def _narrow_relation(
             spec, location, snapshot, [part], columns, with_row_id=True, filters=filters
         )
         row_id = rows.column(ROW_ID_COLUMN)
-        arrays = [pc.struct_field(row_id, f) for f in ("writeid", "bucketid", "rowid")]
+        arrays = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
         arrays += [rows.column(c) for c in columns]
         arrays.append(pa.repeat(pa.scalar(i, pa.int32()), rows.num_rows))
         pieces.append(pa.table(arrays, schema=out_schema))
@@ -145,7 +145,7 @@ def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa
             rows.column(dml.BUCKET_ID).combine_chunks(),
             rows.column(dml.ROW_ID).combine_chunks(),
         ],
-        names=["writeid", "bucketid", "rowid"],
+        names=list(ROW_ID_FIELDS),
     )
     present = {c: rows.column(c) for c in columns if c in rows.column_names}
     table = pa.table({ROW_ID_COLUMN: row_id, **present})

@@ -25,6 +25,7 @@ from sqlglot import exp
 from acid_platform.errors import UnknownColumnError
 from acid_platform.format import (
     ROW_ID_COLUMN,
+    ROW_ID_FIELDS,
     ROW_ID_TYPE,
     DeleteSet,
     ValidTxnList,
@@ -193,11 +194,7 @@ def target_relation(
     every column, but only ``columns`` are read.
     """
     row_id = table.column(ROW_ID_COLUMN)
-    arrays: list[pa.Array | pa.ChunkedArray] = [
-        pc.struct_field(row_id, "writeid"),
-        pc.struct_field(row_id, "bucketid"),
-        pc.struct_field(row_id, "rowid"),
-    ]
+    arrays: list[pa.Array | pa.ChunkedArray] = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
     names = [WRITE_ID, BUCKET_ID, ROW_ID]
     for f in table_schema(spec):
         if columns is None or f.name in columns:

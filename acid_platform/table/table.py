@@ -18,6 +18,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import InvalidPartitionError
+from acid_platform.format import ROW_ID_FIELDS
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
 from acid_platform.table import dml
@@ -41,9 +42,6 @@ from acid_platform.table.writes import (
     run_writes,
     split_by_partition,
 )
-
-#: Columns of the delete rows the plan produces (ROW__ID parts).
-ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
 
 if TYPE_CHECKING:
     from acid_platform.table.merger import TableMerger

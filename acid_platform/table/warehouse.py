@@ -40,9 +40,8 @@ from acid_platform.errors import (
 )
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
-from acid_platform.metastore.names import normalize_identifier
+from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
 from acid_platform.table.catalog_ops import (
-    DEFAULT_DATABASE,
     WarehouseCatalog,
     require_warehouse,
     warehouse_root,
@@ -161,7 +160,7 @@ class TableWarehouse(WarehouseCatalog):
         INTO n BUCKETS; ``not_null`` lists NOT NULL columns.
         """
         self.require_no_transaction("CREATE TABLE")
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         cols = _columns(columns)
         parts = _columns(partition_columns)
         for col, _ in cols + parts:
@@ -205,7 +204,7 @@ class TableWarehouse(WarehouseCatalog):
     def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
         """DROP TABLE (under an EXCLUSIVE lock); ``purge`` also deletes its directory."""
         self.require_no_transaction("DROP TABLE")
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         try:
             spec = self.metastore.get_table(db, table)
         except NoSuchObjectError:
@@ -229,7 +228,7 @@ class TableWarehouse(WarehouseCatalog):
 
     def table(self, name: str) -> Table:
         """The table ``name`` (``"db.table"`` or ``"table"`` in ``default``)."""
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         return Table(self, self.table_spec(db, table))
 
     def query(self, sql: str) -> pa.Table:
@@ -408,14 +407,6 @@ class TableWarehouse(WarehouseCatalog):
             if name and name not in known:
                 self.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
                 known.add(name)
-
-    def _split_name(self, name: str) -> tuple[str, str]:
-        if not isinstance(name, str):
-            raise InvalidNameError(f"table name {name!r} is not a string")
-        db, dot, table = name.rpartition(".")
-        return normalize_identifier(
-            db if dot else DEFAULT_DATABASE, "database name"
-        ), normalize_identifier(table, "table name")
 
     def _end_transaction(self, txn: Transaction) -> None:
         if self._txn is txn:

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acid_platform.format import (
+    ROW_ID_FIELDS,
     EventWriter,
     base_dir_name,
     bucket_file_name,
@@ -133,9 +134,7 @@ class EventSink:
             delete_delta_dir_name(self.write_id, self.write_id, statement_id),
         )
         write_acid_version_file(directory, self.table_location.filesystem)
-        owid = row_ids.column("writeid").to_numpy()
-        bucket_property = row_ids.column("bucketid").to_numpy()
-        rowid = row_ids.column("rowid").to_numpy()
+        owid, bucket_property, rowid = (row_ids.column(c).to_numpy() for c in ROW_ID_FIELDS)
         buckets = decode_bucket_ids(bucket_property)
         schema = data_schema(self.spec)
         files: list[Callable[[], WriteMetrics]] = []

@@ -29,6 +29,7 @@ import pyarrow as pa
 from acid_platform.errors import InvalidBucketError
 from acid_platform.format import (
     MAX_BUCKET_ID,
+    ROW_ID_FIELDS,
     EventWriter,
     base_dir_name,
     bucket_file_name,
@@ -167,9 +168,7 @@ class EventFiles:
         of its row's bucket; calls must come in ROW__ID order per bucket."""
         if row_ids.num_rows == 0:
             return
-        owid = row_ids.column("writeid").to_numpy()
-        prop = row_ids.column("bucketid").to_numpy()
-        rowid = row_ids.column("rowid").to_numpy()
+        owid, prop, rowid = (row_ids.column(c).to_numpy() for c in ROW_ID_FIELDS)
         buckets = decode_bucket_ids(prop)
         schema = data_schema(self.spec)
         for bucket in np.unique(buckets):
