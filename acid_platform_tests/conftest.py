@@ -1,4 +1,4 @@
-"""Shared test fixtures: paths to the Hive-written fixture tables."""
+"""Fixtures every package of the tests may use."""
 
 from __future__ import annotations
 
@@ -6,14 +6,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-HIVE_FIXTURES = REPO.parent / "shared" / "fixtures" / "hive_written"
+from acid_platform_tests.helpers import HIVE_FIXTURES
 
 
 @pytest.fixture(scope="session")
 def hive_fixtures() -> Path:
-    """The `shared/fixtures/hive_written` tree (CI clones the repo with shared/ beside it)."""
-    assert HIVE_FIXTURES.is_dir(), (
-        f"fixtures missing at {HIVE_FIXTURES}: shared/ must sit beside the repo"
-    )
+    """The Hive- and Trino-written tables in ``acid_platform_tests/fixtures/hive_written``."""
+    assert HIVE_FIXTURES.is_dir(), f"fixtures missing at {HIVE_FIXTURES}"
     return HIVE_FIXTURES

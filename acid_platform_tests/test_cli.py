@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from acid_platform.cli import app
+from acid_platform.cli.demo import next_command
 
 SEED_000 = """
 CREATE TABLE employee (id int, name string, salary int)
@@ -33,10 +34,23 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+@pytest.fixture()
+def wh(runner: CliRunner, tmp_path: Path) -> str:
+    """A warehouse made by ``acid init``."""
+    path = str(tmp_path / "wh")
+    result = runner.invoke(app, ["init", path])
+    assert result.exit_code == 0, result.output
+    return path
+
+
 def test_acid_sql_in_a_real_process(tmp_path: Path) -> None:
     exe = shutil.which("acid", path=os.path.dirname(sys.executable))
     command = [exe] if exe else [sys.executable, "-m", "acid_platform.cli"]
     warehouse = tmp_path / "wh"
+    init = subprocess.run(
+        [*command, "init", str(warehouse)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert init.returncode == 0 and f"warehouse created at {warehouse}" in init.stderr, init.stderr
     done = subprocess.run(
         [*command, "sql", "-w", str(warehouse), "--format", "json", "-e", SEED_000],
         capture_output=True,
@@ -73,20 +87,18 @@ def test_acid_sql_in_a_real_process(tmp_path: Path) -> None:
     ]
 
 
-def test_script_file_and_csv(runner: CliRunner, tmp_path: Path) -> None:
+def test_script_file_and_csv(runner: CliRunner, wh: str, tmp_path: Path) -> None:
     script = tmp_path / "seed.sql"
     script.write_text(SEED_000, encoding="utf-8")
-    result = runner.invoke(
-        app, ["sql", "-w", str(tmp_path / "wh"), "-f", str(script), "--format", "csv"]
-    )
+    result = runner.invoke(app, ["sql", "-w", wh, "-f", str(script), "--format", "csv"])
     assert result.exit_code == 0, result.output
     rows = list(csv.reader(io.StringIO(result.stdout)))
     assert rows[0] == ["row__id", "id", "name", "salary"]
     assert rows[1] == ['{"writeid":1,"bucketid":536870912,"rowid":0}', "1", "Jerry", "5000"]
 
 
-def test_seed_000_merge_through_the_cli(runner: CliRunner, tmp_path: Path) -> None:
-    warehouse = tmp_path / "wh"
+def test_seed_000_merge_through_the_cli(runner: CliRunner, wh: str, tmp_path: Path) -> None:
+    warehouse = Path(wh)
     script = tmp_path / "merge.sql"
     script.write_text(
         """
@@ -121,30 +133,23 @@ def test_seed_000_merge_through_the_cli(runner: CliRunner, tmp_path: Path) -> No
     ]
 
 
-def test_table_output(runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(
-        app, ["sql", "-w", str(tmp_path / "wh"), "-e", "SELECT 1 AS one, NULL AS nothing"]
-    )
+def test_table_output(runner: CliRunner, wh: str) -> None:
+    result = runner.invoke(app, ["sql", "-w", wh, "-e", "SELECT 1 AS one, NULL AS nothing"])
     assert result.exit_code == 0, result.output
     assert "one" in result.stdout and "nothing" in result.stdout and "NULL" in result.stdout
 
 
-def test_syntax_error_exits_1_with_position_and_no_traceback(
-    runner: CliRunner, tmp_path: Path
-) -> None:
-    result = runner.invoke(
-        app, ["sql", "-w", str(tmp_path / "wh"), "-e", "SELECT 1;\nSELECT a FROM t WHERE;"]
-    )
+def test_syntax_error_exits_1_with_position_and_no_traceback(runner: CliRunner, wh: str) -> None:
+    result = runner.invoke(app, ["sql", "-w", wh, "-e", "SELECT 1;\nSELECT a FROM t WHERE;"])
     assert result.exit_code == 1
     assert "error: line 2, column 17" in result.stderr
     assert "SELECT a FROM t WHERE;" in result.stderr
     assert "Traceback" not in result.output
 
 
-def test_user_error_is_one_red_line(runner: CliRunner, tmp_path: Path) -> None:
+def test_user_error_is_one_red_line(runner: CliRunner, wh: str) -> None:
     result = runner.invoke(
-        app,
-        ["sql", "-w", str(tmp_path / "wh"), "-e", "UPDATE people SET salary = 6000 WHERE id = 2"],
+        app, ["sql", "-w", wh, "-e", "UPDATE people SET salary = 6000 WHERE id = 2"]
     )
     assert result.exit_code == 1
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -155,13 +160,13 @@ def test_user_error_is_one_red_line(runner: CliRunner, tmp_path: Path) -> None:
     )
 
 
-def test_needs_exactly_one_of_execute_and_file(runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["sql", "-w", str(tmp_path / "wh")])
+def test_needs_exactly_one_of_execute_and_file(runner: CliRunner, wh: str) -> None:
+    result = runner.invoke(app, ["sql", "-w", wh])
     assert result.exit_code == 2
 
 
-def test_show_transactions_and_locks(runner: CliRunner, tmp_path: Path) -> None:
-    warehouse = str(tmp_path / "wh")
+def test_show_transactions_and_locks(runner: CliRunner, wh: str) -> None:
+    warehouse = wh
     result = runner.invoke(app, ["show", "transactions", "-w", warehouse, "--format", "csv"])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
@@ -171,8 +176,8 @@ def test_show_transactions_and_locks(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 0 and json.loads(result.stdout) == []
 
 
-def test_open_transaction_at_exit_is_rolled_back(runner: CliRunner, tmp_path: Path) -> None:
-    warehouse = str(tmp_path / "wh")
+def test_open_transaction_at_exit_is_rolled_back(runner: CliRunner, wh: str) -> None:
+    warehouse = wh
     script = "CREATE TABLE t (a int); BEGIN; INSERT INTO t VALUES (1);"
     result = runner.invoke(app, ["sql", "-w", warehouse, "-e", script])
     assert result.exit_code == 0 and "rolled back" in result.stderr
@@ -182,8 +187,8 @@ def test_open_transaction_at_exit_is_rolled_back(runner: CliRunner, tmp_path: Pa
     assert json.loads(result.stdout) == [{"n": 0}]
 
 
-def test_compact_show_compactions_clean_and_initiate(runner: CliRunner, tmp_path: Path) -> None:
-    warehouse = str(tmp_path / "wh")
+def test_compact_show_compactions_clean_and_initiate(runner: CliRunner, wh: str) -> None:
+    warehouse = wh
     script = (
         "CREATE TABLE t (a int) PARTITIONED BY (ds string); "
         "INSERT INTO t PARTITION (ds='x') VALUES (1), (2); UPDATE t SET a = 3 WHERE a = 2"
@@ -235,5 +240,101 @@ def test_demo(runner: CliRunner, tmp_path: Path) -> None:
     assert (
         '{"writeid":3,"bucketid":536870912,"rowid":0}' in result.stdout
     )  # Mary, MERGE statement 0
+    # status lines go with the tables, to stdout
+    assert "OK table default.employee created" in result.stdout
+    assert "OK merged into default.employee (1 inserted, 1 updated, 0 deleted)" in result.stdout
+    assert "3 row(s)" in result.stdout
+    assert result.stderr == ""
     rerun = runner.invoke(app, ["demo", "-w", str(warehouse)])
     assert rerun.exit_code == 1 and "use another -w" in rerun.stderr
+
+
+def test_the_demo_suggests_a_command_that_runs_in_a_new_shell(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    warehouse = tmp_path / "demo"
+    # the demo runs where `acid` is not on the PATH (as `bash scripts/demo` runs .venv/bin/acid)
+    bare = {"PATH": "/usr/bin:/bin", "VIRTUAL_ENV": None, "COLUMNS": "300"}
+    result = runner.invoke(app, ["demo", "-w", str(warehouse)], env=bare)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-2].startswith(f"warehouse left at {warehouse}; look again with:")
+    command = lines[-1]
+    assert " sql -w " in command and str(warehouse) in command
+    # a new shell: a plain PATH, no activated venv, in another directory
+    shell_env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "300"}
+    if "PYTHONPATH" in os.environ:  # the checkout under test, when it is not the installed one
+        shell_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=tmp_path,
+        env=shell_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Mary" in done.stdout and "4 row(s)" in done.stderr
+
+
+def test_next_command_names_acid_only_when_a_new_shell_finds_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bin_dir = Path(sys.executable).parent
+    ours = bin_dir / "acid"
+    if not ours.is_file():  # not installed as a script: the module through this interpreter
+        assert next_command("/w").startswith(f"{sys.executable} -m acid_platform.cli sql -w /w")
+        return
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    assert (
+        next_command("/w")
+        == "acid sql -w /w -e 'SELECT row__id, id, name, salary FROM employee ORDER BY id'"
+    )
+    monkeypatch.setenv("VIRTUAL_ENV", str(bin_dir.parent))  # on the PATH only while activated
+    assert next_command("/w").startswith(f"{ours} sql -w /w -e ")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("VIRTUAL_ENV")
+    assert next_command("/w", "sqlite:////m.db").startswith(
+        f"{ours} sql -w /w --metastore-url sqlite:////m.db -e "
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sql", "-e", "SELECT 1"],
+        ["show", "transactions"],
+        ["compact", "t"],
+        ["clean"],
+        ["initiate"],
+        ["worker"],
+    ],
+)
+def test_a_path_without_a_warehouse_is_refused_not_created(
+    runner: CliRunner, tmp_path: Path, args: list[str]
+) -> None:
+    missing = tmp_path / "typo"
+    result = runner.invoke(app, [*args, "-w", str(missing)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: NoSuchWarehouseError: no warehouse at {missing}")
+    assert f"acid init {missing}" in result.stderr
+    assert not missing.exists()
+
+
+def test_init_creates_a_warehouse_once(runner: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "wh"
+    result = runner.invoke(app, ["init", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip() == f"OK warehouse created at {path}"
+    assert (path / "_metastore.db").is_file()
+    again = runner.invoke(app, ["init", str(path)])
+    assert again.exit_code == 0 and "already exists" in again.stderr
+    result = runner.invoke(app, ["sql", "-w", str(path), "-e", "SHOW DATABASES", "--format", "csv"])
+    assert result.exit_code == 0 and result.stdout.splitlines() == ["database_name", "default"]
+    # one metastore serves one warehouse
+    url = f"sqlite:///{path / '_metastore.db'}"
+    other = runner.invoke(app, ["init", str(tmp_path / "other"), "--metastore-url", url])
+    assert other.exit_code == 1 and f"holds the warehouse at {path}" in other.stderr
+    assert not (tmp_path / "other").exists()

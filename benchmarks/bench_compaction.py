@@ -55,7 +55,7 @@ from acid_platform.format import (
     read_acid,
     write_acid_version_file,
 )
-from acid_platform.format.writer import COMPRESSION, DEFAULT_STRIPE_SIZE
+from acid_platform.format.writer import COMPRESSION, DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
 from benchmarks.common import local_spark, median_time, raw_orc_limit
 from benchmarks.data import store_sales
 
@@ -452,7 +452,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--codec", default="ZLIB", choices=sorted(COMPRESSION))
+    ap.add_argument("--codec", default=DEFAULT_COMPRESSION, choices=sorted(COMPRESSION))
     ap.add_argument(
         "--limit", type=int, default=None, help="use only the first N rows (smoke runs)"
     )

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from acid_platform.format import DEFAULT_COMPRESSION
 from benchmarks.common import raw_orc_limit, timed
 from benchmarks.data import store_sales
 
@@ -493,7 +494,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--codecs", default="ZLIB,SNAPPY", help="orc.compress values to run")
+    ap.add_argument(
+        "--codecs", default=f"{DEFAULT_COMPRESSION},SNAPPY", help="orc.compress values to run"
+    )
     ap.add_argument("--merges", type=int, default=10)
     ap.add_argument("--no-iceberg", action="store_true")
     args = ap.parse_args()

@@ -32,14 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
+from acid_platform_tests.helpers import fresh_namespace
 
 OUT = Path(__file__).resolve().parent / "out"
-PG_URL = os.environ.get("ACID_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-MYSQL_URL = os.environ.get("ACID_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
 GOALS = {"postgresql": 1000, "sqlite": 300, "sqlite (synchronous=normal)": 300}
 WORKLOADS = ("open+commit", "lock+unlock", "statement")
 
@@ -99,23 +96,7 @@ def _namespace(backend: str, tmp: Path) -> tuple[str, Callable[[], None]]:
     if backend.startswith("sqlite"):
         query = "?synchronous=normal" if "normal" in backend else ""
         return f"sqlite:///{tmp / name}.db{query}", lambda: None
-    base = PG_URL if backend == "postgresql" else MYSQL_URL
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    if backend == "postgresql":
-        create, drop = f'CREATE SCHEMA "{name}"', f'DROP SCHEMA IF EXISTS "{name}" CASCADE'
-        url = make_url(base).update_query_dict({"options": f"-csearch_path={name}"})
-    else:
-        create, drop = f"CREATE DATABASE `{name}`", f"DROP DATABASE IF EXISTS `{name}`"
-        url = make_url(base).set(database=name)
-    with admin.connect() as conn:
-        conn.execute(text(create))
-
-    def cleanup() -> None:
-        with admin.connect() as conn:
-            conn.execute(text(drop))
-        admin.dispose()
-
-    return url.render_as_string(hide_password=False), cleanup
+    return fresh_namespace(backend, tmp)
 
 
 def _prepare(url: str, clients: int) -> None:

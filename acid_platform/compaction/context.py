@@ -13,15 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.compaction.config import CompactorConf
-from acid_platform.format import Location, resolve, row_schema
+from acid_platform.format import Location, resolve
 from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.table.partitions import partition_path
-
-DEFAULT_COMPRESSION = "ZLIB"  # Hive's default for orc.compress
 
 
 class _HasMetastore(Protocol):
@@ -71,16 +68,6 @@ class CompactionContext:
         if not partition:
             return table
         return Location(table.filesystem, partition_path(table.path, partition))
-
-
-def table_row_schema(spec: TableSpec) -> pa.Schema:
-    """The Arrow schema of a table's data columns (the ORC ``row`` struct)."""
-    return row_schema(spec.columns)
-
-
-def table_compression(spec: TableSpec) -> str:
-    """The table's ``orc.compress`` (Hive's default ZLIB)."""
-    return spec.properties.get("orc.compress", DEFAULT_COMPRESSION).upper()
 
 
 def default_worker_id() -> str:

@@ -13,8 +13,9 @@ id, so a streaming delta holding an open txn is left for a later compaction. ``N
 ``max`` are the write ids the inputs actually cover (as Hive's CompactorMR names them), never more:
 a name claiming a write id whose rows live elsewhere would hide them from readers.
 
-Output is one ORC event file per bucket id, rows sorted by (originalWriteId, bucket, rowId), an
-``_orc_acid_version`` in every directory, compression from the table's ``orc.compress``. Nothing
+Output follows the table's event layout (:class:`~acid_platform.table.event_layout.EventLayout`:
+names, ``_orc_acid_version`` in every directory, the ``orc.compress`` codec): one ORC event file
+per bucket id, rows sorted by (originalWriteId, bucket, rowId). Nothing
 here touches the metastore: the directories are invisible until the compactor's txn commits.
 
 Work is split into :class:`BucketTask` values (one per output file), so an executor may run them
@@ -47,23 +48,17 @@ from acid_platform.format import (
     ValidWriteIdList,
     WrittenFile,
     acid_state,
-    base_dir_name,
-    bucket_file_name,
-    delete_delta_dir_name,
-    delta_dir_name,
     plan_splits,
     read_split,
     resolve,
     sort_events,
-    write_acid_version_file,
 )
 from acid_platform.format import types as t
-from acid_platform.format.fs import join
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
+from acid_platform.table.event_layout import DELETE, INSERT, EventLayout
 
 MAJOR, MINOR = "major", "minor"
-_INSERT, _DELETE = "insert", "delete"
 _WRITE_ROWS = 1 << 17  # rows gathered before a write to the ORC writer
 
 
@@ -92,6 +87,12 @@ class RewriteRequest:
             raise ValueError(f"compaction kind must be 'major' or 'minor', not {self.kind!r}")
         if self.compactor_txn_id <= 0:
             raise ValueError(f"compactor txn id must be positive, not {self.compactor_txn_id}")
+
+    @property
+    def layout(self) -> EventLayout:
+        """How the output is named, created and encoded (the table's event layout)."""
+        fs = resolve(self.path, self.filesystem).filesystem
+        return EventLayout(self.row_schema, fs, self.compression, self.stripe_size)
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,11 @@ class RewritePlan:
     @property
     def filesystem(self) -> pafs.FileSystem:
         return resolve(self.request.path, self.request.filesystem).filesystem
+
+    @property
+    def layout(self) -> EventLayout:
+        """The request's :attr:`RewriteRequest.layout`."""
+        return self.request.layout
 
 
 @dataclass(frozen=True)
@@ -209,9 +215,9 @@ def execute_plan(
 
 def create_output_dirs(plan: RewritePlan) -> None:
     """Make the output directories, each with its ``_orc_acid_version``."""
-    fs = plan.filesystem
+    layout = plan.layout
     for d in plan.output_dirs:
-        write_acid_version_file(d, fs)
+        layout.create_dir(d)
     checkpoint("worker.dirs_created")
 
 
@@ -236,15 +242,15 @@ def rewrite_partition(request: RewriteRequest) -> RewriteResult | None:
 def run_task(plan: RewritePlan, task: BucketTask) -> WrittenFile | None:
     """Write one output bucket file; ``None`` when no event survives (no file is written)."""
     fs = plan.filesystem
-    if task.kind == _DELETE:
+    if task.kind == DELETE:
         return _write_deletes(plan, task, fs)
     try:
-        return _write_rows(plan, task, fs, _row_events(plan, task, fs))
+        return _write_rows(plan, task, _row_events(plan, task, fs))
     except _OutOfOrder:
         # Inputs that are not in ROW__ID order one after the other (unusual layouts): sort in
         # memory instead of streaming.
         events = pa.concat_tables(list(_row_events(plan, task, fs)))
-        return _write_rows(plan, task, fs, iter([sort_events(events)]))
+        return _write_rows(plan, task, iter([sort_events(events)]))
 
 
 # --------------------------------------------------------------------------- planning
@@ -255,9 +261,10 @@ def _plan_major(
 ) -> RewritePlan:
     dirs = ([state.base] if state.base is not None else []) + list(state.deltas)
     write_id = max([0, *(d.max_write_id for d in dirs)])
-    out_dir = join(path, base_dir_name(write_id, request.compactor_txn_id))
+    layout = request.layout
+    out_dir = layout.compacted_dir(path, INSERT, 0, write_id, request.compactor_txn_id, major=True)
     tasks = tuple(
-        BucketTask(join(out_dir, bucket_file_name(s.bucket_id)), _INSERT, s)
+        BucketTask(layout.bucket_path(out_dir, s.bucket_id), INSERT, s)
         for s in plan_splits(state, read_ids)
     )
     inputs = tuple(d.path for d in dirs) + tuple(f.path for f in state.original_files)
@@ -271,17 +278,18 @@ def _plan_minor(
     low = min(d.min_write_id for d in state.deltas)
     high = max(d.max_write_id for d in state.deltas)
     txn = request.compactor_txn_id
+    layout = request.layout
     out_dirs: list[str] = []
     tasks: list[BucketTask] = []
     inserts, deletes = state.insert_deltas, state.delete_deltas
     if inserts:
-        out = join(path, delta_dir_name(low, high, -1, txn))
+        out = layout.compacted_dir(path, INSERT, low, high, txn)
         out_dirs.append(out)
         only_inserts = AcidState(base=None, deltas=inserts, original_files=())
         for s in plan_splits(only_inserts, read_ids):
-            tasks.append(BucketTask(join(out, bucket_file_name(s.bucket_id)), _INSERT, s))
+            tasks.append(BucketTask(layout.bucket_path(out, s.bucket_id), INSERT, s))
     if deletes:
-        out = join(path, delete_delta_dir_name(low, high, -1, txn))
+        out = layout.compacted_dir(path, DELETE, low, high, txn)
         out_dirs.append(out)
         by_bucket: dict[int, list[str]] = defaultdict(list)
         for d in deletes:
@@ -289,7 +297,7 @@ def _plan_minor(
                 by_bucket[af.bucket_id].append(af.path)
         for bucket, files in sorted(by_bucket.items()):
             split = ReadSplit(bucket, (), tuple(files))
-            tasks.append(BucketTask(join(out, bucket_file_name(bucket)), _DELETE, split))
+            tasks.append(BucketTask(layout.bucket_path(out, bucket), DELETE, split))
     size = sum(af.size for d in state.deltas for af in d.files)
     inputs = tuple(d.path for d in state.deltas)
     return RewritePlan(request, state, True, tuple(out_dirs), tuple(tasks), low, high, inputs, size)
@@ -312,7 +320,7 @@ def _row_events(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> Ite
 
 
 def _write_rows(
-    plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem, events: Iterator[pa.Table]
+    plan: RewritePlan, task: BucketTask, events: Iterator[pa.Table]
 ) -> WrittenFile | None:
     writer: EventWriter | None = None
     last: tuple[int, int, int] | None = None
@@ -329,10 +337,10 @@ def _write_rows(
             pending.append(table)
             pending_rows += table.num_rows
             if pending_rows >= _WRITE_ROWS:  # few large writes: less per-call overhead
-                writer = _flush(plan, task, fs, writer, pending)
+                writer = _flush(plan, task, writer, pending)
                 pending, pending_rows = [], 0
         if pending:
-            writer = _flush(plan, task, fs, writer, pending)
+            writer = _flush(plan, task, writer, pending)
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -347,12 +355,11 @@ def _write_rows(
 def _flush(
     plan: RewritePlan,
     task: BucketTask,
-    fs: pafs.FileSystem,
     writer: EventWriter | None,
     tables: list[pa.Table],
 ) -> EventWriter:
     if writer is None:
-        writer = _open_writer(plan, task.output, fs)
+        writer = plan.layout.open_file(task.output)
     writer.write(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
     checkpoint("worker.batch_written")
     return writer
@@ -383,17 +390,6 @@ def _key_at(table: pa.Table, i: int) -> tuple[int, int, int]:
         int(table.column(1)[i].as_py()),
         int(table.column(2)[i].as_py()),
         int(table.column(3)[i].as_py()),
-    )
-
-
-def _open_writer(plan: RewritePlan, path: str, fs: pafs.FileSystem) -> EventWriter:
-    request = plan.request
-    return EventWriter(
-        path,
-        request.row_schema,
-        filesystem=fs,
-        compression=request.compression,
-        stripe_size=request.stripe_size,
     )
 
 
@@ -430,7 +426,7 @@ def _write_deletes(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> 
             t.ROW: pa.nulls(n, pa.struct(list(schema))),
         }
     )
-    with _open_writer(plan, task.output, fs) as writer:
+    with plan.layout.open_file(task.output) as writer:
         writer.write(events)
         checkpoint("worker.batch_written")
     checkpoint("worker.bucket_written")

@@ -28,12 +28,7 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from acid_platform.compaction.config import CompactorConf
-from acid_platform.compaction.context import (
-    CompactionContext,
-    default_worker_id,
-    table_compression,
-    table_row_schema,
-)
+from acid_platform.compaction.context import CompactionContext, default_worker_id
 from acid_platform.compaction.executors import (
     CompactionExecutor,
     ExecutorLike,
@@ -54,10 +49,12 @@ from acid_platform.format import (
     AcidDir,
     RangeResponse,
     ValidCompactorWriteIdList,
+    compression_of,
     parse_acid_dir_name,
 )
 from acid_platform.format.names import ParsedDelta, is_hidden
 from acid_platform.metastore import CompactionInfo, CompactionState, Metastore, TxnState
+from acid_platform.table.schema import data_schema
 
 log = logging.getLogger(__name__)
 
@@ -199,8 +196,8 @@ class Worker:
             write_ids=ValidCompactorWriteIdList.from_reader(reader),
             valid_txns=txns,
             compactor_txn_id=info.txn_id,
-            row_schema=table_row_schema(spec),
-            compression=table_compression(spec),
+            row_schema=data_schema(spec),
+            compression=compression_of(spec.properties),
             stripe_size=self.ctx.conf.stripe_size,
             filesystem=location.filesystem,
         )

@@ -73,8 +73,11 @@ from acid_platform.format.write_id_list import (
     ValidWriteIdList,
 )
 from acid_platform.format.writer import (
+    DEFAULT_COMPRESSION,
+    ORC_COMPRESS_PROPERTY,
     EventWriter,
     WrittenFile,
+    compression_of,
     delete_events,
     insert_events,
     sort_events,
@@ -82,11 +85,13 @@ from acid_platform.format.writer import (
 )
 
 __all__ = [
+    "DEFAULT_COMPRESSION",
     "FLUSH_LENGTH_SUFFIX",
     "MAX_BUCKET_ID",
     "MAX_STATEMENT_ID",
     "METADATA_ACID_FILE",
     "ORC_ACID_VERSION_FILE",
+    "ORC_COMPRESS_PROPERTY",
     "ROW_ID_COLUMN",
     "ROW_ID_FIELDS",
     "ROW_ID_TYPE",
@@ -119,6 +124,7 @@ __all__ = [
     "bucket_for",
     "bucket_hash",
     "bucket_ids",
+    "compression_of",
     "decode_bucket",
     "delete_delta_dir_name",
     "delete_events",

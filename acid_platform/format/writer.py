@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -50,9 +50,21 @@ COMPRESSION = {
     "ZSTD": "zstd",
     "LZ4": "lz4",
 }
-DEFAULT_COMPRESSION = "ZLIB"  # Hive's default for orc.compress
+#: The table property naming a table's codec (one of :data:`COMPRESSION`).
+ORC_COMPRESS_PROPERTY = "orc.compress"
+#: Hive's default for ``orc.compress`` (the only place it is spelled).
+DEFAULT_COMPRESSION = "ZLIB"
 DEFAULT_STRIPE_SIZE = 64 * 1024 * 1024  # Hive's orc.stripe.size default
 DEFAULT_BATCH_SIZE = 1024
+
+
+def compression_of(properties: Mapping[str, str]) -> str:
+    """A table's codec: its ``orc.compress`` property, upper-cased, or Hive's default ZLIB.
+
+    >>> compression_of({}), compression_of({"orc.compress": "snappy"})
+    ('ZLIB', 'SNAPPY')
+    """
+    return properties.get(ORC_COMPRESS_PROPERTY, DEFAULT_COMPRESSION).upper()
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acid_platform.errors import (
+    AlreadyExistsError,
     MetastoreError,
     NoSuchObjectError,
     NoSuchWarehouseError,
@@ -167,28 +168,35 @@ def warehouse_root(path: str) -> str:
     return path.rstrip("/") if "://" in path else os.path.abspath(path)
 
 
-def require_warehouse(path: str, metastore_url: str | None) -> None:
-    """Raise :class:`~acid_platform.errors.NoSuchWarehouseError` unless a warehouse exists at
-    ``path``: the SQLite metastore file of a local warehouse, or (with ``metastore_url``) a
-    metastore whose ``default`` database lives at ``path``. Creates nothing on disk."""
+def warehouse_exists(path: str, metastore_url: str | None) -> bool:
+    """Whether a warehouse exists at ``path``: the SQLite metastore file of a local warehouse,
+    or (with ``metastore_url``) a metastore whose ``default`` database lives at ``path``.
+    Creates nothing on disk. A metastore that holds the warehouse of another path raises
+    :class:`~acid_platform.errors.AlreadyExistsError` (one metastore serves one warehouse)."""
     root = warehouse_root(path)
-    hint = "create it with `acid init` (or TableWarehouse.open(..., create=True))"
     if metastore_url is None:
-        if "://" in root or not os.path.isfile(os.path.join(root, METASTORE_FILE)):
-            raise NoSuchWarehouseError(f"no warehouse at {path} (no {METASTORE_FILE}); {hint}")
-        return
+        return "://" not in root and os.path.isfile(os.path.join(root, METASTORE_FILE))
     with Metastore(metastore_url) as metastore:
         try:
             location = metastore.get_database(DEFAULT_DATABASE).location
         except NoSuchObjectError:
-            raise NoSuchWarehouseError(
-                f"no warehouse at {path}: metastore {metastore!r} holds none; {hint}"
-            ) from None
+            return False
     if location is not None and warehouse_root(location) != root:
+        raise AlreadyExistsError(
+            f"metastore {metastore_url} holds the warehouse at {location}, not {path}"
+        )
+    return True
+
+
+def require_warehouse(path: str, metastore_url: str | None) -> None:
+    """Raise :class:`~acid_platform.errors.NoSuchWarehouseError` unless
+    :func:`warehouse_exists`."""
+    if not warehouse_exists(path, metastore_url):
+        where = f"no {METASTORE_FILE}" if metastore_url is None else "its metastore holds none"
         raise NoSuchWarehouseError(
-            f"no warehouse at {path}: metastore {metastore_url} belongs to the warehouse at "
-            f"{location}; {hint}"
+            f"no warehouse at {path} ({where}); create it with `acid init {path}` "
+            "(or Warehouse.open(path))"
         )
 
 
-__all__ = ["WarehouseCatalog", "require_warehouse", "warehouse_root"]
+__all__ = ["WarehouseCatalog", "require_warehouse", "warehouse_exists", "warehouse_root"]

@@ -1,18 +1,19 @@
-"""Rows of one statement -> Hive ACID event files, through the one event writer.
+"""Rows of one statement -> Hive ACID event files, in the table's event layout.
 
 Insert events go to ``delta_w_w_s/bucket_N`` (``base_w/bucket_N`` for INSERT OVERWRITE), delete
-events to ``delete_delta_w_w_s/bucket_N``; every directory gets ``_orc_acid_version``. A row's
-partition comes from its partition column values (:mod:`.partitions`); its bucket from Hive's
-bucketing hash for bucketed tables, or writer id 0 for unbucketed ones. Row ids count from 0 per
+events to ``delete_delta_w_w_s/bucket_N``: names, ``_orc_acid_version``, buckets and codec are
+:mod:`.event_layout`'s. A row's partition comes from its partition column values
+(:mod:`.partitions`); its bucket from Hive's bucketing hash for bucketed tables, or the writer id
+(0, more writers for a large statement) for unbucketed ones. Row ids count from 0 per
 (file, statement); a delete event goes to the bucket file of the row it deletes, sorted by
 ROW__ID. Files are written straight to their final place: they are invisible until the
-transaction commits, and an abort leaves them for the cleaner.
-"""
+transaction commits, and an abort leaves them for the cleaner."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,31 +21,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from acid_platform.format import (
-    ROW_ID_FIELDS,
-    EventWriter,
-    base_dir_name,
-    bucket_file_name,
-    bucket_ids,
-    delete_delta_dir_name,
-    delete_events,
-    delta_dir_name,
-    encode_bucket,
-    insert_events,
-    write_acid_version_file,
-)
-from acid_platform.format.bucket_codec import decode_bucket_ids
-from acid_platform.format.fs import Location, join
+from acid_platform.format import delete_events, encode_bucket, insert_events
+from acid_platform.format.fs import Location
 from acid_platform.format.parallel import read_threads, run_parallel
 from acid_platform.metastore.model import TableSpec
+from acid_platform.table.event_layout import (
+    DELETE,
+    INSERT,
+    UNBUCKETED_WRITER_ID,
+    EventLayout,
+    FileInfo,
+    split_row_ids,
+    split_rows,
+)
 from acid_platform.table.partitions import make_partition_name, partition_path
-from acid_platform.table.schema import data_schema
 
-#: Hive's default for the ``orc.compress`` table property.
-DEFAULT_COMPRESSION = "ZLIB"
-#: Writer (task) id of the first writer of an unbucketed table (one per statement and partition,
-#: more for large statements: see :data:`ROWS_PER_WRITER`).
-UNBUCKETED_WRITER_ID = 0
 #: An unbucketed statement gets one more writer (bucket_N file) per this many rows, up to the
 #: number of decoding threads.
 ROWS_PER_WRITER = 500_000
@@ -59,6 +50,21 @@ class WriteMetrics:
     dirs: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     bytes_written: int = 0
+
+    @classmethod
+    def from_files(cls, files: Iterable[FileInfo], dirs: Iterable[str] = ()) -> WriteMetrics:
+        """The metrics of the event files ``files`` (whichever engine wrote them). ``dirs`` are
+        directories created for them, first, in order (an empty ``base_w`` has no file); the
+        other files' directories follow in file order."""
+        files = list(files)
+        seen = dict.fromkeys([*dirs, *(f.directory for f in files)])
+        return cls(
+            rows_inserted=sum(f.rows for f in files if f.kind == INSERT),
+            rows_deleted=sum(f.rows for f in files if f.kind == DELETE),
+            dirs=list(seen),
+            files=[f.path for f in files],
+            bytes_written=sum(f.bytes for f in files),
+        )
 
     def add(self, other: WriteMetrics) -> None:
         """Accumulate ``other`` into this."""
@@ -77,10 +83,10 @@ class EventSink:
     table_location: Location
     write_id: int
 
-    @property
-    def compression(self) -> str:
-        """The table's ``orc.compress`` (default ZLIB, as Hive)."""
-        return self.spec.properties.get("orc.compress", DEFAULT_COMPRESSION).upper()
+    @functools.cached_property
+    def layout(self) -> EventLayout:
+        """The table's event layout (names, ``_orc_acid_version``, codec)."""
+        return EventLayout.of(self.spec, self.table_location.filesystem)
 
     def partition_dir(self, partition: str) -> str:
         """The directory of a partition (the table directory for ``""``)."""
@@ -105,107 +111,74 @@ class EventSink:
         self, partition: str, rows: pa.Table, statement_id: int, *, overwrite: bool = False
     ) -> PendingWrites:
         """:meth:`write_inserts` as pending file writes (the directory is created now)."""
-        name = (
-            base_dir_name(self.write_id)
-            if overwrite
-            else delta_dir_name(self.write_id, self.write_id, statement_id)
-        )
-        directory = join(self.partition_dir(partition), name)
         if rows.num_rows == 0 and not overwrite:
             return PendingWrites()
-        fs = self.table_location.filesystem
-        write_acid_version_file(directory, fs)
-        schema = data_schema(self.spec)
-        files: list[Callable[[], WriteMetrics]] = []
-        for bucket, part in self._by_bucket(rows):
-            path = join(directory, bucket_file_name(bucket))
+        layout = self.layout
+        directory = layout.create_dir(
+            layout.statement_dir(
+                self.partition_dir(partition),
+                INSERT,
+                self.write_id,
+                statement_id,
+                overwrite=overwrite,
+            )
+        )
+        files: list[Callable[[], FileInfo]] = []
+        for bucket, part in split_rows(self.spec, rows, self._writer_ids(rows)):
+            info = FileInfo(
+                layout.bucket_path(directory, bucket), partition, statement_id, bucket, INSERT, 0, 0
+            )
             events = functools.partial(
                 insert_events, part, self.write_id, encode_bucket(bucket, statement_id)
             )
-            files.append(functools.partial(self._write_file, path, schema, events))
+            files.append(functools.partial(self._write_file, info, events))
         return PendingWrites([directory], files)
 
     def delete_writes(self, partition: str, row_ids: pa.Table, statement_id: int) -> PendingWrites:
         """:meth:`write_deletes` as pending file writes (the directory is created now)."""
         if row_ids.num_rows == 0:
             return PendingWrites()
-        directory = join(
-            self.partition_dir(partition),
-            delete_delta_dir_name(self.write_id, self.write_id, statement_id),
+        layout = self.layout
+        directory = layout.create_dir(
+            layout.statement_dir(self.partition_dir(partition), DELETE, self.write_id, statement_id)
         )
-        write_acid_version_file(directory, self.table_location.filesystem)
-        owid, bucket_property, rowid = (row_ids.column(c).to_numpy() for c in ROW_ID_FIELDS)
-        buckets = decode_bucket_ids(bucket_property)
-        schema = data_schema(self.spec)
-        files: list[Callable[[], WriteMetrics]] = []
-        for bucket in np.unique(buckets):
-            pick = buckets == bucket
-            path = join(directory, bucket_file_name(int(bucket)))
-            events = functools.partial(
-                delete_events, owid[pick], bucket_property[pick], rowid[pick], self.write_id, schema
+        files: list[Callable[[], FileInfo]] = []
+        for bucket, ids in split_row_ids(row_ids):
+            info = FileInfo(
+                layout.bucket_path(directory, bucket), partition, statement_id, bucket, DELETE, 0, 0
             )
-            files.append(functools.partial(self._write_file, path, schema, events))
+            events = functools.partial(delete_events, *ids, self.write_id, layout.row_schema)
+            files.append(functools.partial(self._write_file, info, events))
         return PendingWrites([directory], files)
 
-    def _write_file(
-        self, path: str, schema: pa.Schema, events: Callable[[], pa.Table]
-    ) -> WriteMetrics:
-        fs = self.table_location.filesystem
-        with EventWriter(path, schema, filesystem=fs, compression=self.compression) as writer:
+    def _write_file(self, info: FileInfo, events: Callable[[], pa.Table]) -> FileInfo:
+        with self.layout.open_file(info.path) as writer:
             writer.write(events())
         result = writer.result
         assert result is not None
-        metrics = WriteMetrics(files=[path], bytes_written=result.size)
-        metrics.rows_inserted = result.inserts + result.updates
-        metrics.rows_deleted = result.deletes
-        return metrics
+        return dataclasses.replace(info, rows=result.rows, bytes=result.size)
 
-    def _by_bucket(self, rows: pa.Table) -> list[tuple[int, pa.Table]]:
-        if rows.num_rows == 0:
-            return []
-        spec = self.spec
-        if not spec.num_buckets:
-            # Hive gives each writer task of an unbucketed table its own bucket_N file; a large
-            # statement is written by several writers at once (contiguous slices of its rows).
-            writers = max(1, min(read_threads(), rows.num_rows // ROWS_PER_WRITER))
-            if writers == 1:
-                return [(UNBUCKETED_WRITER_ID, rows)]
-            bounds = np.linspace(0, rows.num_rows, writers + 1).astype(np.int64)
-            return [
-                (UNBUCKETED_WRITER_ID + w, rows.slice(int(lo), int(hi - lo)))
-                for w, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
-            ]
-        types = dict(spec.columns)
-        ids = bucket_ids(
-            [rows.column(c) for c in spec.bucket_columns],
-            [types[c] for c in spec.bucket_columns],
-            spec.num_buckets,
-            spec.bucketing_version,
-        )
-        out = []
-        for bucket in np.unique(ids):
-            out.append((int(bucket), rows.filter(pa.array(ids == bucket))))
-        return out
+    def _writer_ids(self, rows: pa.Table) -> range:
+        # Hive gives each writer task of an unbucketed table its own bucket_N file; a large
+        # statement is written by several writers at once (contiguous slices of its rows).
+        writers = max(1, min(read_threads(), rows.num_rows // ROWS_PER_WRITER))
+        return range(UNBUCKETED_WRITER_ID, UNBUCKETED_WRITER_ID + writers)
 
 
 @dataclass
 class PendingWrites:
-    """Directories already created and the file writes still to run (each returns its
-    :class:`WriteMetrics`)."""
+    """Directories already created and the file writes still to run (each returns the
+    :class:`~acid_platform.table.event_layout.FileInfo` of its file)."""
 
     dirs: list[str] = field(default_factory=list)
-    files: list[Callable[[], WriteMetrics]] = field(default_factory=list)
+    files: list[Callable[[], FileInfo]] = field(default_factory=list)
 
 
 def run_writes(pending: Sequence[PendingWrites]) -> WriteMetrics:
     """Run every pending file write, several at once (ORC encoding runs without the GIL), and
     return the metrics in the order the writes were planned."""
-    metrics = WriteMetrics()
-    for p in pending:
-        metrics.dirs.extend(d for d in p.dirs if d not in metrics.dirs)
-    for m in run_parallel([f for p in pending for f in p.files]):
-        metrics.add(m)
-    return metrics
+    files = run_parallel([f for p in pending for f in p.files])
+    return WriteMetrics.from_files(files, [d for p in pending for d in p.dirs])
 
 
 def split_by_partition(

@@ -4,16 +4,15 @@ at what is on disk and what a snapshot reads."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.orc as po
-import pytest
 
 from acid_platform import Warehouse
 from acid_platform.format import (
+    DEFAULT_COMPRESSION,
     EventWriter,
     ValidTxnList,
     ValidWriteIdList,
@@ -24,6 +23,7 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.metastore import Metastore, OperationType
+from acid_platform_tests.helpers import events, warehouse_fixture
 
 EMPLOYEE = [("id", "int"), ("name", "string"), ("salary", "int")]
 KV = [("k", "int"), ("v", "string")]
@@ -32,31 +32,9 @@ KV = [("k", "int"), ("v", "string")]
 #: Metastore backends the warehouse fixture runs on (``sqlite``, ``postgresql``).
 BACKENDS = [b for b in os.environ.get("ACID_TEST_COMPACTION_BACKENDS", "sqlite").split(",") if b]
 
-
-@pytest.fixture(params=BACKENDS)
-def wh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
-    """A warehouse in ``tmp_path`` (statements wait up to 10 s for locks), its metastore on
-    SQLite, or on a fresh PostgreSQL schema when ``ACID_TEST_COMPACTION_BACKENDS`` asks."""
-    url, cleanup = None, None
-    if request.param != "sqlite":
-        from acid_platform_tests.metastore.conftest import _fresh_namespace
-
-        url, cleanup = _fresh_namespace(request.param, tmp_path)
-    w = Warehouse.open(tmp_path / "wh", url, conf={"acid.lock.wait.timeout.s": "10"})
-    yield w
-    w.close()
-    if cleanup is not None:
-        cleanup()  # type: ignore[operator]
-
-
-def acid_dirs(path: str | Path) -> list[str]:
-    """Base/delta directory names directly under ``path``, sorted."""
-    return sorted(d for d in os.listdir(path) if d.startswith(("base_", "delta_", "delete_delta_")))
-
-
-def events(path: str | Path) -> list[dict[str, Any]]:
-    """The ACID events of one ORC bucket file, as dicts."""
-    return po.read_table(str(path)).to_pylist()
+#: A warehouse in ``tmp_path`` (statements wait up to 10 s for locks), its metastore on SQLite,
+#: or on a fresh PostgreSQL schema when ``ACID_TEST_COMPACTION_BACKENDS`` asks.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "10"}, backends=BACKENDS)
 
 
 def event_keys(path: str | Path) -> list[tuple[int, int, int, int, int]]:
@@ -94,7 +72,7 @@ def write_insert_delta(
     dir_path: str | Path,
     batches: Sequence[tuple[int, Sequence[tuple[int, str]]]],
     bucket_id: int = 0,
-    compression: str = "ZLIB",
+    compression: str = DEFAULT_COMPRESSION,
 ) -> Path:
     """Write ``bucket_N`` of an insert delta: for each (write id, rows) one run of insert events
     (streaming-style when several write ids share the file). Rows are (k, v)."""

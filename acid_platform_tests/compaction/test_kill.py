@@ -24,8 +24,9 @@ from acid_platform.compaction.hooks import (
     PAUSE_FILE_ENV,
     WORKER_STEPS,
 )
+from acid_platform_tests.helpers import acid_dirs
 
-from .conftest import KV, acid_dirs, table_rows
+from .conftest import KV, table_rows
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

@@ -22,12 +22,11 @@ from acid_platform.format import (
     decode_bucket,
     encode_bucket,
 )
+from acid_platform_tests.helpers import acid_dirs, events
 
 from .conftest import (
     KV,
-    acid_dirs,
     event_keys,
-    events,
     kv_schema,
     streaming_batch,
     table_rows,

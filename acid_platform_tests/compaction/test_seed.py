@@ -7,8 +7,9 @@ from pathlib import Path
 
 from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner, show_compactions
+from acid_platform_tests.helpers import acid_dirs, events
 
-from .conftest import EMPLOYEE, acid_dirs, event_keys, events, table_rows
+from .conftest import EMPLOYEE, event_keys, table_rows
 
 ROWS = [
     {"id": 1, "name": "Jerry", "salary": 5000},

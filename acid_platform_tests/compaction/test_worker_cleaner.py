@@ -24,10 +24,10 @@ from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.errors import CompactionError
 from acid_platform.format import ValidCompactorWriteIdList
 from acid_platform.table.schema import data_schema
+from acid_platform_tests.helpers import acid_dirs
 
 from .conftest import (
     KV,
-    acid_dirs,
     snapshot_rows,
     streaming_batch,
     table_rows,

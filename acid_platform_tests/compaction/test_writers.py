@@ -10,8 +10,9 @@ import pytest
 from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner
 from acid_platform.compaction.hooks import on_checkpoint
+from acid_platform_tests.helpers import acid_dirs
 
-from .conftest import KV, acid_dirs, table_rows
+from .conftest import KV, table_rows
 
 
 def _by_key(wh: Warehouse) -> dict[int, tuple[str, tuple[int, int, int]]]:

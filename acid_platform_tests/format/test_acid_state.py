@@ -26,7 +26,6 @@ from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.write_id_list import ValidCompactorWriteIdList, ValidWriteIdList
 
 MAX = 2**63 - 1
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "hive_written"
 COMPACTED = {"thisFileVersion": "0", "dataFormat": "compacted"}
 RAW = {"thisFileVersion": "0", "dataFormat": "raw"}
 
@@ -800,16 +799,8 @@ def test_list_partition_dirs(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- Hive-written tables
 
 
-@pytest.fixture(scope="module")
-def fixtures() -> Path:
-    assert FIXTURES.is_dir(), (
-        f"Hive-written fixtures not found at {FIXTURES} (shared/ beside the repo)"
-    )
-    return FIXTURES
-
-
-def test_hive_written_table_deltas(fixtures: Path) -> None:
-    table = fixtures / "apache-hive" / "test_hcube_2.db" / "tbl1"
+def test_hive_written_table_deltas(hive_fixtures: Path) -> None:
+    table = hive_fixtures / "apache-hive" / "test_hcube_2.db" / "tbl1"
     state = acid_state(table, w("test_hcube_2.tbl1:3:9223372036854775807::"))
     assert names(state.deltas) == [
         "delta_0000001_0000001_0000",
@@ -822,8 +813,8 @@ def test_hive_written_table_deltas(fixtures: Path) -> None:
     assert len(older.deltas) == 2
 
 
-def test_hive_written_replication_dump_partitions(fixtures: Path) -> None:
-    table = fixtures / "apache-hive" / "repl_dump" / "hive" / "test_hcube_2" / "tbl6"
+def test_hive_written_replication_dump_partitions(hive_fixtures: Path) -> None:
+    table = hive_fixtures / "apache-hive" / "repl_dump" / "hive" / "test_hcube_2" / "tbl6"
     partitions = list_partition_dirs(table, ["fld1"])
     assert [name for name, _ in partitions] == ["fld1=1", "fld1=2"]
     for _, path in partitions:
@@ -831,8 +822,8 @@ def test_hive_written_replication_dump_partitions(fixtures: Path) -> None:
         assert names(state.deltas) == ["delta_0000001_0000001_0000"]
 
 
-def test_hive_written_converted_table(fixtures: Path) -> None:
-    table = fixtures / "trino" / "dummy_id_data_orc"
+def test_hive_written_converted_table(hive_fixtures: Path) -> None:
+    table = hive_fixtures / "trino" / "dummy_id_data_orc"
     state = acid_state(table, w(f"t:10000001:{MAX}::"))
     assert [(f.name, f.bucket_id) for f in state.original_files] == [
         ("000000_0", 0),
@@ -844,15 +835,15 @@ def test_hive_written_converted_table(fixtures: Path) -> None:
     assert names(state.delete_deltas) == ["delete_delta_10000001_10000001_0000"]
 
 
-def test_hive_written_delete_deltas(fixtures: Path) -> None:
+def test_hive_written_delete_deltas(hive_fixtures: Path) -> None:
     # delete_delta_4_4 (minor-compacted naming) sorts before and shadows delete_delta_4_4_0
-    state = acid_state(fixtures / "trino" / "fullacid_delete_delta_test", w(f"t:10:{MAX}::"))
+    state = acid_state(hive_fixtures / "trino" / "fullacid_delete_delta_test", w(f"t:10:{MAX}::"))
     assert names(state.deltas) == [
         "delete_delta_0000004_0000004",
         "delete_delta_0000007_0000007_0000",
     ]
     assert names(state.obsolete) == ["delete_delta_0000004_0000004_0000"]
-    nation = fixtures / "trino" / "nation_delete_deltas"
+    nation = hive_fixtures / "trino" / "nation_delete_deltas"
     assert len(acid_state(nation, w(f"t:4:{MAX}::")).delete_deltas) == 2
     assert names(acid_state(nation, w(f"t:3:{MAX}::")).deltas) == [
         "delete_delta_0000003_0000003_0000"

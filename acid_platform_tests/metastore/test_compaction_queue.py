@@ -11,9 +11,9 @@ from acid_platform.metastore import (
     CompactionState,
     Metastore,
 )
+from acid_platform_tests.helpers import make_table
 
 from .conftest import FakeClock
-from .test_txns import make_table
 
 
 def run_to_ready(ms: Metastore, cq_id: int, highest_write_id: int) -> CompactionInfo:

@@ -8,8 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acid_platform.metastore import LockComponent, LockType, Metastore
+from acid_platform_tests.helpers import reset_store
 
-from .conftest import FakeClock, reset_store
+from .conftest import FakeClock
 
 TYPES = list(LockType)
 SCOPES: list[tuple[str, str | None, str | None]] = [

@@ -6,35 +6,24 @@ The whole suite also runs on it with ``ACID_TEST_BACKENDS=sqlite,postgresql,mysq
 
 from __future__ import annotations
 
-import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
 
 from acid_platform.errors import WriteConflictError
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
-
-from .conftest import MYSQL_URL
+from acid_platform_tests.helpers import fresh_namespace
 
 
 @pytest.fixture
-def mysql_url() -> object:
-    admin = create_engine(MYSQL_URL, isolation_level="AUTOCOMMIT")
-    name = f"acid_smoke_{uuid.uuid4().hex[:10]}"
+def mysql_url(tmp_path: Path) -> Iterator[str]:
+    """A fresh database on the machine's MariaDB (a missing server fails the test)."""
+    url, cleanup = fresh_namespace("mysql", tmp_path)
     try:
-        with admin.connect() as conn:
-            conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
-    except OperationalError as exc:  # the machine runs MariaDB: a missing server is a failure
-        admin.dispose()
-        pytest.fail(f"MariaDB/MySQL not reachable at {MYSQL_URL}: {exc.orig}")
-    try:
-        yield make_url(MYSQL_URL).set(database=name).render_as_string(hide_password=False)
+        yield url
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
-        admin.dispose()
+        cleanup()
 
 
 def test_mysql_end_to_end(mysql_url: str) -> None:

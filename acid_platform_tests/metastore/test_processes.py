@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
+from acid_platform_tests.helpers import fresh_namespace, make_table
 
 from . import workers
-from .test_txns import make_table
 
 PROCESSES = 8
 
@@ -121,14 +121,12 @@ def test_transfers_keep_the_total(pool: Pool, ms: Metastore, url: str) -> None:
 def test_first_use_from_many_processes_creates_the_schema_once(
     pool: Pool, tmp_path: Path, backend: str
 ) -> None:
-    from .conftest import _fresh_namespace
-
-    url, cleanup = _fresh_namespace(backend, tmp_path)
+    url, cleanup = fresh_namespace(backend, tmp_path)
     try:
         results = pool.starmap(workers.first_use, [(url, w) for w in range(PROCESSES)])
         assert sorted(r["txn"] for r in results) == list(range(1, PROCESSES + 1))
     finally:
-        cleanup()  # type: ignore[operator]
+        cleanup()
 
 
 def test_killed_process_txn_times_out_and_its_locks_go(

@@ -15,25 +15,10 @@ from acid_platform.metastore import (
     LockComponent,
     LockType,
     Metastore,
-    TableSpec,
 )
+from acid_platform_tests.helpers import make_table
 
 from .conftest import FakeClock
-
-
-def make_table(ms: Metastore, db: str = "db", name: str = "t", partitioned: bool = False) -> None:
-    if db not in ms.list_databases():
-        ms.create_database(db)
-    ms.create_table(
-        TableSpec(
-            db,
-            name,
-            (("id", "int"),),
-            partition_columns=(("p", "string"),) if partitioned else (),
-            location=f"/wh/{db}/{name}",
-            properties={"transactional": "true"},
-        )
-    )
 
 
 def test_txn_ids_start_at_one_and_are_consecutive(ms: Metastore) -> None:

@@ -6,8 +6,7 @@ import pytest
 
 from acid_platform.errors import TxnAbortedError, WriteConflictError
 from acid_platform.metastore import LockComponent, LockType, Metastore
-
-from .test_txns import make_table
+from acid_platform_tests.helpers import make_table
 
 CASES = [
     ("update", "update", True),

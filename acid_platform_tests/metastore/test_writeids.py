@@ -13,8 +13,7 @@ from acid_platform.errors import (
 )
 from acid_platform.format.write_id_list import ValidWriteIdList
 from acid_platform.metastore import Metastore
-
-from .test_txns import make_table
+from acid_platform_tests.helpers import make_table
 
 
 def test_write_ids_are_per_table_consecutive_and_one_per_txn(ms: Metastore) -> None:

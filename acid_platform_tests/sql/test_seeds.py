@@ -11,7 +11,7 @@ import pytest
 from acid_platform import Warehouse
 from acid_platform.errors import NoSuchObjectError, UnknownColumnError, UnsupportedOperationError
 from acid_platform.sql import SqlSession
-from acid_platform_tests.sql.conftest import acid_dirs, data_files
+from acid_platform_tests.helpers import acid_dirs, data_files
 
 SEED_000_SETUP = """
 CREATE TABLE employee (id int, name string, salary int)

@@ -25,7 +25,7 @@ from acid_platform.errors import (
 from acid_platform.metastore.show import SHOW_LOCKS_COLUMNS, SHOW_TRANSACTIONS_COLUMNS
 from acid_platform.sql import SqlSession
 from acid_platform.table import TableWarehouse
-from acid_platform_tests.sql.conftest import acid_dirs, data_files
+from acid_platform_tests.helpers import acid_dirs, data_files
 
 EMPLOYEE = """
 CREATE TABLE employee (id int NOT NULL, name string, salary int)

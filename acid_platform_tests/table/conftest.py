@@ -2,32 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
+from acid_platform_tests.helpers import warehouse_fixture
 
-import pyarrow.orc as po
-import pytest
-
-from acid_platform import Warehouse
-
-
-@pytest.fixture
-def wh(tmp_path: Path) -> Iterator[Warehouse]:
-    """A warehouse in ``tmp_path`` with a short lock wait."""
-    w = Warehouse.open(tmp_path / "wh", conf={"acid.lock.wait.timeout.s": "0"})
-    yield w
-    w.close()
-
-
-def acid_dirs(path: str | Path) -> list[str]:
-    """The base/delta directory names directly under ``path``, sorted."""
-    return sorted(d for d in os.listdir(path) if d.startswith(("base_", "delta_", "delete_delta_")))
-
-
-def events(path: str | Path) -> list[dict[str, object]]:
-    """The ACID events of one ORC bucket file."""
-    return po.read_table(str(path)).to_pylist()
+#: A warehouse in ``tmp_path`` that does not wait for locks.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"})
 
 
 def rows_of(table: object, columns: list[str] | None = None) -> list[tuple[object, ...]]:

@@ -10,6 +10,7 @@ import pytest
 
 from acid_platform import Warehouse
 from acid_platform.errors import (
+    AlreadyExistsError,
     MetastoreError,
     NoSuchObjectError,
     NoSuchWarehouseError,
@@ -96,9 +97,9 @@ def test_open_without_create_needs_an_existing_warehouse(tmp_path: Path) -> None
 
 def test_open_without_create_checks_the_metastore_belongs_to_the_path(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'shared.db'}"
-    with pytest.raises(NoSuchWarehouseError, match="holds none"):
+    with pytest.raises(NoSuchWarehouseError, match="its metastore holds none"):
         Warehouse.open(tmp_path / "a", url, create=False)
     Warehouse.open(tmp_path / "a", url).close()
     Warehouse.open(tmp_path / "a", url, create=False).close()
-    with pytest.raises(NoSuchWarehouseError, match=f"belongs to the warehouse at {tmp_path / 'a'}"):
+    with pytest.raises(AlreadyExistsError, match=f"holds the warehouse at {tmp_path / 'a'}, not"):
         Warehouse.open(tmp_path / "b", url, create=False)

@@ -7,28 +7,23 @@ transfer — and only those — shows in the balances (no lost update, no partia
 ROW__IDs are unique. Half the processes speak HiveQL, half the Python API
 (``with wh.transaction()``).
 
-The metastore lives in a fresh PostgreSQL schema per test (``ACID_TEST_PG_URL``, default
-``postgresql+psycopg://postgres@127.0.0.1:5432/test``); an unreachable server fails the test.
+The metastore lives in a fresh PostgreSQL schema per test (the server at ``ACID_TEST_PG_URL``);
+an unreachable server fails the test.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
 
 from acid_platform import Warehouse
+from acid_platform_tests.helpers import fresh_namespace
 from acid_platform_tests.table import workers
 
-PG_URL = os.environ.get("ACID_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 PROCESSES = 8
 TRANSFERS = 3  # per process
 ACCOUNTS = 10
@@ -37,23 +32,13 @@ MAX_ATTEMPTS = 200
 
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
+def pg_url(tmp_path: Path) -> Iterator[str]:
     """A metastore URL on a new, empty PostgreSQL schema (dropped afterwards)."""
-    schema = f"acid_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    url, cleanup = fresh_namespace("postgresql", tmp_path)
     try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    except OperationalError as exc:
-        admin.dispose()
-        pytest.fail(f"PostgreSQL at {PG_URL} is unreachable (set ACID_TEST_PG_URL): {exc}")
-    url = make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
+        yield url
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        admin.dispose()
+        cleanup()
 
 
 def test_concurrent_transfers_lose_no_update(tmp_path: Path, pg_url: str) -> None:

@@ -334,7 +334,7 @@ def _sort_key(t: tuple[Any, ...]) -> tuple[Any, ...]:
 # --------------------------------------------------------------------------- the test
 
 
-def _run_episode(wh: Warehouse, name: str, rng: random.Random, statements: int) -> None:
+def run_episode(wh: Warehouse, name: str, rng: random.Random, statements: int) -> None:
     table = wh.create_table(
         name, COLS, partition_columns=[("p", "int")], bucket_columns=["id"], num_buckets=BUCKETS
     )
@@ -390,7 +390,7 @@ def test_random_statements_match_the_oracle(tmp_path: Path, seed: int) -> None:
         episode = 0
         while total > 0:
             n = min(EPISODE, total)
-            _run_episode(wh, f"t{episode}", rng, n)
+            run_episode(wh, f"t{episode}", rng, n)
             total -= n
             episode += 1
     finally:

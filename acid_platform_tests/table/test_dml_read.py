@@ -274,7 +274,7 @@ def test_random_statements_match_the_oracle_with_two_phase_reads_and_threads(
 ) -> None:
     """The differential test's random statements (partitioned, bucketed table), with every target
     read in two phases and every stripe decoded as parallel column groups."""
-    from acid_platform_tests.table.test_differential import _run_episode
+    from acid_platform_tests.table.test_differential import run_episode
 
     monkeypatch.setattr(dml_read, "SMALL_TARGET_BYTES", -1)
     monkeypatch.setenv("ACID_READ_THREADS", "2")
@@ -285,6 +285,6 @@ def test_random_statements_match_the_oracle_with_two_phase_reads_and_threads(
     )
     try:
         for episode in range(3):
-            _run_episode(wh, f"t{episode}", rng, 40)
+            run_episode(wh, f"t{episode}", rng, 40)
     finally:
         wh.close()

@@ -11,7 +11,8 @@ import pytest
 
 from acid_platform import Warehouse
 from acid_platform.format import bucket_for, decode_bucket
-from acid_platform_tests.table.conftest import acid_dirs, events, rows_of
+from acid_platform_tests.helpers import acid_dirs, events
+from acid_platform_tests.table.conftest import rows_of
 
 SALES = [("id", "int"), ("amount", "bigint"), ("note", "string")]
 

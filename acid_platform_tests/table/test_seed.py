@@ -6,7 +6,7 @@ from pathlib import Path
 
 from acid_platform import Warehouse
 from acid_platform.table import lit
-from acid_platform_tests.table.conftest import acid_dirs, events
+from acid_platform_tests.helpers import acid_dirs, events
 
 EMPLOYEE = [("id", "int"), ("name", "string"), ("salary", "int")]
 ROWS = [

@@ -17,7 +17,8 @@ from acid_platform.errors import (
 from acid_platform.metastore import TxnState
 from acid_platform.table import lit
 from acid_platform.table.writes import EventSink
-from acid_platform_tests.table.conftest import acid_dirs, rows_of
+from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.table.conftest import rows_of
 
 COLS = [("id", "int"), ("v", "string")]
 

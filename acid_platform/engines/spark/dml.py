@@ -47,7 +47,7 @@ from pyspark.sql.types import IntegerType, StructField, StructType
 from sqlglot import exp
 
 from acid_platform import errors
-from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, hive_buckets
+from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport
 from acid_platform.engines.spark.options import table_location
 from acid_platform.engines.spark.plans import PlanViews, broadcast_threshold, estimated_bytes
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
@@ -56,6 +56,7 @@ from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml_output import assemble
+from acid_platform.table.event_layout import hive_buckets
 from acid_platform.table.schema import (
     check_not_null,
     convert_column,

@@ -35,7 +35,7 @@ from sqlglot import exp
 
 from acid_platform.engines.spark.datasource import AcidDataSource
 from acid_platform.engines.spark.dml import Source, run_dml, task_error
-from acid_platform.engines.spark.files import TaskReport, hive_buckets
+from acid_platform.engines.spark.files import TaskReport
 from acid_platform.engines.spark.options import warehouse_options
 from acid_platform.engines.spark.plans import plan_frame
 from acid_platform.engines.spark.writer import InsertJob, write_rows
@@ -45,6 +45,7 @@ from acid_platform.format.fs import join
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml import MatchCount
+from acid_platform.table.event_layout import hive_buckets
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.partitions import partition_path
 from acid_platform.table.schema import conform, table_schema, to_arrow

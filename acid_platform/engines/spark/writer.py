@@ -40,12 +40,11 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import SourceOptions, open_metastore, table_location
 from acid_platform.errors import TxnAbortedError, UnknownColumnError, UnsupportedOperationError
-from acid_platform.format import base_dir_name, write_acid_version_file
-from acid_platform.format.fs import join
 from acid_platform.metastore.model import LockComponent, OperationType, TableSpec
+from acid_platform.table.event_layout import INSERT, EventLayout
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
 from acid_platform.table.transaction import Heartbeat, insert_lock_type, write_lock_type
-from acid_platform.table.writes import split_by_partition
+from acid_platform.table.writes import WriteMetrics, split_by_partition
 
 log = logging.getLogger(__name__)
 
@@ -181,8 +180,11 @@ def commit_insert(options: SourceOptions, job: InsertJob, reports: Sequence[Task
         if job.overwrite and not spec.partition_columns and not reports_files(reports):
             # an empty INSERT OVERWRITE still replaces everything: an empty base says so
             location = table_location(spec.location)
-            write_acid_version_file(
-                join(location.path, base_dir_name(job.write_id)), location.filesystem
+            layout = EventLayout.of(spec, location.filesystem)
+            layout.create_dir(
+                layout.statement_dir(
+                    location.path, INSERT, job.write_id, job.statement, overwrite=True
+                )
             )
         ms.commit_txn(job.txn_id)
     except BaseException:
@@ -261,6 +263,7 @@ def _write_metrics(
 ) -> None:
     assert options.metrics_path is not None
     files = reports_files(reports)
+    written = WriteMetrics.from_files(files)
     metrics: Mapping[str, Any] = {
         "table": job.spec.full_name,
         "txn_id": job.txn_id,
@@ -268,8 +271,8 @@ def _write_metrics(
         "committed": committed,
         "overwrite": job.overwrite,
         "num_inserted_rows": sum(n for r in reports for _, n in r.counts),
-        "files_written": len(files),
-        "bytes_written": sum(f.bytes for f in files),
+        "files_written": len(written.files),
+        "bytes_written": written.bytes_written,
         "files": [asdict(f) for f in files],
         "tasks": [asdict(r.task) for r in reports],
         "committed_by": {"host": socket.gethostname(), "pid": os.getpid()},

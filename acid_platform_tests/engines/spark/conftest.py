@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
-from acid_platform import Warehouse
 from acid_platform.engines.spark import SparkEngine
+from acid_platform_tests.helpers import warehouse_fixture
 
 
 @pytest.fixture(scope="session")
@@ -45,13 +44,8 @@ def engine(spark: SparkSession) -> SparkEngine:
     return SparkEngine(spark)
 
 
-@pytest.fixture
-def wh(tmp_path: Path, spark: SparkSession) -> Iterator[Warehouse]:
-    """A fresh warehouse registered as the ``acid`` source."""
-    warehouse = Warehouse.open(tmp_path / "wh")
-    warehouse.register_spark(spark)
-    yield warehouse
-    warehouse.close()
+#: A fresh warehouse registered as the ``acid`` source.
+wh = warehouse_fixture(spark=True)
 
 
 def rows_of(table: pa.Table, key: str = "id") -> list[dict[str, Any]]:

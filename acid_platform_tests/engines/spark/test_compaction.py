@@ -30,7 +30,6 @@ from acid_platform.compaction import (
     run_cleaner,
     run_worker,
 )
-from acid_platform.compaction.context import table_row_schema
 from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.engines.spark import SparkCompactionExecutor, compaction_router
 from acid_platform.engines.spark.compaction import (
@@ -41,6 +40,7 @@ from acid_platform.engines.spark.compaction import (
 from acid_platform.errors import CompactionError
 from acid_platform.format import ValidCompactorWriteIdList
 from acid_platform.table import Table
+from acid_platform.table.schema import data_schema
 
 COLUMNS = [("id", "int"), ("v", "string"), ("n", "bigint")]
 PARTS = [("p", "int")]
@@ -242,7 +242,7 @@ def test_rerunning_a_plan_overwrites_what_an_earlier_attempt_left(
         executor = SparkCompactionExecutor(spark)
         for partition, files in (("p=1", 2), ("p=2", 0)):
             path = str(Path(spec.location) / partition)
-            request = RewriteRequest("major", path, ids, txns, 999, table_row_schema(spec))
+            request = RewriteRequest("major", path, ids, txns, 999, data_schema(spec))
             plan = plan_rewrite(request)
             assert len(plan.tasks) == 2
             first = executor.execute(plan)

@@ -1,0 +1,25 @@
+"""``acid``: the command line of acid_platform.
+
+* ``acid init PATH`` creates a warehouse (the other commands refuse a path that holds none);
+* ``acid sql -w WAREHOUSE -e "STATEMENT"`` (or ``-f script.sql``, ``-f -`` for stdin) runs HiveQL
+  and prints query results as a table, or as ``--format json|csv``;
+* ``acid show transactions|locks|compactions -w WAREHOUSE``;
+* ``acid demo`` walks through the seed example (INSERT, UPDATE, MERGE) on a fresh warehouse and
+  shows the directories written and the rows under two snapshots;
+* ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner;
+  ``acid initiate`` queues what needs compacting; ``acid worker`` works the compaction queue
+  (``--spark-master URL``: large partitions on Spark).
+
+Query rows go to stdout; status lines and notes to stderr (the demo prints everything to stdout).
+A user error (any :class:`~acid_platform.errors.AcidError`) prints one red line (plus the quoted
+source line of a syntax error) and exits with status 1; no traceback.
+
+Modules: :mod:`.commands` (the typer app), :mod:`.options` (shared options, opening a
+warehouse), :mod:`.output` (printing), :mod:`.demo`.
+"""
+
+from __future__ import annotations
+
+from acid_platform.cli.commands import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,5 @@
+"""``python -m acid_platform.cli``: the ``acid`` command."""
+
+from acid_platform.cli.commands import main
+
+main()

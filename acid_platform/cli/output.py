@@ -1,0 +1,135 @@
+"""How ``acid`` prints: query rows (a table, JSON or CSV), statement status lines, user errors.
+
+Query rows go to stdout. Status lines (``OK …``, notes, row counts) go to the console a command
+chooses: stderr for ``acid sql`` (so that its stdout is only the rows), stdout for the demo (whose
+output is one story). A user error (any :class:`~acid_platform.errors.AcidError`) prints one red
+line (plus the quoted source line of a syntax error) on stderr and exits with status 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pyarrow as pa
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from acid_platform.errors import AcidError, SqlSyntaxError
+from acid_platform.sql.display import hive_text, rows_as_json, rows_as_text
+from acid_platform.sql.results import StatementResult
+
+#: Query rows (and everything the demo prints).
+out = Console(highlight=False, soft_wrap=False)
+#: Status lines of the other commands, and errors.
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class OutputFormat(enum.StrEnum):
+    """How query results are printed."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def print_result(
+    result: StatementResult, output: OutputFormat, status: Console | None = None
+) -> None:
+    """Print one statement's result: its rows to stdout, its notes and status line to
+    ``status`` (default: stderr)."""
+    status = status or err
+    for note in result.notes:
+        status.print(f"[yellow]note:[/] {escape(note)}")
+    if not result.is_query or result.table.num_columns == 0:
+        status.print(f"[green]OK[/] {escape(result.message or '')}")
+        return
+    print_table(result.table, output)
+    if output is OutputFormat.table:
+        status.print(f"[dim]{result.table.num_rows} row(s)[/]")
+
+
+def print_table(
+    table: pa.Table, output: OutputFormat = OutputFormat.table, title: str | None = None
+) -> None:
+    """Print query rows to stdout in ``output`` format (Hive's text for each value)."""
+    if output is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows_as_json(table), ensure_ascii=False) + "\n")
+        return
+    if output is OutputFormat.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(table.column_names)
+        writer.writerows(rows_as_text(table))
+        return
+    if _natural_width(table) > out.width:
+        _print_records(table, title)
+        return
+    rich_table = RichTable(title=title, title_justify="left", header_style="bold")
+    for name in table.column_names:
+        rich_table.add_column(escape(name), overflow="fold")
+    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    for r in range(table.num_rows):
+        rich_table.add_row(
+            *("[dim]NULL[/]" if col[r] is None else escape(hive_text(col[r])) for col in columns)
+        )
+    out.print(rich_table)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn an :class:`~acid_platform.errors.AcidError` into one red line and exit status 1."""
+    try:
+        yield
+    except SqlSyntaxError as exc:
+        first, *rest = str(exc).splitlines()
+        err.print(f"[bold red]error:[/] [red]{escape(first)}[/]")
+        for line in rest:
+            err.print(escape(line))
+        raise typer.Exit(1) from None
+    except AcidError as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        err.print(f"[bold red]error:[/] [red]{escape(type(exc).__name__)}: {escape(message)}[/]")
+        raise typer.Exit(1) from None
+
+
+def _cells(table: pa.Table) -> list[list[str | None]]:
+    """Hive's text of every value, column by column (``None`` for NULL)."""
+    return [
+        [None if v is None else hive_text(v) for v in table.column(i).to_pylist()]
+        for i in range(table.num_columns)
+    ]
+
+
+def _natural_width(table: pa.Table) -> int:
+    """How wide the boxed table would be with no column wrapped."""
+    widths = [
+        max([len(name), 4, *(len(v) for v in col if v is not None)])
+        for name, col in zip(table.column_names, _cells(table), strict=True)
+    ]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _print_records(table: pa.Table, title: str | None) -> None:
+    """Too wide for the terminal: one ``name | value`` block per row (psql's expanded mode)."""
+    if title:
+        out.print(f"[bold]{escape(title)}[/]")
+    cells = _cells(table)
+    for r in range(table.num_rows):
+        block = RichTable(
+            title=f"-[ RECORD {r + 1} ]-", title_justify="left", show_header=False, box=None
+        )
+        block.add_column(style="bold", no_wrap=True)
+        block.add_column(overflow="fold")
+        for name, col in zip(table.column_names, cells, strict=True):
+            value = col[r]
+            block.add_row(escape(name), "[dim]NULL[/]" if value is None else escape(value))
+        out.print(block)
+
+
+__all__ = ["OutputFormat", "err", "out", "print_result", "print_table", "user_errors"]

@@ -1,0 +1,190 @@
+"""What the tests share: where the fixtures and the database servers are, a fresh warehouse or
+metastore namespace per test, and ways to look at what a table left on disk.
+
+Conftests build their fixtures from these; tests import them from here (never from another
+test module or a conftest of another package).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow.orc as po
+import pytest
+from sqlalchemy import create_engine, delete, text, update
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import OperationalError
+
+from acid_platform import Warehouse
+from acid_platform.metastore import Metastore, TableSpec
+from acid_platform.metastore.schema import acid_sequences, metadata
+
+#: The Hive- and Trino-written tables the conformance tests read (see ``fixtures/NOTICE``).
+HIVE_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hive_written"
+
+#: Where the PostgreSQL tests find their server; ``scripts/with-postgres`` exports it after
+#: starting a throwaway server when nothing answers at the default.
+PG_URL_ENV = "ACID_TEST_PG_URL"
+DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+PG_URL = os.environ.get(PG_URL_ENV, DEFAULT_PG_URL)
+MYSQL_URL = os.environ.get("ACID_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
+
+ACID_DIR_PREFIXES = ("base_", "delta_", "delete_delta_")
+
+_engines: dict[str, Engine] = {}
+
+
+# --------------------------------------------------------------------------- metastore databases
+
+
+def fresh_namespace(backend: str, tmp: Path) -> tuple[str, Callable[[], None]]:
+    """A new empty metastore database: (url, cleanup). SQLite is a file in ``tmp``; PostgreSQL
+    a uniquely named schema and MySQL a uniquely named database, dropped by ``cleanup``. An
+    unreachable server fails the test (it is never skipped)."""
+    name = f"acid_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
+    if backend == "sqlite":
+        return f"sqlite:///{tmp / '_metastore.db'}", lambda: None
+    if backend == "postgresql":
+        return _server_namespace(
+            PG_URL,
+            f'CREATE SCHEMA "{name}"',
+            f'DROP SCHEMA IF EXISTS "{name}" CASCADE',
+            {"options": f"-csearch_path={name}"},
+            None,
+        )
+    if backend == "mysql":
+        return _server_namespace(
+            MYSQL_URL,
+            f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4",
+            f"DROP DATABASE IF EXISTS `{name}`",
+            {},
+            name,
+        )
+    raise ValueError(f"unknown test backend {backend!r}")
+
+
+def _server_namespace(
+    server_url: str, create: str, drop: str, query: dict[str, str], database: str | None
+) -> tuple[str, Callable[[], None]]:
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(create))
+    except OperationalError as exc:  # a missing server fails the test, it is never skipped
+        admin.dispose()
+        hint = (
+            f"set {PG_URL_ENV} or run the tests under scripts/with-postgres"
+            if server_url == PG_URL
+            else "set ACID_TEST_MYSQL_URL"
+        )
+        pytest.fail(f"no database server answers at {server_url} ({hint}): {exc.orig}")
+    url = make_url(server_url).update_query_dict(query)
+    if database is not None:
+        url = url.set(database=database)
+    rendered = url.render_as_string(hide_password=False)
+
+    def cleanup() -> None:
+        engine = _engines.pop(rendered, None)
+        if engine is not None:
+            engine.dispose()
+        with admin.connect() as conn:
+            conn.execute(text(drop))
+        admin.dispose()
+
+    return rendered, cleanup
+
+
+def reset_store(url: str) -> None:
+    """Empty every metastore table and restart the id sequences at 1."""
+    if url not in _engines:
+        _engines[url] = create_engine(url)
+    with _engines[url].begin() as conn:
+        for table in reversed(metadata.sorted_tables):
+            if table is not acid_sequences:
+                conn.execute(delete(table))
+        conn.execute(update(acid_sequences).values(next_val=1))
+
+
+def make_table(ms: Metastore, db: str = "db", name: str = "t", partitioned: bool = False) -> None:
+    """Register a transactional table ``db.name`` (one int column ``id``) in ``ms``."""
+    if db not in ms.list_databases():
+        ms.create_database(db)
+    ms.create_table(
+        TableSpec(
+            db,
+            name,
+            (("id", "int"),),
+            partition_columns=(("p", "string"),) if partitioned else (),
+            location=f"/wh/{db}/{name}",
+            properties={"transactional": "true"},
+        )
+    )
+
+
+# --------------------------------------------------------------------------- warehouses
+
+
+@contextmanager
+def open_warehouse(
+    tmp_path: Path, conf: Mapping[str, str] | None = None, backend: str = "sqlite"
+) -> Iterator[Warehouse]:
+    """A warehouse in ``tmp_path / "wh"``, closed afterwards. On ``sqlite`` its metastore is the
+    file inside it; on another backend a fresh namespace of that server (dropped afterwards)."""
+    url, cleanup = (None, None) if backend == "sqlite" else fresh_namespace(backend, tmp_path)
+    warehouse = Warehouse.open(tmp_path / "wh", url, conf=conf)
+    try:
+        yield warehouse
+    finally:
+        warehouse.close()
+        if cleanup is not None:
+            cleanup()
+
+
+def warehouse_fixture(
+    *,
+    conf: Mapping[str, str] | None = None,
+    backends: Sequence[str] | None = None,
+    spark: bool = False,
+) -> Any:
+    """A ``wh`` fixture for a conftest: a fresh warehouse per test (see :func:`open_warehouse`).
+
+    ``backends`` parametrizes the metastore it runs on (default: SQLite only, unparametrized);
+    ``spark`` registers it with the session's ``spark`` fixture as the ``acid`` source."""
+
+    @pytest.fixture(name="wh", params=list(backends) if backends else None)
+    def wh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
+        with open_warehouse(tmp_path, conf, getattr(request, "param", "sqlite")) as warehouse:
+            if spark:
+                warehouse.register_spark(request.getfixturevalue("spark"))
+            yield warehouse
+
+    return wh
+
+
+# --------------------------------------------------------------------------- what is on disk
+
+
+def acid_dirs(path: str | Path) -> list[str]:
+    """The base/delta/delete_delta directory names directly under a table or partition, sorted."""
+    return sorted(d for d in os.listdir(path) if d.startswith(ACID_DIR_PREFIXES))
+
+
+def events(path: str | Path) -> list[dict[str, Any]]:
+    """The ACID events of one ORC bucket file, as dicts."""
+    return po.read_table(str(path)).to_pylist()
+
+
+def data_files(root: str | Path) -> set[str]:
+    """Every file and directory under a warehouse, relative to it (the metastore excluded)."""
+    out = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            if not rel.startswith("_metastore"):
+                out.add(rel)
+    return out
