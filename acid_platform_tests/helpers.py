@@ -7,6 +7,7 @@ test module or a conftest of another package).
 
 from __future__ import annotations
 
+import collections
 import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,6 +20,8 @@ import pytest
 from sqlalchemy import create_engine, delete, text, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
+from sqlglot.parser import Parser
+from sqlglot.tokens import Token
 
 from acid_platform import Warehouse
 from acid_platform.metastore import Metastore, TableSpec
@@ -188,3 +191,17 @@ def data_files(root: str | Path) -> set[str]:
             if not rel.startswith("_metastore"):
                 out.add(rel)
     return out
+
+
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
+    """From now on (for the test), count every sqlglot parse by the text parsed (its tokens,
+    joined by spaces): the SQL layer's statements, the table API's expressions and queries."""
+    parses: collections.Counter[str] = collections.Counter()
+    original = Parser.parse
+
+    def parse(self: Parser, raw_tokens: list[Token], sql: str | None = None) -> Any:
+        parses[" ".join(t.text for t in raw_tokens)] += 1
+        return original(self, raw_tokens, sql)
+
+    monkeypatch.setattr(Parser, "parse", parse)
+    return parses

@@ -139,7 +139,7 @@ def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
             out = engine.update(
                 table, {"ss_quantity": "ss_quantity + 1"}, f"ss_ticket_number % 1000 = {i}"
             )
-            results.setdefault("update_rows", []).append(out["num_updated_rows"])
+            results.setdefault("update_rows", []).append(out.rows_updated)
 
         def update_native(i: int) -> None:
             df = spark.read.orc(plain)
@@ -153,7 +153,7 @@ def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
 
         def delete_acid(i: int) -> None:
             out = engine.delete(table, f"ss_ticket_number % 100 = {10 + i}")
-            results.setdefault("delete_rows", []).append(out["num_deleted_rows"])
+            results.setdefault("delete_rows", []).append(out.rows_deleted)
 
         def delete_native(i: int) -> None:
             df = spark.read.orc(plain)
@@ -178,9 +178,7 @@ def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
                 .when_not_matched_insert_all()
                 .execute()
             )
-            results.setdefault("merge_rows", []).append(
-                [out["num_target_rows_updated"], out["num_target_rows_inserted"]]
-            )
+            results.setdefault("merge_rows", []).append([out.rows_updated, out.rows_inserted])
 
         def merge_native(i: int) -> None:
             df = spark.read.orc(plain)

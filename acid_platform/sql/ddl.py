@@ -220,10 +220,7 @@ def _create_table_as_select(
     except BaseException:
         session.warehouse.drop_table(name, if_exists=True)
         raise
-    inserted = (
-        metrics.get("rows_inserted", rows.num_rows) if isinstance(metrics, dict) else rows.num_rows
-    )
-    return empty_result(stmt, f"table {name} created with {inserted} row(s)", notes)
+    return empty_result(stmt, f"table {name} created with {metrics.rows_inserted} row(s)", notes)
 
 
 def _result_columns(rows: pa.Table, stmt: st.CreateTable) -> list[tuple[str, str]]:

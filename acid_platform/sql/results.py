@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from acid_platform.sql.statements import Statement
+from acid_platform.table.statement import StatementMetrics
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def rows_result(
 
 def metrics_result(
     statement: Statement,
-    metrics: Mapping[str, Any] | None,
+    metrics: StatementMetrics,
     message: str,
     table_location: str | None = None,
 ) -> StatementResult:
@@ -55,17 +56,15 @@ def metrics_result(
     The message gains the write id and the directories written, relative to the table
     (``inserted 3 row(s) into default.employee: write id 1, delta_0000001_0000001_0000``).
     """
-    metrics = dict(metrics or {})
     row = {
         k: (", ".join(map(str, v)) if isinstance(v, list | tuple) else v)
-        for k, v in metrics.items()
+        for k, v in metrics.as_dict().items()
     }
-    row = {k: v for k, v in row.items() if v is None or isinstance(v, str | int | float | bool)}
-    table = pa.Table.from_pylist([row]) if row else pa.table({})
+    table = pa.Table.from_pylist([row])
     details = []
-    if metrics.get("write_id") is not None:
-        details.append(f"write id {metrics['write_id']}")
-    dirs = [_relative(str(d), table_location) for d in metrics.get("dirs_written") or []]
+    if metrics.write_id is not None:
+        details.append(f"write id {metrics.write_id}")
+    dirs = [_relative(d, table_location) for d in metrics.dirs_written]
     details.extend(sorted(dirs))
     if details:
         message = f"{message}: {', '.join(details)}"

@@ -32,12 +32,12 @@ class Relation:
     """A table the query can read: its columns (SQL order) and how to scan it.
 
     ``scan(columns, filter, with_row_id)`` returns Arrow; ``columns=None`` means all, ``filter`` is
-    a Hive predicate over unqualified column names (or None).
+    a predicate (syntax tree) over unqualified column names, or None.
     """
 
     name: str
     columns: tuple[str, ...]
-    scan: Callable[[Sequence[str] | None, str | None, bool], pa.Table]
+    scan: Callable[[Sequence[str] | None, exp.Expr | None, bool], pa.Table]
     has_row_id: bool = True
 
 
@@ -256,7 +256,7 @@ _PUSHABLE = (
 )
 
 
-def _pushdown(query: exp.Expr, tables: list[exp.Table], relation: Relation) -> str | None:
+def _pushdown(query: exp.Expr, tables: list[exp.Table], relation: Relation) -> exp.Expr | None:
     """The simple WHERE conjuncts over only this table, for the scan to prune partitions/rows."""
     table = tables[0]
     select = table.parent.parent if isinstance(table.parent, exp.From) else None
@@ -285,8 +285,8 @@ def _pushdown(query: exp.Expr, tables: list[exp.Table], relation: Relation) -> s
         bare = conjunct.copy()
         for c in bare.find_all(exp.Column):
             c.set("table", None)
-        parts.append(bare.sql(dialect="hive"))
-    return " AND ".join(f"({p})" for p in parts) or None
+        parts.append(exp.paren(bare))
+    return exp.and_(*parts) if parts else None
 
 
 def _conjuncts(node: exp.Expr) -> list[exp.Expr]:

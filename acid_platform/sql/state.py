@@ -65,7 +65,7 @@ class SessionState:
             data = temp.data
 
             def scan_temp(
-                columns: Sequence[str] | None, _filter: str | None, _row_id: bool
+                columns: Sequence[str] | None, _filter: exp.Expr | None, _row_id: bool
             ) -> pa.Table:
                 return data if columns is None else data.select(list(columns))
 
@@ -79,7 +79,7 @@ class SessionState:
         spec = table.spec
         columns = tuple(c for c, _ in spec.columns) + tuple(c for c, _ in spec.partition_columns)
 
-        def scan(cols: Sequence[str] | None, predicate: str | None, row_id: bool) -> pa.Table:
+        def scan(cols: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool) -> pa.Table:
             return table.scan(
                 columns=None if cols is None else list(cols), filter=predicate, with_row_id=row_id
             )

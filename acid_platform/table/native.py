@@ -10,29 +10,29 @@ stay where they are (on Spark's executors) and the statement runs there::
     (wh.table("t").merge(spark_df, "t.id = s.id")  # planned here, run on Spark
        .when_matched_update_all().when_not_matched_insert_all().execute())
 
-A native engine runs the table layer's statements — the one DML plan, the same locks and
-transaction (``wh.transaction()`` included) — and only computes and writes rows its own way.
+A native engine runs the table layer's statements — the one DML plan, the one statement
+lifecycle (:mod:`.statement`: locks, transaction, ``wh.transaction()`` included, metrics) —
+and only computes and writes rows its own way.
 The table layer never imports one (engines sit above it): they register themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
 
-from acid_platform.metastore.model import LockComponent, TableSpec
+from acid_platform.metastore.model import TableSpec
 from acid_platform.table.dml import DmlPlan, MatchCount
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from acid_platform.table.table import Table
-    from acid_platform.table.transaction import Transaction
+from acid_platform.table.statement import WriteContext, WriteOutcome
 
 
 @runtime_checkable
 class NativeEngine(Protocol):
-    """What the table API asks of an engine that owns some kind of data (see module docs)."""
+    """What the table API asks of an engine that owns some kind of data (see module docs).
+
+    The statement lifecycle (:mod:`.statement`) stays in the table layer: the engine only
+    computes rows and writes files inside a :class:`~.statement.WriteContext`.
+    """
 
     #: The engine's name (one registered engine per name).
     name: str
@@ -47,32 +47,22 @@ class NativeEngine(Protocol):
         """The column names of one of its relations."""
         ...
 
-    def write(
-        self,
-        data: Any,
-        table: Table,
-        *,
-        mode: str = "append",
-        partition: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """INSERT INTO (``"append"``) / INSERT OVERWRITE (``"overwrite"``) ``table`` with the
-        rows of ``data`` as one statement; ``partition``: static partition values. Returns the
-        metrics ``Table.insert`` returns."""
+    def prepare_insert(
+        self, spec: TableSpec, data: Any, partition: Mapping[str, Any] | None
+    ) -> tuple[Any, str | None]:
+        """Check ``data`` against the table and add static partition values; returns the
+        relation to write and the static partition's name (when it names one whole partition)."""
         ...
 
-    def run_plan(
-        self,
-        table: Table,
-        spec: TableSpec,
-        plan: DmlPlan,
-        where: object = None,
-        *,
-        source: Any | Callable[[Transaction], pa.Table] | None = None,
-        lock_extra: Sequence[LockComponent] = (),
-    ) -> dict[str, Any]:
-        """Run a planned UPDATE / DELETE / MERGE as one statement; ``source`` is a relation of
-        the engine or a function computing the rows (Arrow) in the statement's transaction.
-        Returns the metrics ``Table._run_plan`` returns."""
+    def write_rows(self, ctx: WriteContext, relation: Any, overwrite: bool) -> WriteOutcome:
+        """INSERT (``base_w`` for INSERT OVERWRITE) the prepared relation's rows."""
+        ...
+
+    def write_plan(
+        self, ctx: WriteContext, plan: DmlPlan, source: Any, where: object = None
+    ) -> WriteOutcome:
+        """Run a planned UPDATE / DELETE / MERGE and write its events; ``source`` is a relation
+        of the engine or a function computing the rows (Arrow) in ``ctx.txn``."""
         ...
 
 
@@ -96,7 +86,7 @@ class NativeEngines:
             return None
         return next((e for e in self._engines if e.accepts(data)), None)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[NativeEngine]:
         return iter(list(self._engines))
 
     def __len__(self) -> int:

@@ -3,7 +3,7 @@
 >>> import tempfile
 >>> wh = TableWarehouse.open(tempfile.mkdtemp())
 >>> t = wh.create_table("employee", [("id", "int"), ("name", "string"), ("salary", "int")])
->>> t.insert([{"id": 1, "name": "Jerry", "salary": 5000}])["num_inserted_rows"]
+>>> t.insert([{"id": 1, "name": "Jerry", "salary": 5000}]).rows_inserted
 1
 >>> with wh.transaction():
 ...     _ = t.update({"salary": "salary + 1000"}, "id = 1")
@@ -25,9 +25,9 @@ not meant to be shared between threads (open one per thread; they can share the 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
-from typing import Self, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from typing import Self
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -49,12 +49,10 @@ from acid_platform.table.catalog_ops import (
 from acid_platform.table.engine import Engine
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
-from acid_platform.table.scan import Snapshot
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
+from acid_platform.table.statement import KnownPartitions, read_snapshot, statement_guard
 from acid_platform.table.table import Table
-from acid_platform.table.transaction import Heartbeat, OutdatedSnapshot, Transaction, conf_bool
-
-T = TypeVar("T")
+from acid_platform.table.transaction import Transaction
 
 #: Session settings and their defaults (Hive's where Hive has one).
 DEFAULT_CONF: Mapping[str, str] = {
@@ -70,7 +68,6 @@ DEFAULT_TABLE_PROPERTIES: Mapping[str, str] = {
     "transactional_properties": "default",
     "bucketing_version": "2",
 }
-_OUTDATED_RETRIES = 3
 
 
 class TableWarehouse(WarehouseCatalog):
@@ -99,7 +96,8 @@ class TableWarehouse(WarehouseCatalog):
         self.compaction_executor: Callable[[Mapping[str, str]], object] | None = None
         self.conf: dict[str, str] = dict(DEFAULT_CONF) | dict(conf or {})
         self._txn: Transaction | None = None
-        self._known_partitions: dict[str, set[str]] = {}
+        #: Partitions known to exist, per table (see :func:`.statement.register_partitions`).
+        self.known_partitions = KnownPartitions(self)
 
     @classmethod
     def open(
@@ -217,10 +215,10 @@ class TableWarehouse(WarehouseCatalog):
             self.metastore.drop_table(db, table)
             txn.commit()
         finally:
-            self._end_transaction(txn)
+            self.end_transaction(txn)
             if txn.is_open:
                 txn.abort()
-        self._known_partitions.pop(spec.full_name, None)
+        self.known_partitions.forget(spec.full_name)
         if purge:
             loc = resolve(spec.location, self.filesystem_for(spec.location))
             with suppress(FileNotFoundError):
@@ -237,16 +235,12 @@ class TableWarehouse(WarehouseCatalog):
 
         >>> # wh.query("SELECT dept, count(*) AS n FROM emp GROUP BY dept")
         """
-        with self._statement_guard():
+        with statement_guard(self):
             bound = bind_query(self, sql)
-            txn = self._txn
-            if txn is not None:
-                return bound.run(
-                    self,
-                    lambda spec: self._scan_in(spec, Snapshot(txn.valid_txns, txn.write_ids(spec))),
-                )
-            with self._read_snapshot(bound.tables) as snapshots:
-                return bound.run(self, lambda spec: self._scan_in(spec, snapshots[spec.full_name]))
+        with read_snapshot(self, bound.tables) as snapshots:
+            return bound.run(
+                self, lambda spec: Table(self, spec).scan_at(snapshots[spec.full_name])
+            )
 
     # ------------------------------------------------------------------ transactions
     def transaction(self) -> Transaction:
@@ -271,7 +265,7 @@ class TableWarehouse(WarehouseCatalog):
                 txn.check_open()
             txn.commit()
         finally:
-            self._end_transaction(txn)
+            self.end_transaction(txn)
 
     def rollback(self) -> None:
         """ROLLBACK the open transaction."""
@@ -279,7 +273,7 @@ class TableWarehouse(WarehouseCatalog):
         try:
             txn.abort()
         finally:
-            self._end_transaction(txn)
+            self.end_transaction(txn)
 
     @property
     def in_transaction(self) -> bool:
@@ -322,93 +316,8 @@ class TableWarehouse(WarehouseCatalog):
             return self._root.filesystem if location.startswith(self.root) else None
         return self._root.filesystem if "://" not in self.root else None
 
-    def _run_statement(self, run: Callable[[Transaction], T]) -> T:
-        txn = self._txn
-        if txn is not None:
-            txn.check_open()
-            try:
-                return run(txn)
-            except BaseException:
-                txn.abort()  # Hive: a failed statement aborts its multi-statement transaction
-                raise
-        for attempt in range(_OUTDATED_RETRIES + 1):
-            auto = Transaction(self)
-            try:
-                result = run(auto)
-            except OutdatedSnapshot:
-                auto.abort()
-                if attempt == _OUTDATED_RETRIES:
-                    raise
-                continue
-            except BaseException:
-                auto.abort()
-                raise
-            auto.commit()
-            return result
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    @contextmanager
-    def _statement_guard(self) -> Iterator[None]:
-        """Checks and planning of a statement: in a multi-statement transaction a failure here
-        aborts the transaction too (Hive aborts it on any failed statement)."""
-        txn = self._txn
-        if txn is None:
-            yield
-            return
-        txn.check_open()
-        try:
-            yield
-        except BaseException:
-            txn.abort()
-            raise
-
-    @contextmanager
-    def _read_snapshot(self, specs: Sequence[TableSpec]) -> Iterator[dict[str, Snapshot]]:
-        """One snapshot for reading ``specs`` outside a transaction, registered with the
-        cleaner as a reader lease (heartbeated) while it is in use."""
-        ms = self.metastore
-        lease: int | None = None
-        if conf_bool(self.conf, "acid.scan.read.lease"):
-            # The lease goes first, on a snapshot no newer than the one we read with: between the
-            # two calls the cleaner may run, and only a registered lease holds it back.
-            names = ", ".join(s.full_name for s in specs)
-            lease = ms.open_read_lease(ms.valid_txns(), agent_info=f"scan {names}"[:128])
-        valid_txns = ms.valid_txns()
-        snapshots = {
-            s.full_name: Snapshot(
-                valid_txns, ms.valid_write_ids(None, s.db, s.name, valid_txns=valid_txns)
-            )
-            for s in specs
-        }
-        if lease is None:
-            yield snapshots
-            return
-        lease_id = lease
-        beat = Heartbeat(lambda: ms.heartbeat_read_lease(lease_id), ms.txn_timeout_s / 2)
-        beat.start()
-        try:
-            yield snapshots
-        finally:
-            beat.stop()
-            ms.close_read_lease(lease_id)
-
-    def _scan_in(self, spec: TableSpec, snapshot: Snapshot) -> pa.Table:
-        return Table(self, spec)._scan(spec, snapshot, None, None, False, True)
-
-    def _register_partitions(self, txn: Transaction, spec: TableSpec, names: Sequence[str]) -> None:
-        if not spec.partition_columns:
-            return
-        known = self._known_partitions.get(spec.full_name)
-        if known is None:
-            known = self._known_partitions[spec.full_name] = set(
-                self.metastore.list_partitions(spec.db, spec.name)
-            )
-        for name in dict.fromkeys(names):
-            if name and name not in known:
-                self.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
-                known.add(name)
-
-    def _end_transaction(self, txn: Transaction) -> None:
+    def end_transaction(self, txn: Transaction) -> None:
+        """Forget ``txn`` as the open transaction (it committed or aborted)."""
         if self._txn is txn:
             self._txn = None
 

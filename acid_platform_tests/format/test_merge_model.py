@@ -130,8 +130,8 @@ def test_merge_on_read_matches_model(ops: list, snapshot: st.DataObject) -> None
         aborted_ids = {a for a in model.aborted if a <= hwm}
         min_open = min(open_ids) if open_ids else MAX
         text = f"db.t:{hwm}:{min_open}:{','.join(map(str, sorted(open_ids)))}:{','.join(map(str, sorted(aborted_ids)))}"
-        w = ValidWriteIdList.parse(text)
-        got = read_acid(root, w, with_row_id=True, schema=SCHEMA)
+        write_ids = ValidWriteIdList.parse(text)
+        got = read_acid(root, write_ids, with_row_id=True, schema=SCHEMA)
         actual = {
             (r["row__id"]["writeid"], r["row__id"]["bucketid"], r["row__id"]["rowid"]): [
                 r["k"],

@@ -170,7 +170,7 @@ def test_merge_cardinality_violation_writes_nothing(wh: Warehouse, t: Table) -> 
     # Hive's switch turns the check off: the row is then updated twice (two new versions).
     wh.conf["hive.merge.cardinality.check"] = "false"
     out = merger.execute()
-    assert out["num_target_rows_updated"] == 2
+    assert out.rows_updated == 2
     assert sorted(r["salary"] for r in t.scan().to_pylist() if r["id"] == 1) == [11, 12]
 
 

@@ -26,6 +26,7 @@ from acid_platform import Warehouse
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import bucket_for, decode_bucket
 from acid_platform.table import Table, lit
+from acid_platform.table.statement import StatementMetrics
 
 Row = dict[str, Any]
 Pred = Callable[..., bool | None]
@@ -80,8 +81,8 @@ def _atom(rng: random.Random, q: str = "") -> Predicate:
     if kind == 3:
         return Predicate(f"{q}s IS NULL", lambda row: row["s"] is None)
     if kind == 4:
-        x = rng.choice("ab")
-        return Predicate(f"{q}s = '{x}'", lambda row: _cmp(row["s"], x, lambda a, b: a == b))
+        c = rng.choice("ab")
+        return Predicate(f"{q}s = '{c}'", lambda row: _cmp(row["s"], c, lambda a, b: a == b))
     return Predicate(f"{q}p IS NULL", lambda row: row["p"] is None)
 
 
@@ -153,14 +154,14 @@ class Model:
         for r in hit:
             r["v"] = None if r["v"] is None else r["v"] + k
             r["s"] = new_s
-        assert out["num_updated_rows"] == len(hit), pred.sql
+        assert out.rows_updated == len(hit), pred.sql
 
     def delete(self) -> None:
         pred = _predicate(self.rng)
         out = self.table.delete(pred.sql)
         before = len(self.rows)
         self.rows = [r for r in self.rows if pred.fn(r) is not True]
-        assert out["num_deleted_rows"] == before - len(self.rows), pred.sql
+        assert out.rows_deleted == before - len(self.rows), pred.sql
 
     def merge(self) -> None:
         rng = self.rng
@@ -250,7 +251,7 @@ class Model:
         clauses: list[Any],
         source: list[Row],
         matches: dict[int, list[Row]],
-        out: dict[str, Any],
+        out: StatementMetrics,
     ) -> None:
         def fires(pred: Predicate | None, negated: Predicate | None, row: Row) -> bool:
             ok: bool | None = True if pred is None else pred.fn(row)
@@ -292,9 +293,9 @@ class Model:
                     break
         self.rows = new_rows
         assert (
-            out["num_target_rows_updated"],
-            out["num_target_rows_deleted"],
-            out["num_target_rows_inserted"],
+            out.rows_updated,
+            out.rows_deleted,
+            out.rows_inserted,
         ) == (
             counts["updated"],
             counts["deleted"],

@@ -106,7 +106,7 @@ def test_plan_names_probe_and_columns_it_needs() -> None:
 def test_delete_reads_only_the_probe_columns(emp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     reads = Reads(monkeypatch)
     before = rows_of(emp)
-    assert emp.delete("salary % 7 = 0 AND dept = 'a'")["num_deleted_rows"] == len(
+    assert emp.delete("salary % 7 = 0 AND dept = 'a'").rows_deleted == len(
         [r for r in _rows(300) if r["salary"] % 7 == 0 and r["dept"] == "a"]
     )
     assert reads.calls == [(["salary", "dept"], False)]
@@ -167,8 +167,8 @@ def test_merge_on_a_partition_and_key_matches_full_read(
         .execute()
     )
     # id 3 (dept a, salary 30): delete; id 4 (dept b, salary 40): update; id 5: dept differs
-    assert (out["num_target_rows_updated"], out["num_target_rows_deleted"]) == (1, 1)
-    assert out["num_target_rows_inserted"] == 2
+    assert (out.rows_updated, out.rows_deleted) == (1, 1)
+    assert out.rows_inserted == 2
     rows = {(r[0], r[4]): r for r in rows_of(emp)}
     assert (3, "a") not in rows and rows[(4, "b")][2] == -4 and rows[(5, "c")][2] == -5
     assert rows[(5, None)][2] == 50 and rows[(1000, "a")][2] == -1000
@@ -193,8 +193,8 @@ def test_update_on_a_large_multi_writer_table(
             "bucket_00000",
             "bucket_00001",
         ]
-        assert t.update({"salary": "salary + 1"}, "id % 1000 = 999")["num_updated_rows"] == 5
-        assert t.delete("id BETWEEN 2498 AND 2501")["num_deleted_rows"] == 4
+        assert t.update({"salary": "salary + 1"}, "id % 1000 = 999").rows_updated == 5
+        assert t.delete("id BETWEEN 2498 AND 2501").rows_deleted == 4
         got = t.scan(with_row_id=True).to_pylist()
         assert len(got) == 4996
         keys = {

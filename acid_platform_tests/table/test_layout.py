@@ -117,8 +117,8 @@ def test_update_and_delete_on_partitioned_bucketed_table(wh: Warehouse) -> None:
     t.insert(
         [{"id": i, "amount": i * 10, "note": "n", "ds": "d1" if i % 2 else "d2"} for i in range(10)]
     )
-    assert t.update({"amount": "amount + 1"}, "ds = 'd1' AND id > 4")["num_updated_rows"] == 3
-    assert t.delete("id IN (0, 1)")["num_deleted_rows"] == 2
+    assert t.update({"amount": "amount + 1"}, "ds = 'd1' AND id > 4").rows_updated == 3
+    assert t.delete("id IN (0, 1)").rows_deleted == 2
     root = Path(t.spec.location)
     assert acid_dirs(root / "ds=d1") == [
         "delete_delta_0000002_0000002_0000",
@@ -165,7 +165,7 @@ def test_insert_overwrite_writes_a_base_per_partition(wh: Warehouse) -> None:
         "delta_0000001_0000001_0000",
     ]
     assert acid_dirs(root / "ds=d2") == ["delta_0000001_0000001_0000"]
-    assert out["dirs_written"] == [str(root / "ds=d1" / "base_0000003")]
+    assert out.dirs_written == (str(root / "ds=d1" / "base_0000003"),)
     assert rows_of(t, ["id", "ds"]) == [(2, "d2"), (3, "d1")]
     t.insert([{"id": 4, "amount": 4, "note": "d", "ds": "d1"}])
     assert rows_of(t, ["id", "ds"]) == [(2, "d2"), (3, "d1"), (4, "d1")]

@@ -40,7 +40,7 @@ def test_insert_writes_delta_1_1_0_with_rowids_from_zero(wh: Warehouse) -> None:
         (0, 1, 536870912, 1, 1),
         (0, 1, 536870912, 2, 1),
     ]
-    assert out["num_inserted_rows"] == 3 and out["write_id"] == 1 and out["statement_ids"] == [0]
+    assert out.rows_inserted == 3 and out.write_id == 1 and out.statement_ids == (0,)
     got = t.scan(with_row_id=True).to_pylist()
     assert got[0] == {
         "row__id": {"writeid": 1, "bucketid": 536870912, "rowid": 0},
@@ -54,7 +54,7 @@ def test_update_is_a_split_update_in_statement_0(wh: Warehouse) -> None:
     t = wh.create_table("employee", EMPLOYEE)
     t.insert(ROWS)
     out = t.update({"salary": 7000}, where="id = 2")
-    assert out["num_updated_rows"] == 1
+    assert out.rows_updated == 1
     d = _table_dir(wh, "employee")
     assert acid_dirs(d) == [
         "delete_delta_0000002_0000002_0000",
@@ -93,7 +93,7 @@ def test_update_is_a_split_update_in_statement_0(wh: Warehouse) -> None:
 def test_delete_writes_only_a_delete_delta(wh: Warehouse) -> None:
     t = wh.create_table("employee", EMPLOYEE)
     t.insert(ROWS)
-    assert t.delete("name = 'Kate'")["num_deleted_rows"] == 1
+    assert t.delete("name = 'Kate'").rows_deleted == 1
     d = _table_dir(wh, "employee")
     assert acid_dirs(d) == ["delete_delta_0000002_0000002_0000", "delta_0000001_0000001_0000"]
     assert [
@@ -114,11 +114,7 @@ def test_merge_insert_clause_is_statement_0_and_update_statement_1(wh: Warehouse
         .when_not_matched_insert({"id": "b.id", "name": "b.name", "salary": "b.salary"})
         .execute()
     )
-    assert (
-        out["num_source_rows"],
-        out["num_target_rows_inserted"],
-        out["num_target_rows_updated"],
-    ) == (2, 1, 1)
+    assert (out.rows_inserted, out.rows_updated) == (1, 1)
     d = _table_dir(wh, "employee")
     assert acid_dirs(d) == [
         "delete_delta_0000002_0000002_0001",

@@ -30,9 +30,9 @@ def test_statements_share_one_write_id_and_see_each_other(wh: Warehouse) -> None
         r1 = t.insert([{"id": 2, "v": "b"}, {"id": 3, "v": "c"}])
         assert rows_of(t) == [(1, "a"), (2, "b"), (3, "c")]  # own insert visible
         r2 = t.update({"v": lit("B")}, "id = 2")  # updates a row of the same transaction
-        assert r2["num_updated_rows"] == 1
+        assert r2.rows_updated == 1
         r3 = t.delete("id IN (1, 3)")
-        assert r3["num_deleted_rows"] == 2
+        assert r3.rows_deleted == 2
         assert rows_of(t) == [(2, "B")]
         r4 = (
             t.merge([{"id": 2, "v": "x"}, {"id": 5, "v": "e"}], "t.id = s.id")
@@ -40,15 +40,15 @@ def test_statements_share_one_write_id_and_see_each_other(wh: Warehouse) -> None
             .when_not_matched_insert_all()
             .execute()
         )
-        assert (r4["num_target_rows_deleted"], r4["num_target_rows_inserted"]) == (1, 1)
-        assert {r1["write_id"], r2["write_id"], r3["write_id"], r4["write_id"]} == {2}
+        assert (r4.rows_deleted, r4.rows_inserted) == (1, 1)
+        assert {r1.write_id, r2.write_id, r3.write_id, r4.write_id} == {2}
         assert (
-            r1["statement_ids"],
-            r2["statement_ids"],
-            r3["statement_ids"],
-            r4["statement_ids"],
-        ) == ([0], [1], [2], [3, 4])
-        assert tx.txn_id == r1["txn_id"] == r4["txn_id"]
+            r1.statement_ids,
+            r2.statement_ids,
+            r3.statement_ids,
+            r4.statement_ids,
+        ) == ((0,), (1,), (2,), (3, 4))
+        assert tx.txn_id == r1.txn_id == r4.txn_id
         other = Warehouse.open(wh.root)
         try:
             assert rows_of(other.table("t")) == [(1, "a")]  # not visible outside before commit

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from acid_platform.engines.spark.cluster import LocalCluster
     from acid_platform.engines.spark.compaction import SparkCompactionExecutor, compaction_router
     from acid_platform.engines.spark.datasource import AcidDataSource
-    from acid_platform.engines.spark.engine import SparkEngine, SparkTableMerger
+    from acid_platform.engines.spark.engine import SparkEngine
     from acid_platform.table.warehouse import TableWarehouse
 
 #: The default format name (``spark.read.format("acid")``).
@@ -42,7 +42,6 @@ _LAZY = {
     "SparkCompactionExecutor": "acid_platform.engines.spark.compaction",
     "compaction_router": "acid_platform.engines.spark.compaction",
     "SparkEngine": "acid_platform.engines.spark.engine",
-    "SparkTableMerger": "acid_platform.engines.spark.engine",
 }
 
 
@@ -80,7 +79,6 @@ __all__ = [
     "LocalCluster",
     "SparkCompactionExecutor",
     "SparkEngine",
-    "SparkTableMerger",
     "compaction_router",
     "register",
 ]

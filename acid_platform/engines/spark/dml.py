@@ -20,8 +20,9 @@ For a statement planned by :mod:`acid_platform.table.dml`, inside the statement'
    by ROW__ID, then ``mapInArrow`` tasks turn them into delete/insert events with the table
    layer's :func:`~acid_platform.table.dml_output.assemble` and the one event writer: every
    branch's statement id, one write id, in the one job;
-5. the driver gets only each task's :class:`~.files.TaskReport`, records the write components
-   and registers new partitions; the warehouse's statement runner commits or aborts.
+5. the driver gets only each task's :class:`~.files.TaskReport` and records the write
+   components; the table layer's statement lifecycle registers new partitions and commits or
+   aborts.
 
 A MERGE cardinality violation (``hive.merge.cardinality.check``) is sorted first into its task,
 which then writes nothing; the driver removes what the other tasks wrote and the statement fails
@@ -34,20 +35,20 @@ import contextlib
 import dataclasses
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - PySpark's convention
 from pyspark.sql.types import IntegerType, StructField, StructType
 from sqlglot import exp
 
 from acid_platform import errors
-from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport
+from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import table_location
 from acid_platform.engines.spark.plans import PlanViews, broadcast_threshold, estimated_bytes
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
@@ -56,6 +57,7 @@ from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml_output import assemble
+from acid_platform.table.dml_write import OPERATIONS, SourceRows, count
 from acid_platform.table.event_layout import hive_buckets
 from acid_platform.table.schema import (
     check_not_null,
@@ -63,28 +65,14 @@ from acid_platform.table.schema import (
     not_null_columns,
     table_schema,
 )
-from acid_platform.table.writes import split_by_partition
-
-if TYPE_CHECKING:
-    from acid_platform.engines.spark.engine import SparkEngine
-    from acid_platform.table.table import Table
-    from acid_platform.table.transaction import Transaction
+from acid_platform.table.statement import WriteContext, WriteOutcome
+from acid_platform.table.writes import WriteMetrics, split_by_partition
 
 _WBUCKET = "__acid_wbucket"
 _CODEC_V1 = 1 << 29
-_OPERATION = {
-    dml.Action.INSERT: OperationType.INSERT,
-    dml.Action.UPDATE: OperationType.UPDATE,
-    dml.Action.DELETE: OperationType.DELETE,
-}
-_COUNT_KEY = {
-    dml.Action.INSERT: "num_target_rows_inserted",
-    dml.Action.UPDATE: "num_target_rows_updated",
-    dml.Action.DELETE: "num_target_rows_deleted",
-}
 
 #: A MERGE source: a DataFrame, or (from SQL / Arrow) rows produced in the transaction.
-Source = DataFrame | Callable[["Transaction"], pa.Table]
+Source = DataFrame | SourceRows
 
 
 @dataclass(frozen=True)
@@ -98,30 +86,29 @@ class DmlJob:
 
 
 def run_dml(
-    engine: SparkEngine,
-    table: Table,
-    txn: Transaction,
-    spec: TableSpec,
+    spark: SparkSession,
+    reader: DataFrameReader,
+    ctx: WriteContext,
     plan: dml.DmlPlan,
-    *,
-    source: Source | None = None,
-) -> dict[str, Any]:
-    """Run one planned statement on Spark inside ``txn`` (locks already held)."""
-    spark = engine.spark
-    target = _target_frame(engine, table, txn, spec, plan)
-    relations = {dml.TARGET_RELATION: target}
-    num_source_rows = None
+    source: Source | None,
+    write_partitions: int,
+) -> tuple[WriteOutcome, tuple[TaskInfo, ...]]:
+    """Run one planned statement on Spark inside ``ctx`` (locks already held); ``reader`` is
+    the ``acid`` source bound to the warehouse, ``write_partitions`` the writing tasks. Returns
+    the outcome and the tasks that wrote files."""
+    spec, txn = ctx.spec, ctx.txn
+    relations = {dml.TARGET_RELATION: _target_frame(reader, ctx, plan)}
     if source is not None:
         if isinstance(source, DataFrame):
             relations[dml.SOURCE_RELATION] = source
         else:
-            rows = source(txn)
-            num_source_rows = rows.num_rows
-            relations[dml.SOURCE_RELATION] = spark.createDataFrame(rows)
-    first = txn.reserve_statements(spec, plan.statement_count)
-    write_id = txn.record_writes(spec, [])  # the write id, before any file is written
+            relations[dml.SOURCE_RELATION] = spark.createDataFrame(source(txn))
+    write_id = ctx.record([])  # the write id, before any file is written
     job = DmlJob(
-        spec, dataclasses.replace(plan, query=exp.select("1"), probe=None), write_id, first
+        spec,
+        dataclasses.replace(plan, query=exp.select("1"), probe=None),
+        write_id,
+        ctx.first_statement,
     )
     source_frame = relations.get(dml.SOURCE_RELATION)
     with PlanViews(spark, relations) as views:
@@ -134,39 +121,22 @@ def run_dml(
                 views.replace(dml.SOURCE_RELATION, source_frame)
         elif source_frame is not None:
             views.replace(dml.SOURCE_RELATION, source_frame.hint("shuffle_hash"))
-        reports = _write(engine, job, views.frame(plan.query))
+        reports = _write(job, views.frame(plan.query), write_partitions)
     violation = next((r.violation for r in reports if r.violation), None)
     components = _components(job, reports)
     if violation is not None:
         if components:
-            txn.record_writes(spec, components)  # so the cleaner finds what may be left
+            ctx.record(components)  # so the cleaner finds what may be left
         _remove_written(spec, reports)
         raise errors.CardinalityViolationError(_violation_message(spec, violation))
-    counts = dict.fromkeys(_COUNT_KEY.values(), 0)
+    outcome = WriteOutcome(written=WriteMetrics.from_files(reports_files(reports)))
     for report in reports:
         for offset, n in report.counts:
-            counts[_COUNT_KEY[_branch_action(plan, offset)]] += n
+            count(outcome, _branch_action(plan, offset), n)
     if components:
-        txn.record_writes(spec, components)
-        inserted = [f.partition for r in reports for f in r.files if f.kind == "insert"]
-        table.warehouse._register_partitions(txn, spec, inserted)
-    files = [f for r in reports for f in r.files]
-    out: dict[str, Any] = dict(counts)
-    if source is not None:
-        out["num_source_rows"] = num_source_rows
-    out.update(
-        {
-            "table": spec.full_name,
-            "txn_id": txn.txn_id,
-            "write_id": write_id,
-            "statement_ids": sorted({first + b.statement for b in plan.branches}),
-            "dirs_written": sorted({f.path.rsplit("/", 1)[0] for f in files}),
-            "files_written": len(files),
-            "bytes_written": sum(f.bytes for f in files),
-            "tasks": [dataclasses.asdict(r.task) for r in reports if r.files],
-        }
-    )
-    return out
+        ctx.record(components)
+        outcome.partitions = [f.partition for r in reports for f in r.files if f.kind == "insert"]
+    return outcome, tuple(r.task for r in reports if r.files)
 
 
 # --------------------------------------------------------------------------- target
@@ -188,21 +158,19 @@ def _worth_probing(spark: SparkSession, source: DataFrame | None) -> bool:
     return limit >= 0 and size is not None and size <= limit
 
 
-def _target_frame(
-    engine: SparkEngine, table: Table, txn: Transaction, spec: TableSpec, plan: dml.DmlPlan
-) -> DataFrame:
-    """The ``target`` relation: the table under the transaction's snapshot, ROW__ID flattened,
+def _target_frame(reader: DataFrameReader, ctx: WriteContext, plan: dml.DmlPlan) -> DataFrame:
+    """The ``target`` relation: the table under the statement's snapshot, ROW__ID flattened,
     with only the columns the plan reads (its other columns are NULL in the plan itself)."""
+    spec, snapshot = ctx.spec, ctx.snapshot
     wanted = set(plan.read_columns if plan.read_columns is not None else table_schema(spec).names)
     wanted |= {*spec.partition_column_names, *plan.probe_columns}
     schema = table_arrow_schema(spec, with_row_id=True)
     read = pa.schema([f for f in schema if f.name == ROW_ID_COLUMN or f.name in wanted])
     frame = (
-        engine.reader(table.warehouse)
-        .options(
+        reader.options(
             table=spec.full_name,
-            valid_txns=str(txn.valid_txns),
-            valid_write_ids=str(txn.write_ids(spec)),
+            valid_txns=str(snapshot.valid_txns),
+            valid_write_ids=str(snapshot.write_ids),
         )
         .schema(spark_schema(read))
         .load()
@@ -218,10 +186,9 @@ def _target_frame(
 # --------------------------------------------------------------------------- writing
 
 
-def _write(engine: SparkEngine, job: DmlJob, labelled: DataFrame) -> list[TaskReport]:
+def _write(job: DmlJob, labelled: DataFrame, n: int) -> list[TaskReport]:
     spec, plan = job.spec, job.plan
     parts = [F.col(f"`__t_{plan.target_columns.index(c)}`") for c in spec.partition_column_names]
-    n = engine.write_partitions()
     if spec.num_buckets and any(b.action is dml.Action.INSERT for b in plan.branches):
         out_schema = StructType([*labelled.schema.fields, StructField(_WBUCKET, IntegerType())])
         keyed = labelled.mapInArrow(lambda it: _bucket_keys(job, it), out_schema)
@@ -368,7 +335,7 @@ def _components(
     for r in reports:
         for f in r.files:
             action = _branch_action(job.plan, f.statement - job.first_statement)
-            seen[(f.partition or None, _OPERATION[action])] = None
+            seen[(f.partition or None, OPERATIONS[action])] = None
     return list(seen)
 
 

@@ -15,15 +15,17 @@ whose rows never pass through the driver.
 DataFrame come here by themselves.
 
 Each statement is planned by the table layer exactly as the embedded engine's (same plan, same
-checks, same metrics) and runs in the warehouse's statement runner: in the open multi-statement
-transaction (``wh.transaction()``) or in one of its own, committed or aborted on the driver. The
-driver owns the transaction (and its heartbeat); executors read splits and write event files.
+checks) and runs through the table layer's one statement lifecycle
+(:mod:`acid_platform.table.statement`): in the open multi-statement transaction
+(``wh.transaction()``) or in one of its own, committed or aborted on the driver, returning the
+same :class:`~acid_platform.table.statement.StatementMetrics`. This engine supplies only the
+:class:`~acid_platform.table.native.NativeEngine` part — compute the rows and write the files:
+executors read splits and write event files; the driver owns the transaction and heartbeat.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,23 +36,21 @@ from pyspark.sql.types import IntegerType, StructField, StructType
 from sqlglot import exp
 
 from acid_platform.engines.spark.datasource import AcidDataSource
-from acid_platform.engines.spark.dml import Source, run_dml, task_error
-from acid_platform.engines.spark.files import TaskReport
+from acid_platform.engines.spark.dml import run_dml, task_error
+from acid_platform.engines.spark.files import TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import warehouse_options
 from acid_platform.engines.spark.plans import plan_frame
 from acid_platform.engines.spark.writer import InsertJob, write_rows
 from acid_platform.errors import UnknownColumnError
-from acid_platform.format import base_dir_name, write_acid_version_file
-from acid_platform.format.fs import join
-from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
+from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml import MatchCount
 from acid_platform.table.event_layout import hive_buckets
+from acid_platform.table.inserts import static_partition
 from acid_platform.table.merger import TableMerger
-from acid_platform.table.partitions import partition_path
 from acid_platform.table.schema import conform, table_schema, to_arrow
-from acid_platform.table.table import static_partition
-from acid_platform.table.transaction import Transaction, insert_lock_type, write_lock_type
+from acid_platform.table.statement import StatementMetrics, WriteContext, WriteOutcome
+from acid_platform.table.writes import WriteMetrics
 
 if TYPE_CHECKING:
     from acid_platform.table.table import Table
@@ -73,6 +73,8 @@ class SparkEngine:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self._registered = False
+        #: The tasks that wrote files in the engine's last statement (where each ran).
+        self.last_tasks: tuple[TaskInfo, ...] = ()
 
     # ------------------------------------------------------------------ Engine protocol
     def execute(self, plan: exp.Expr | str, relations: Mapping[str, Any]) -> pa.Table:
@@ -114,62 +116,33 @@ class SparkEngine:
         return self.spark.createDataFrame(to_arrow(data, "relation"))
 
     # ------------------------------------------------------------------ statements
-    def update(self, table: Table, set: Mapping[str, Any], where: object = None) -> dict[str, Any]:  # noqa: A002 - SQL's word
-        """UPDATE … SET … [WHERE …] on Spark; returns ``num_updated_rows`` and write metrics."""
-        wh = table.warehouse
-        with wh._statement_guard():
-            spec = table._refresh()
-            plan = dml.plan_update(spec, set, where)
-        out = self.run_plan(table, spec, plan, where)
-        return {"num_updated_rows": out.pop("num_target_rows_updated"), **_drop_counts(out)}
+    def update(
+        self,
+        table: Table,
+        set: Mapping[str, Any],  # noqa: A002 - SQL's word
+        where: str | exp.Expr | None = None,
+    ) -> StatementMetrics:
+        """UPDATE … SET … [WHERE …] run on Spark (``Table.update`` with this engine)."""
+        return table.update(set, where, engine=self)
 
-    def delete(self, table: Table, where: object = None) -> dict[str, Any]:
-        """DELETE FROM … [WHERE …] on Spark; returns ``num_deleted_rows`` and write metrics."""
-        wh = table.warehouse
-        with wh._statement_guard():
-            spec = table._refresh()
-            plan = dml.plan_delete(spec, where)
-        out = self.run_plan(table, spec, plan, where)
-        return {"num_deleted_rows": out.pop("num_target_rows_deleted"), **_drop_counts(out)}
+    def delete(self, table: Table, where: str | exp.Expr | None = None) -> StatementMetrics:
+        """DELETE FROM … [WHERE …] run on Spark (``Table.delete`` with this engine)."""
+        return table.delete(where, engine=self)
 
     def merge(
         self,
         table: Table,
         source: Any,
-        on: str,
+        on: str | exp.Expr,
         *,
         source_alias: str = "s",
         target_alias: str = "t",
-    ) -> SparkTableMerger:
+    ) -> TableMerger:
         """MERGE INTO ``table`` USING ``source`` (a DataFrame, Arrow data or a SQL query over
-        warehouse tables) ON ``on``; add WHEN clauses, then ``execute()``."""
-        return SparkTableMerger(
-            self, table, source, on, source_alias=source_alias, target_alias=target_alias
+        warehouse tables) ON ``on``, run on Spark; add WHEN clauses, then ``execute()``."""
+        return table.merge(
+            source, on, source_alias=source_alias, target_alias=target_alias, engine=self
         )
-
-    def run_plan(
-        self,
-        table: Table,
-        spec: TableSpec,
-        plan: dml.DmlPlan,
-        where: object = None,
-        *,
-        source: Source | None = None,
-        lock_extra: Sequence[LockComponent] = (),
-    ) -> dict[str, Any]:
-        """Run a planned UPDATE/DELETE/MERGE as one statement: lock (Hive 4's EXCL_WRITE by
-        default), then read, compute and write on Spark (:func:`.dml.run_dml`)."""
-        wh = table.warehouse
-        conf = wh.conf
-
-        def run(txn: Transaction) -> dict[str, Any]:
-            lock_type = write_lock_type(conf)
-            txn.lock([LockComponent(lock_type, spec.db, spec.name), *lock_extra])
-            if lock_type is not LockType.SHARED_WRITE:
-                txn.check_outdated(spec)
-            return run_dml(self, table, txn, spec, plan, source=source)
-
-        return wh._run_statement(run)
 
     def write(
         self,
@@ -178,69 +151,62 @@ class SparkEngine:
         *,
         mode: str = "append",
         partition: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> StatementMetrics:
         """INSERT INTO (``mode="append"``) or INSERT OVERWRITE (``"overwrite"``) the rows of
-        ``data`` (a DataFrame, or data :meth:`frame` converts), in the warehouse's statement
-        runner (so it may join ``wh.transaction()``); ``partition`` gives static partition
-        values, as ``Table.insert``. Executors write the files; the driver only commits.
-
-        Rows of a bucketed table are first grouped so each bucket has one writer.
-        """
+        ``data`` (a DataFrame, or data :meth:`frame` converts) run on Spark (``Table.insert``
+        with this engine): executors write the files, the driver only commits."""
         if mode not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-        overwrite = mode == "overwrite"
+        return table.insert(data, partition=partition, overwrite=mode == "overwrite", engine=self)
+
+    # ------------------------------------------------------------------ NativeEngine protocol
+    def prepare_insert(
+        self, spec: TableSpec, data: Any, partition: Mapping[str, Any] | None
+    ) -> tuple[DataFrame, str | None]:
+        """``data`` as a DataFrame with the static partition values added, checked against
+        the table's columns; and the static partition's name."""
         df = self.frame(data)
-        wh = table.warehouse
-        with wh._statement_guard():
-            spec = table._refresh()
-            static, static_name = static_partition(spec, partition, df.columns)
-            df = df.select(*df.columns, *[F.lit(v).alias(c) for c, v in static.items()])
-            known = set(table_schema(spec).names)
-            unknown = [c for c in df.columns if c.lower() not in known]
-            if unknown:
-                raise UnknownColumnError(
-                    f"table {spec.full_name} has no column(s) {unknown}; its columns are "
-                    f"{sorted(known)}"
-                )
-        conf = wh.conf
-
-        def run(txn: Transaction) -> dict[str, Any]:
-            lock = write_lock_type(conf, overwrite=True) if overwrite else insert_lock_type(conf)
-            txn.lock([LockComponent(lock, spec.db, spec.name, static_name)])
-            if overwrite:
-                txn.check_outdated(spec)
-            statement = txn.reserve_statements(spec, 1, overwrite=overwrite)
-            write_id = txn.record_writes(
-                spec, [] if spec.partition_columns else [(None, OperationType.INSERT)]
+        static, static_name = static_partition(spec, partition, df.columns)
+        df = df.select(*df.columns, *[F.lit(v).alias(c) for c, v in static.items()])
+        known = set(table_schema(spec).names)
+        unknown = [c for c in df.columns if c.lower() not in known]
+        if unknown:
+            raise UnknownColumnError(
+                f"table {spec.full_name} has no column(s) {unknown}; its columns are "
+                f"{sorted(known)}"
             )
-            job = InsertJob(spec, txn.txn_id, write_id, statement=statement, overwrite=overwrite)
-            reports = self._insert(job, df)
-            files = [f for r in reports for f in r.files]
-            partitions = sorted({f.partition for f in files}) if spec.partition_columns else []
-            if overwrite and not files and (static_name or not spec.partition_columns):
-                # an empty INSERT OVERWRITE still replaces the rows: an empty base says so
-                location = table.location
-                base = join(
-                    partition_path(location.path, static_name or ""), base_dir_name(write_id)
-                )
-                write_acid_version_file(base, location.filesystem)
-                partitions = [static_name] if static_name else []
-            if partitions:
-                txn.record_writes(spec, [(p, OperationType.INSERT) for p in partitions])
-                wh._register_partitions(txn, spec, partitions)
-            return {
-                "num_inserted_rows": sum(n for r in reports for _, n in r.counts),
-                "table": spec.full_name,
-                "txn_id": txn.txn_id,
-                "write_id": write_id,
-                "statement_ids": [statement],
-                "dirs_written": sorted({f.path.rsplit("/", 1)[0] for f in files}),
-                "files_written": len(files),
-                "bytes_written": sum(f.bytes for f in files),
-                "tasks": [dataclasses.asdict(r.task) for r in reports if r.files],
-            }
+        return df, static_name
 
-        return wh._run_statement(run)
+    def write_rows(self, ctx: WriteContext, relation: DataFrame, overwrite: bool) -> WriteOutcome:
+        """Executors write the rows' insert events (one writer per bucket of a bucketed
+        table); the driver records the partitions they wrote."""
+        spec = ctx.spec
+        write_id = ctx.record([] if spec.partition_columns else [(None, OperationType.INSERT)])
+        job = InsertJob(
+            spec, ctx.txn.txn_id, write_id, statement=ctx.first_statement, overwrite=overwrite
+        )
+        reports = self._insert(job, relation)
+        self.last_tasks = tuple(r.task for r in reports if r.files)
+        files = [f for r in reports for f in r.files]
+        partitions = sorted({f.partition for f in files}) if spec.partition_columns else []
+        if partitions:
+            ctx.record([(p, OperationType.INSERT) for p in partitions])
+        return WriteOutcome(
+            rows_inserted=sum(n for r in reports for _, n in r.counts),
+            written=WriteMetrics.from_files(reports_files(reports)),
+            partitions=partitions,
+        )
+
+    def write_plan(
+        self, ctx: WriteContext, plan: dml.DmlPlan, source: Any, where: object = None
+    ) -> WriteOutcome:
+        """Run a planned UPDATE / DELETE / MERGE on Spark (:func:`.dml.run_dml`); ``where`` is
+        already in the plan's probe, which Spark pushes into the scan."""
+        outcome, tasks = run_dml(
+            self.spark, self.reader(ctx.warehouse), ctx, plan, source, self.write_partitions()
+        )
+        self.last_tasks = tasks
+        return outcome
 
     # ------------------------------------------------------------------ helpers
     def write_partitions(self) -> int:
@@ -271,25 +237,6 @@ class SparkEngine:
             self._registered = True
 
 
-class SparkTableMerger(TableMerger):
-    """The MERGE builder of :meth:`SparkEngine.merge`: a
-    :class:`~acid_platform.table.merger.TableMerger` that runs on Spark whatever its source."""
-
-    def __init__(
-        self,
-        engine: SparkEngine,
-        table: Table,
-        source: Any,
-        on: str,
-        *,
-        source_alias: str = "s",
-        target_alias: str = "t",
-    ) -> None:
-        super().__init__(
-            table, source, on, source_alias=source_alias, target_alias=target_alias, engine=engine
-        )
-
-
 def _insert_task(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     report = write_rows(job, batches)
     yield pa.RecordBatch.from_pydict({"report": [report.to_json()]})
@@ -313,7 +260,3 @@ def _with_hive_bucket(
         yield pa.RecordBatch.from_arrays(
             [*batch.columns, pa.array(buckets, pa.int32())], names=[*batch.schema.names, _WBUCKET]
         )
-
-
-def _drop_counts(out: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in out.items() if not k.startswith("num_target_rows_")}

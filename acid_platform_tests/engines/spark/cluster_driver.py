@@ -23,6 +23,7 @@ from acid_platform.compaction import compact_table, run_worker
 from acid_platform.engines.spark import SparkEngine
 from acid_platform.engines.spark.cluster import cluster_session
 from acid_platform.engines.spark.compaction import SparkCompactionExecutor
+from acid_platform.table.statement import StatementMetrics
 
 
 def executor_ancestry(pid: int) -> list[str]:
@@ -63,10 +64,14 @@ def main(master: str, root: str, out: str) -> None:
         ).save("c")
         result["write"] = json.loads(metrics_path.read_text())
         engine = SparkEngine(spark)
-        result["update"] = engine.update(table, {"v": "concat(v, '!')"}, "id % 10 = 0")
+        result["update"] = _with_tasks(
+            engine, engine.update(table, {"v": "concat(v, '!')"}, "id % 10 = 0")
+        )
         source = spark.createDataFrame([(1, "m", 1), (500, "new", 2)], "id INT, v STRING, p INT")
         merge = engine.merge(table, source, "t.id = s.id AND t.p = s.p")
-        result["merge"] = merge.when_matched_update_all().when_not_matched_insert_all().execute()
+        result["merge"] = _with_tasks(
+            engine, merge.when_matched_update_all().when_not_matched_insert_all().execute()
+        )
         before = sorted(str(r) for r in table.scan(with_row_id=True).to_pylist())
         compact_table(wh, "c", kind="major", wait=False)
         outcomes = run_worker(wh, executor=SparkCompactionExecutor(spark))
@@ -89,6 +94,11 @@ def main(master: str, root: str, out: str) -> None:
     finally:
         spark.stop()
     Path(out).write_text(json.dumps(result, default=str))
+
+
+def _with_tasks(engine: SparkEngine, metrics: StatementMetrics) -> dict[str, Any]:
+    """A statement's metrics, plus the tasks that wrote its files (JSON-ready)."""
+    return {**metrics.as_dict(), "tasks": [asdict(t) for t in engine.last_tasks]}
 
 
 if __name__ == "__main__":

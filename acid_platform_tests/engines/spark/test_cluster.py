@@ -44,14 +44,14 @@ def test_reads_and_writes_run_on_executors_of_a_standalone_cluster(tmp_path: Pat
     driver = result["driver_pid"]
 
     write = result["write"]
-    assert write["committed"] and write["num_inserted_rows"] == 200
+    assert write["committed"] and write["rows_inserted"] == 200
     assert {t["partition_id"] for t in write["tasks"]} == {0, 1}
     assert write["committed_by"]["pid"] != driver
     for key in ("update", "merge"):
         assert result[key]["tasks"], f"{key}: no task wrote"
-    assert result["update"]["num_updated_rows"] == 20
-    assert result["merge"]["num_target_rows_updated"] == 1
-    assert result["merge"]["num_target_rows_inserted"] == 1
+    assert result["update"]["rows_updated"] == 20
+    assert result["merge"]["rows_updated"] == 1
+    assert result["merge"]["rows_inserted"] == 1
 
     compaction = result["compaction"]
     assert compaction["states"] == ["ready for cleaning"] * 3  # one per partition

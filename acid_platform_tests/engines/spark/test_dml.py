@@ -20,6 +20,7 @@ from acid_platform.engines.spark import SparkEngine
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import bucket_for, decode_bucket
 from acid_platform.table import Table
+from acid_platform.table.statement import StatementMetrics
 from acid_platform_tests.engines.spark.conftest import rows_of
 
 COLUMNS = [("id", "int"), ("v", "int"), ("s", "string")]
@@ -64,11 +65,13 @@ def _same(emb: Table, spk: Table) -> None:
             assert decode_bucket(r["row__id"]["bucketid"])[0] == want
 
 
-def _counts(out: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in out.items() if k.startswith("num_") and k != "num_source_rows"}
+def _counts(out: StatementMetrics) -> tuple[int, int, int]:
+    return (out.rows_inserted, out.rows_updated, out.rows_deleted)
 
 
-def _both(emb: Table, spk: Table, run: Callable[[Table, bool], dict[str, Any]]) -> dict[str, Any]:
+def _both(
+    emb: Table, spk: Table, run: Callable[[Table, bool], StatementMetrics]
+) -> StatementMetrics:
     want = run(emb, False)
     got = run(spk, True)
     assert _counts(got) == _counts(want)
@@ -97,7 +100,7 @@ def test_update_delete_merge_match_the_embedded_engine(
             t, {"v": "v * 2 + 1", "s": "concat(s, '!')"}, "id % 3 = 0 OR s = 's5'"
         ),
     )
-    assert out["num_updated_rows"] == 15 and out["tasks"]
+    assert out.rows_updated == 15 and engine.last_tasks
 
     delete_where = "ds = 'a' AND id > 20" if parted else "id > 30"
     _both(
@@ -112,7 +115,7 @@ def test_update_delete_merge_match_the_embedded_engine(
     ]
     source_df = spark.createDataFrame(pa.Table.from_pylist(source_rows))
 
-    def merge(t: Table, on_spark: bool) -> dict[str, Any]:
+    def merge(t: Table, on_spark: bool) -> StatementMetrics:
         m = (
             engine.merge(t, source_df, "t.id = s.id")
             if on_spark
@@ -127,7 +130,7 @@ def test_update_delete_merge_match_the_embedded_engine(
         )
 
     out = _both(emb, spk, merge)
-    assert out["num_target_rows_inserted"] == 3 and out["num_target_rows_deleted"] >= 1
+    assert out.rows_inserted == 3 and out.rows_deleted >= 1
 
 
 def test_merge_cardinality_violation_commits_nothing(
@@ -177,5 +180,5 @@ def test_engine_protocol_runs_plans_over_arrow_and_dataframes(
     assert engine.execute("SELECT a + 1 AS b FROM q", {"q": df}).to_pylist() == [{"b": 2}]
 
 
-def _embedded_update(t: Table, values: dict[str, Any], where: str) -> dict[str, Any]:
+def _embedded_update(t: Table, values: dict[str, Any], where: str) -> StatementMetrics:
     return t.update(values, where)

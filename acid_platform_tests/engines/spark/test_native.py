@@ -24,11 +24,12 @@ from acid_platform.engines.spark import SparkEngine
 from acid_platform.engines.spark.dml import _worth_probing
 from acid_platform.engines.spark.plans import broadcast_threshold
 from acid_platform.errors import CardinalityViolationError
-from acid_platform.table import Table
+from acid_platform.table import Table, TableWarehouse
+from acid_platform.table.statement import StatementMetrics
 from acid_platform_tests.engines.spark.conftest import rows_of
 
 COLUMNS = [("id", "int"), ("v", "int"), ("s", "string")]
-LAYOUTS = {
+LAYOUTS: dict[str, dict[str, Any]] = {
     "partitioned": {"partition_columns": [("ds", "string")]},
     "bucketed": {"bucket_columns": ["id"], "num_buckets": 3},
 }
@@ -75,26 +76,55 @@ def _frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
     return spark.createDataFrame(pa.Table.from_pylist(rows)).repartition(2)
 
 
-def _layout(t: Table, out: dict[str, Any]) -> list[str]:
-    return sorted(os.path.relpath(d, t.location.path) for d in out["dirs_written"])
+def _comparable(t: Table, out: StatementMetrics, *, files: bool) -> dict[str, Any]:
+    """Every field but the table, transaction, duration and bytes (and, with ``files=False``,
+    the file count); directories relative to the table."""
+    fields = out.as_dict()
+    for key in (
+        "table",
+        "txn_id",
+        "duration_s",
+        "bytes_written",
+        *(() if files else ("files_written",)),
+    ):
+        fields.pop(key)
+    fields["dirs_written"] = [os.path.relpath(d, t.location.path) for d in out.dirs_written]
+    return fields
 
 
-def _on_executors(out: dict[str, Any]) -> None:
-    assert out["tasks"], "Spark tasks wrote the files"
-    assert all(task["pid"] != os.getpid() for task in out["tasks"])  # Python workers
+def _true_to_disk(out: StatementMetrics) -> None:
+    """The file count and bytes are those of the event files in the directories written."""
+    found = [
+        os.path.join(d, name)
+        for d in out.dirs_written
+        for name in os.listdir(d)
+        if name.startswith("bucket_") and not name.endswith("_flush_length")
+    ]
+    assert out.files_written == len(found)
+    assert out.bytes_written == sum(os.path.getsize(f) for f in found)
 
 
-def _same_statement(emb: Table, spk: Table, want: dict[str, Any], got: dict[str, Any]) -> None:
-    counts = {k: v for k, v in want.items() if k.startswith("num_") and k != "num_source_rows"}
-    assert {k: got[k] for k in counts} == counts
-    assert got["write_id"] == want["write_id"]
-    assert got["statement_ids"] == want["statement_ids"]
-    assert _layout(spk, got) == _layout(emb, want)
-    _on_executors(got)
+def _on_executors(wh: TableWarehouse) -> None:
+    engine = next(e for e in wh.native_engines if e.name == "spark")
+    assert isinstance(engine, SparkEngine) and engine.last_tasks, "Spark tasks wrote the files"
+    assert all(task.pid != os.getpid() for task in engine.last_tasks)  # Python workers
+
+
+def _same_statement(emb: Table, spk: Table, want: StatementMetrics, got: StatementMetrics) -> None:
+    """The same statement on both engines: the same metric fields with the same values. The
+    file count is equal when both write the same files (one writer per bucket of a bucketed
+    table); otherwise Spark writes one file per task. Bytes depend on the row order inside a
+    file; on both engines the file count and bytes are checked against the disk."""
+    assert set(got.as_dict()) == set(want.as_dict())
+    same_files = bool(spk.spec.num_buckets)
+    assert _comparable(spk, got, files=same_files) == _comparable(emb, want, files=same_files)
+    _true_to_disk(want)
+    _true_to_disk(got)
+    _on_executors(spk.warehouse)
     assert rows_of(spk.scan()) == rows_of(emb.scan())
 
 
-def _merge(t: Table, source: Any) -> dict[str, Any]:
+def _merge(t: Table, source: Any) -> StatementMetrics:
     return (
         t.merge(source, "t.id = s.id")
         .when_matched_update({"v": "s.v", "s": "concat(t.s, s.s)"}, "s.id <> 2")
@@ -118,8 +148,7 @@ def test_insert_and_merge_of_a_dataframe_run_on_spark_like_the_embedded_engine(
     source = [*_rows([1, 2, 3, 7, 31], parted, "m"), *_rows([50, 51, 52], parted, "x")]
     want, got = _merge(emb, source), _merge(spk, _frame(spark, source))
     _same_statement(emb, spk, want, got)
-    assert got["num_target_rows_inserted"] == 3 and got["num_target_rows_deleted"] == 1
-    assert got["num_source_rows"] is None  # not counted: that would cost a pass over it
+    assert got.rows_inserted == 3 and got.rows_deleted == 1
 
     all_new = [*_rows([3, 4], parted, "w"), *_rows([60, 61], parted, "y")]
     want = emb.merge(all_new, "t.id = s.id").when_matched_update_all().execute()
@@ -157,10 +186,11 @@ def test_dataframe_statements_join_the_open_transaction(
     source = _rows([1, 40, 45], True, "m")
 
     wh.begin()
-    _on_executors(spk.insert(_frame(spark, new)))
-    out = spk.merge(_frame(spark, source), "t.id = s.id").when_matched_update_all()
-    out = out.when_not_matched_insert_all().execute()
-    assert out["num_target_rows_updated"] == 2  # the row inserted just before, too
+    spk.insert(_frame(spark, new))
+    _on_executors(wh)
+    merger = spk.merge(_frame(spark, source), "t.id = s.id").when_matched_update_all()
+    out = merger.when_not_matched_insert_all().execute()
+    assert out.rows_updated == 2  # the row inserted just before, too
     assert {40, 41, 45} <= {r["id"] for r in spk.scan().to_pylist()}  # own writes
     wh.rollback()
     assert rows_of(spk.scan()) == before
@@ -196,7 +226,7 @@ def test_cardinality_violation_raises_and_writes_nothing(
 
     wh.conf["hive.merge.cardinality.check"] = "false"  # Hive's switch: then it runs
     out = merger.execute()
-    assert out["num_target_rows_updated"] == 3 and out["num_target_rows_inserted"] == 1
+    assert out.rows_updated == 3 and out.rows_inserted == 1
 
 
 def test_registration_routes_only_dataframes_to_spark(spark: SparkSession, wh: Warehouse) -> None:
@@ -208,7 +238,10 @@ def test_registration_routes_only_dataframes_to_spark(spark: SparkSession, wh: W
     wh.register_spark(spark)  # again: replaces, never duplicates
     assert len(wh.native_engines) == 1
     t = wh.create_table("r", COLUMNS)
-    assert "tasks" not in t.insert([{"id": 1, "v": 1, "s": "a"}])  # Arrow: embedded
+    assert isinstance(engine, SparkEngine)
+    engine.last_tasks = ()
+    assert t.insert([{"id": 1, "v": 1, "s": "a"}]).rows_inserted == 1
+    assert engine.last_tasks == ()  # Arrow: embedded, no Spark task wrote
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,6 @@ def test_push_filters_keeps_what_it_evaluates_exactly(wh: Warehouse) -> None:
     assert back == pushed[5:]
     splits = reader.partitions()
     assert all(isinstance(s, SplitPartition) for s in splits)
-    assert {s.split.partition for s in splits} == {"ds=2024-01-01"}
+    assert {s.split.partition for s in splits if isinstance(s, SplitPartition)} == {"ds=2024-01-01"}
     rows = [r for s in splits for b in reader.read(s) for r in b.to_pylist()]
     assert sorted(r["id"] for r in rows) == [51, 55]

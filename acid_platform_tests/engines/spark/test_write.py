@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from operator import itemgetter
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def test_append_and_overwrite_read_back_identically(spark: SparkSession, wh: War
     got = rows_of(t.scan())
     want = sorted(
         [{"id": i, "v": v} for i, v in rows] + [{"id": i, "v": f"v{i}"} for i in range(3)],
-        key=lambda r: r["id"],
+        key=itemgetter("id"),
     )
     assert got == want
     # one file per task, named by the task's partition id; ROW__IDs carry that writer id
@@ -101,7 +102,7 @@ def test_bucketed_rows_land_in_hives_bucket(
     ]
     assert len(set(keys)) == len(keys)
     out = engine.write(df.where("id >= 25"), t, mode="overwrite")
-    assert out["num_inserted_rows"] == 5
+    assert out.rows_inserted == 5
     assert sorted(r["id"] for r in t.scan().to_pylist()) == [25, 26, 27, 28, 29]
 
 
@@ -132,6 +133,6 @@ def test_metrics_name_the_executor_that_wrote(
         "metrics_path", str(metrics_path)
     ).mode("append").save("m")
     metrics = json.loads(metrics_path.read_text())
-    assert metrics["committed"] and metrics["num_inserted_rows"] == 2
+    assert metrics["committed"] and metrics["rows_inserted"] == 2
     assert {task["partition_id"] for task in metrics["tasks"]} == {0, 1}
     assert all(task["pid"] != os.getpid() for task in metrics["tasks"])  # Python workers

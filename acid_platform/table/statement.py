@@ -1,0 +1,461 @@
+"""The statement lifecycle: the one way a statement runs, reads and reports.
+
+Every write — SQL, the Python API, Spark, and the layers above (Dagster, streaming) — goes
+through :func:`run_write`::
+
+    open txn (or join wh.transaction()) -> lock -> snapshot check -> reserve statement ids
+      -> the engine computes rows and writes event files (``write(ctx)``)
+      -> record write components, register partitions -> commit, or abort on any failure
+
+and returns a frozen :class:`StatementMetrics`. An engine supplies only ``write(ctx)``: compute
+the rows and write the files, calling :meth:`WriteContext.record` for the write id before the
+first file. Reads take one snapshot with :func:`read_snapshot` (registered with the cleaner as
+a reader lease while in use); inside a transaction they use :meth:`Transaction.snapshot`.
+
+An autocommit statement holding an exclusive write lock whose snapshot went stale while it
+waited (Hive 4's ``isValidTxnListState``) is re-run in a fresh transaction, up to
+:data:`OUTDATED_RETRIES` times. Inside ``wh.transaction()`` a failed statement aborts the whole
+transaction, as Hive does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from acid_platform.format.fs import Location, resolve
+from acid_platform.metastore import Metastore
+from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
+from acid_platform.table.scan import Snapshot
+from acid_platform.table.schema import data_schema
+from acid_platform.table.transaction import (
+    Heartbeat,
+    OutdatedSnapshot,
+    Transaction,
+    abort_quietly,
+    conf_bool,
+    insert_lock_type,
+    lock_wait_s,
+    write_lock_type,
+)
+from acid_platform.table.writes import EventSink, WriteMetrics, run_writes
+
+if TYPE_CHECKING:
+    from acid_platform.table.warehouse import TableWarehouse
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+#: How often an autocommit statement with a stale snapshot is re-run before it fails.
+OUTDATED_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class StatementMetrics:
+    """What one write statement did. The same fields, with the same values for the same
+    statement, whichever engine ran it."""
+
+    table: str
+    txn_id: int
+    #: The table's write id in the transaction (``None`` if the statement wrote nothing and
+    #: the transaction had not written the table before).
+    write_id: int | None
+    statement_ids: tuple[int, ...]
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    dirs_written: tuple[str, ...] = ()
+    files_written: int = 0
+    bytes_written: int = 0
+    duration_s: float = 0.0
+
+    @property
+    def rows_affected(self) -> int:
+        """Rows inserted, updated and deleted (what SQL reports as the statement's count)."""
+        return self.rows_inserted + self.rows_updated + self.rows_deleted
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (lists for tuples)."""
+        out = asdict(self)
+        out["statement_ids"] = list(self.statement_ids)
+        out["dirs_written"] = list(self.dirs_written)
+        return out
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """The locks and checks a write statement needs before it writes."""
+
+    locks: tuple[LockComponent, ...]
+    #: Re-check the snapshot after locking (exclusive writers; see module docs).
+    check_outdated: bool
+    statement_count: int = 1
+    #: The statement ids (offsets from the first reserved) the statement writes with.
+    statement_offsets: tuple[int, ...] = (0,)
+    overwrite: bool = False
+
+    @classmethod
+    def insert(
+        cls, spec: TableSpec, conf: Mapping[str, str], partition: str | None, overwrite: bool
+    ) -> WriteRequest:
+        """INSERT (SHARED_READ) or INSERT OVERWRITE (EXCLUSIVE) of one table or partition."""
+        lock = write_lock_type(conf, overwrite=True) if overwrite else insert_lock_type(conf)
+        return cls(
+            (LockComponent(lock, spec.db, spec.name, partition),),
+            check_outdated=overwrite,
+            overwrite=overwrite,
+        )
+
+    @classmethod
+    def dml(
+        cls,
+        spec: TableSpec,
+        conf: Mapping[str, str],
+        statement_count: int,
+        statement_offsets: Sequence[int],
+        extra_locks: Sequence[LockComponent] = (),
+    ) -> WriteRequest:
+        """UPDATE / DELETE / MERGE: EXCL_WRITE (SHARED_WRITE with ``hive.txn.xlock.write=false``)
+        on the table, plus the read locks of a MERGE source query."""
+        lock = write_lock_type(conf)
+        return cls(
+            (LockComponent(lock, spec.db, spec.name), *extra_locks),
+            check_outdated=lock is not LockType.SHARED_WRITE,
+            statement_count=statement_count,
+            statement_offsets=tuple(sorted(set(statement_offsets))),
+        )
+
+
+@dataclass
+class WriteOutcome:
+    """What an engine's ``write(ctx)`` reports back."""
+
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    written: WriteMetrics = field(default_factory=WriteMetrics)
+    #: Partitions that received new rows (registered in the catalog before commit).
+    partitions: Sequence[str] = ()
+
+
+@dataclass
+class WriteContext:
+    """One write statement in its transaction, as an engine's ``write(ctx)`` sees it."""
+
+    warehouse: TableWarehouse
+    txn: Transaction
+    spec: TableSpec
+    location: Location
+    #: The first of the statement ids reserved for this statement.
+    first_statement: int
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The snapshot the statement reads the table with (its transaction's)."""
+        return self.txn.snapshot(self.spec)
+
+    def record(self, components: Sequence[tuple[str | None, OperationType]]) -> int:
+        """Record write components (partition, operation) and return the write id. Call it
+        before writing a file, so an abort leaves the cleaner enough to find them."""
+        return self.txn.record_writes(self.spec, components)
+
+
+def run_write(
+    warehouse: TableWarehouse,
+    spec: TableSpec,
+    location: Location,
+    request: WriteRequest,
+    write: Callable[[WriteContext], WriteOutcome],
+) -> StatementMetrics:
+    """Run a write statement through the whole lifecycle (see module docs)."""
+    started = time.perf_counter()
+
+    def run(txn: Transaction) -> StatementMetrics:
+        txn.lock(request.locks)
+        if request.check_outdated:
+            txn.check_outdated(spec)
+        first = txn.reserve_statements(spec, request.statement_count, overwrite=request.overwrite)
+        ctx = WriteContext(warehouse, txn, spec, location, first)
+        outcome = write(ctx)
+        register_partitions(warehouse, spec, outcome.partitions)
+        return StatementMetrics(
+            table=spec.full_name,
+            txn_id=txn.txn_id,
+            write_id=txn.write_id_of(spec),
+            statement_ids=tuple(first + s for s in request.statement_offsets),
+            rows_inserted=outcome.rows_inserted,
+            rows_updated=outcome.rows_updated,
+            rows_deleted=outcome.rows_deleted,
+            dirs_written=tuple(sorted(set(outcome.written.dirs))),
+            files_written=len(outcome.written.files),
+            bytes_written=outcome.written.bytes_written,
+            duration_s=time.perf_counter() - started,
+        )
+
+    return run_statement(warehouse, run)
+
+
+@dataclass(frozen=True)
+class DetachedWrite:
+    """A write statement whose phases run in different processes, its transaction named by id
+    (Spark's data-source writer: planned in one Python process, committed in another, its
+    tasks heartbeating the transaction). :func:`begin_detached` opens it (lock, write id);
+    :func:`commit_detached` or :func:`abort_detached` ends it. It never joins
+    ``wh.transaction()`` and is not re-run on a stale snapshot: it fails instead."""
+
+    spec: TableSpec
+    txn_id: int
+    write_id: int
+    overwrite: bool
+    opened_at: float
+    first_statement: int = 0
+
+
+def begin_detached(
+    metastore: Metastore,
+    spec: TableSpec,
+    conf: Mapping[str, str],
+    *,
+    overwrite: bool,
+    agent: str,
+) -> DetachedWrite:
+    """Open the transaction of an INSERT [OVERWRITE] of ``spec``, take its lock and allocate
+    the write id (before any file is written); aborts on any failure."""
+    request = WriteRequest.insert(spec, conf, None, overwrite)
+    txn_id = metastore.open_txn(agent_info=agent[:128])
+    try:
+        metastore.lock(txn_id, list(request.locks), wait_s=lock_wait_s(conf))
+        write_id = (
+            metastore.allocate_write_id(txn_id, spec.db, spec.name)
+            if spec.partition_columns
+            else metastore.add_write_components(
+                txn_id, spec.db, spec.name, [None], OperationType.INSERT
+            )
+        )
+    except BaseException:
+        abort_quietly(metastore, txn_id)
+        raise
+    return DetachedWrite(spec, txn_id, write_id, overwrite, time.time())
+
+
+def commit_detached(
+    metastore: Metastore, write: DetachedWrite, outcome: WriteOutcome
+) -> StatementMetrics:
+    """Record the partitions written, register them, write the empty base of an INSERT
+    OVERWRITE of no rows, and commit (aborting on any failure)."""
+    spec = write.spec
+    try:
+        record_detached(metastore, write, outcome.partitions)
+        for name in dict.fromkeys(outcome.partitions):
+            metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
+        written = outcome.written
+        if write.overwrite and not spec.partition_columns and not written.files:
+            location = resolve(spec.location)
+            written = run_writes(
+                [
+                    EventSink(spec, location, write.write_id).insert_writes(
+                        "", data_schema(spec).empty_table(), write.first_statement, overwrite=True
+                    )
+                ]
+            )
+        metastore.commit_txn(write.txn_id)
+    except BaseException:
+        abort_quietly(metastore, write.txn_id)
+        raise
+    return StatementMetrics(
+        table=spec.full_name,
+        txn_id=write.txn_id,
+        write_id=write.write_id,
+        statement_ids=(write.first_statement,),
+        rows_inserted=outcome.rows_inserted,
+        dirs_written=tuple(sorted(set(written.dirs))),
+        files_written=len(written.files),
+        bytes_written=written.bytes_written,
+        duration_s=time.time() - write.opened_at,
+    )
+
+
+def abort_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequence[str]) -> None:
+    """Record what was written (so the cleaner finds it), then abort: it stays invisible."""
+    try:
+        record_detached(metastore, write, partitions)
+    except Exception as exc:  # noqa: BLE001 - aborting matters more than the record
+        log.warning("txn %s: could not record written partitions: %s", write.txn_id, exc)
+    abort_quietly(metastore, write.txn_id)
+
+
+def record_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequence[str]) -> None:
+    """Record the partitions a detached write wrote as INSERT write components."""
+    spec = write.spec
+    if spec.partition_columns and partitions:
+        metastore.add_write_components(
+            write.txn_id, spec.db, spec.name, sorted(set(partitions)), OperationType.INSERT
+        )
+
+
+def run_statement(warehouse: TableWarehouse, run: Callable[[Transaction], T]) -> T:
+    """Run ``run`` in the open multi-statement transaction (aborting it if ``run`` fails) or
+    in a transaction of its own, committed on success (re-run on a stale snapshot)."""
+    txn = warehouse.current_transaction
+    if txn is not None:
+        txn.check_open()
+        try:
+            return run(txn)
+        except BaseException:
+            txn.abort()  # Hive: a failed statement aborts its multi-statement transaction
+            raise
+    for attempt in range(OUTDATED_RETRIES + 1):
+        auto = Transaction(warehouse)
+        try:
+            result = run(auto)
+        except OutdatedSnapshot:
+            auto.abort()
+            if attempt == OUTDATED_RETRIES:
+                raise
+            continue
+        except BaseException:
+            auto.abort()
+            raise
+        auto.commit()
+        return result
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@contextmanager
+def statement_guard(warehouse: TableWarehouse) -> Iterator[Transaction | None]:
+    """A statement's checks and planning: inside a multi-statement transaction a failure here
+    aborts the transaction too (Hive aborts it on any failed statement). Yields the open
+    transaction, if any."""
+    txn = warehouse.current_transaction
+    if txn is None:
+        yield None
+        return
+    txn.check_open()
+    try:
+        yield txn
+    except BaseException:
+        txn.abort()
+        raise
+
+
+@contextmanager
+def read_snapshot(
+    warehouse: TableWarehouse, specs: Sequence[TableSpec]
+) -> Iterator[dict[str, Snapshot]]:
+    """One snapshot (table name -> :class:`Snapshot`) for reading ``specs``.
+
+    Inside a multi-statement transaction: the transaction's. Otherwise a fresh one, registered
+    with the cleaner as a heartbeated reader lease while in use (``acid.scan.read.lease``), so
+    the cleaner keeps every file it needs.
+    """
+    with statement_guard(warehouse) as txn:
+        if txn is not None:
+            yield {s.full_name: txn.snapshot(s) for s in specs}
+            return
+        with ReadLease(warehouse, specs) as snapshots:
+            yield snapshots
+
+
+class ReadLease:
+    """A snapshot outside any transaction, held as a reader lease until closed.
+
+    The lease goes first, on a snapshot no newer than the one read with: between the two calls
+    the cleaner may run, and only a registered lease holds it back. Use :func:`read_snapshot`,
+    or this class directly where the lease must outlive a ``with`` block (a lazy scan).
+    """
+
+    def __init__(self, warehouse: TableWarehouse, specs: Sequence[TableSpec]) -> None:
+        ms = warehouse.metastore
+        self._metastore = ms
+        self._lease: int | None = None
+        self._beat: Heartbeat | None = None
+        if lease_enabled(warehouse):
+            names = ", ".join(s.full_name for s in specs)
+            self._lease = ms.open_read_lease(ms.valid_txns(), agent_info=f"scan {names}"[:128])
+        valid_txns = ms.valid_txns()
+        self.snapshots: dict[str, Snapshot] = {
+            s.full_name: Snapshot(
+                valid_txns, ms.valid_write_ids(None, s.db, s.name, valid_txns=valid_txns)
+            )
+            for s in specs
+        }
+        if self._lease is not None:
+            lease_id = self._lease
+            self._beat = Heartbeat(lambda: ms.heartbeat_read_lease(lease_id), ms.txn_timeout_s / 2)
+            self._beat.start()
+
+    def close(self) -> None:
+        """Release the lease (idempotent)."""
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
+        if self._lease is not None:
+            lease, self._lease = self._lease, None
+            self._metastore.close_read_lease(lease)
+
+    def __enter__(self) -> dict[str, Snapshot]:
+        return self.snapshots
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def lease_enabled(warehouse: TableWarehouse) -> bool:
+    """Whether scans register reader leases (``acid.scan.read.lease``)."""
+    return conf_bool(warehouse.conf, "acid.scan.read.lease")
+
+
+def register_partitions(warehouse: TableWarehouse, spec: TableSpec, names: Sequence[str]) -> None:
+    """Add the partitions ``names`` to the catalog if they are new (cached per warehouse)."""
+    if not spec.partition_columns:
+        return
+    known = warehouse.known_partitions.of(spec)
+    for name in dict.fromkeys(names):
+        if name and name not in known:
+            warehouse.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
+            known.add(name)
+
+
+class KnownPartitions:
+    """The partitions a warehouse session knows exist, per table (saves catalog lookups)."""
+
+    def __init__(self, warehouse: TableWarehouse) -> None:
+        self._warehouse = warehouse
+        self._known: dict[str, set[str]] = {}
+
+    def of(self, spec: TableSpec) -> set[str]:
+        """The known partition names of ``spec`` (loaded from the catalog on first use)."""
+        known = self._known.get(spec.full_name)
+        if known is None:
+            listed = self._warehouse.metastore.list_partitions(spec.db, spec.name)
+            known = self._known[spec.full_name] = set(listed)
+        return known
+
+    def forget(self, table: str) -> None:
+        """Drop what is known of ``table`` (``db.table``), e.g. after DROP TABLE."""
+        self._known.pop(table, None)
+
+
+__all__ = [
+    "OUTDATED_RETRIES",
+    "DetachedWrite",
+    "KnownPartitions",
+    "ReadLease",
+    "StatementMetrics",
+    "WriteContext",
+    "WriteOutcome",
+    "WriteRequest",
+    "abort_detached",
+    "begin_detached",
+    "commit_detached",
+    "lease_enabled",
+    "read_snapshot",
+    "register_partitions",
+    "run_statement",
+    "run_write",
+    "statement_guard",
+]
