@@ -45,6 +45,10 @@ class AcidSchemaError(AcidFormatError):
     """An ORC file does not carry the ACID event schema (or a row schema that fits the table)."""
 
 
+class MissingDirectoryError(AcidFormatError, FileNotFoundError):
+    """A table or partition directory to read does not exist."""
+
+
 class FlushLengthError(AcidFormatError):
     """A `_flush_length` side file is empty or unreadable."""
 
@@ -155,6 +159,10 @@ class InvalidExpressionError(AcidError, ValueError):
 class UnsupportedOperationError(AcidError):
     """The operation is valid SQL but not supported here, as in Hive (e.g. updating a
     partition or bucketing column, DDL inside a multi-statement transaction)."""
+
+
+class ScanClosedError(AcidError):
+    """A lazy table scan was read after it was read once or closed (its reader lease is gone)."""
 
 
 class TransactionStateError(AcidError):

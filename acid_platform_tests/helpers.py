@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -170,6 +171,17 @@ def warehouse_fixture(
 
 
 # --------------------------------------------------------------------------- what is on disk
+
+
+def copy_nation_table(dest: Path) -> Path:
+    """Trino's Hive-written 25,000-row nation table at ``dest``: the insert of write id 2 and the
+    DELETEs of write ids 3 and 4 (5 and 19 of the 25 nation keys)."""
+    delta = dest / "delta_0000002_0000002_0000"
+    delta.mkdir(parents=True)
+    shutil.copy(HIVE_FIXTURES / "trino/nationFile25kRowsSortedOnNationKey/bucket_00000", delta)
+    for d in (HIVE_FIXTURES / "trino/nation_delete_deltas").iterdir():
+        shutil.copytree(d, dest / d.name)
+    return dest
 
 
 def acid_dirs(path: str | Path) -> list[str]:

@@ -55,6 +55,7 @@ from acid_platform.format.names import (
     parse_original_file_name,
 )
 from acid_platform.format.reader import EventKey, OrcDataFile, read_flush_length
+from acid_platform.format.snapshot import Snapshot
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.txn_write_id_list import ValidTxnWriteIdList
 from acid_platform.format.types import (
@@ -112,6 +113,7 @@ __all__ = [
     "RangeResponse",
     "ReadSplit",
     "ReadStats",
+    "Snapshot",
     "ValidCompactorWriteIdList",
     "ValidTxnList",
     "ValidTxnWriteIdList",

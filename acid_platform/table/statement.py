@@ -27,10 +27,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
-from acid_platform.table.scan import Snapshot
 from acid_platform.table.schema import data_schema
 from acid_platform.table.transaction import (
     Heartbeat,

@@ -36,9 +36,8 @@ from acid_platform.errors import (
     TxnAbortedError,
     UnsupportedOperationError,
 )
-from acid_platform.format import ValidTxnList, ValidWriteIdList
+from acid_platform.format import Snapshot, ValidTxnList, ValidWriteIdList
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
-from acid_platform.table.scan import Snapshot
 
 if TYPE_CHECKING:
     from acid_platform.metastore import Metastore
