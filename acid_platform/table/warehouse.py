@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from typing import Self
+from typing import Any, Self
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -108,12 +108,15 @@ class TableWarehouse(WarehouseCatalog):
         engine: Engine | None = None,
         conf: Mapping[str, str] | None = None,
         create: bool = True,
+        txn_timeout_s: float | None = None,
     ) -> Self:
         """Open the warehouse at ``path`` (local directory or URI), creating it if needed unless
         ``create`` is False (then a missing one raises :class:`NoSuchWarehouseError`).
 
         Without ``metastore_url`` a local warehouse uses the SQLite metastore
         ``<path>/_metastore.db``; a remote one (``s3://…``) needs a ``metastore_url``.
+        ``txn_timeout_s`` is ``hive.txn.timeout`` (default 300 s): transactions heartbeat every
+        half of it, and a housekeeper with the same setting reaps them after it.
         """
         text = os.fspath(path)
         if text.startswith("file://"):
@@ -126,14 +129,15 @@ class TableWarehouse(WarehouseCatalog):
         else:
             loc = resolve(text)
             loc.filesystem.create_dir(loc.path, recursive=True)
+        timeout: dict[str, Any] = {} if txn_timeout_s is None else {"txn_timeout_s": txn_timeout_s}
         if metastore_url is None:
             if remote:
                 raise ValueError(
                     f"warehouse {text}: a remote warehouse needs a metastore_url (SQLite lives on local disk)"
                 )
-            metastore = Metastore.for_warehouse(text)
+            metastore = Metastore.for_warehouse(text, **timeout)
         else:
-            metastore = Metastore(metastore_url)
+            metastore = Metastore(metastore_url, **timeout)
         wh = cls(text, metastore, engine, conf)
         wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
         return wh
