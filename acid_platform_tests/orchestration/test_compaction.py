@@ -17,10 +17,10 @@ from acid_platform_tests.orchestration.conftest import insert_deltas
 def tick(
     instance: DagsterInstance, resource: AcidWarehouseResource, cursor: str | None
 ) -> SensorResult:
-    context = build_sensor_context(
+    with build_sensor_context(
         instance=instance, cursor=cursor, resources={"acid_warehouse": resource}
-    )
-    result = compaction_sensor()(context)
+    ) as context:
+        result = compaction_sensor()(context)
     assert isinstance(result, SensorResult)
     return result
 
