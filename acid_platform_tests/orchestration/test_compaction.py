@@ -17,7 +17,6 @@ from acid_platform_tests.orchestration.conftest import insert_deltas
 def tick(
     instance: DagsterInstance, resource: AcidWarehouseResource, cursor: str | None
 ) -> SensorResult:
-    # the resource closes what it opened when the context ends (teardown_after_execution)
     with build_sensor_context(
         instance=instance, cursor=cursor, resources={"acid_warehouse": resource}
     ) as context:
