@@ -1,8 +1,18 @@
-"""Dagster: the warehouse as a resource, and the maintenance that runs by itself (compaction
-sensor and job, cleaner schedule, housekeeping sensor, asset checks). Only this layer (and
-those above it) imports Dagster.
+"""Dagster for acid_platform: ACID tables as assets, and the maintenance that runs by itself.
+Only this layer (and those above it) imports Dagster.
 
-* :mod:`.resources` — ``AcidWarehouseResource``;
+>>> # acid = AcidWarehouseResource(warehouse="/data/wh")
+>>> # Definitions(assets=[...], resources={
+>>> #     "acid_warehouse": acid,
+>>> #     "io_manager": AcidTableIOManager(acid_warehouse=acid),
+>>> #     "reader": AcidReader(acid_warehouse=acid)})
+
+* :mod:`.resources` — :class:`AcidWarehouseResource` (warehouse, tables, transactions,
+  snapshots), :class:`AcidReader` (loads under one snapshot), :func:`spark_resource`;
+* :mod:`.io_manager` — :class:`AcidTableIOManager`: append / overwrite / merge / delete, each
+  one transaction; Dagster partitions as Hive partitions (:mod:`.slices`); type handlers for
+  pyarrow, pandas (:mod:`.handlers`) and Spark (:mod:`.spark_io`); materialization metadata
+  (:mod:`.metadata`, :mod:`.health`);
 * :mod:`.compaction` — the compaction sensor (initiator + one run per queued entry) and job;
 * :mod:`.cleaning` — the cleaner schedule and job, the housekeeping sensor and job;
 * :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``;
@@ -18,11 +28,22 @@ from acid_platform.orchestration.cleaning import (
     housekeeping_sensor,
 )
 from acid_platform.orchestration.compaction import compaction_job, compaction_sensor
+from acid_platform.orchestration.health import TableHealth, table_health
+from acid_platform.orchestration.io_manager import AcidTableIOManager
 from acid_platform.orchestration.maintenance import maintenance_definitions
-from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.orchestration.options import MergeOptions, WriteMode
+from acid_platform.orchestration.reading import TableRead, TableSnapshot
+from acid_platform.orchestration.resources import AcidReader, AcidWarehouseResource, spark_resource
 
 __all__ = [
+    "AcidReader",
+    "AcidTableIOManager",
     "AcidWarehouseResource",
+    "MergeOptions",
+    "TableHealth",
+    "TableRead",
+    "TableSnapshot",
+    "WriteMode",
     "acid_table_checks",
     "cleaner_job",
     "cleaner_schedule",
@@ -31,4 +52,6 @@ __all__ = [
     "housekeeping_job",
     "housekeeping_sensor",
     "maintenance_definitions",
+    "spark_resource",
+    "table_health",
 ]

@@ -9,7 +9,7 @@ Two check definitions per table asset:
   (:mod:`acid_platform.table.verify`, all under one snapshot);
 * **health** — four non-blocking WARN checks: deltas above the compaction threshold, the oldest
   open transaction, the compaction backlog and the cleaner backlog
-  (:mod:`acid_platform.compaction.health`).
+  (:mod:`acid_platform.compaction.upkeep`).
 
 >>> from dagster import AssetKey
 >>> [c.node_def.name for c in acid_table_checks(AssetKey(["sales", "orders"]), "sales.orders")]
@@ -30,7 +30,7 @@ from dagster import (
     multi_asset_check,
 )
 
-from acid_platform.compaction.health import HEALTH_CHECKS, HealthLimits, table_health
+from acid_platform.compaction.upkeep import UPKEEP_CHECKS, UpkeepLimits, table_upkeep
 from acid_platform.orchestration.resources import AcidWarehouseResource
 from acid_platform.table import TableWarehouse
 from acid_platform.table.verify import CHECKS, Finding, verify_table
@@ -53,12 +53,12 @@ def acid_table_checks(
     asset_key: AssetKey | str | Sequence[str],
     table_name: str,
     *,
-    limits: HealthLimits | None = None,
+    limits: UpkeepLimits | None = None,
 ) -> list[AssetChecksDefinition]:
     """The consistency (blocking) and health (WARN) checks of the ACID table ``table_name``
     (``db.table``) materialized as ``asset_key``; they use the ``acid_warehouse`` resource."""
     key = AssetKey.from_coercible(asset_key)
-    health_limits = limits or HealthLimits()
+    health_limits = limits or UpkeepLimits()
     return [
         _checks(
             key,
@@ -71,9 +71,9 @@ def acid_table_checks(
         _checks(
             key,
             "health",
-            HEALTH_CHECKS,
+            UPKEEP_CHECKS,
             f"Upkeep of ACID table {table_name}: deltas, open transactions, backlogs.",
-            lambda wh: table_health(wh, table_name, health_limits),
+            lambda wh: table_upkeep(wh, table_name, health_limits),
             AssetCheckSeverity.WARN,
         ),
     ]

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from acid_platform.errors import AcidFormatError
-from acid_platform.format import ROW_ID_COLUMN, DeleteSet, Snapshot
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, DeleteSet, Snapshot
 from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table import dml
@@ -102,7 +102,7 @@ def _narrow_relation(
         partition_index=PARTITION_INDEX,
     )
     row_id = rows.column(ROW_ID_COLUMN)
-    arrays = [pc.struct_field(row_id, f) for f in ("writeid", "bucketid", "rowid")]
+    arrays = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
     arrays += [rows.column(c) for c in (*columns, PARTITION_INDEX)]
     names = [dml.WRITE_ID, dml.BUCKET_ID, dml.ROW_ID, *columns, PARTITION_INDEX]
     return pa.table(arrays, names=names)
@@ -116,7 +116,7 @@ def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa
             rows.column(dml.BUCKET_ID).combine_chunks(),
             rows.column(dml.ROW_ID).combine_chunks(),
         ],
-        names=["writeid", "bucketid", "rowid"],
+        names=list(ROW_ID_FIELDS),
     )
     present = {c: rows.column(c) for c in columns if c in rows.column_names}
     table = pa.table({ROW_ID_COLUMN: row_id, **present})

@@ -32,6 +32,7 @@ import pyarrow.fs as pafs
 from acid_platform.errors import ScanClosedError, UnknownColumnError
 from acid_platform.format import (
     ROW_ID_COLUMN,
+    ROW_ID_FIELDS,
     ROW_ID_TYPE,
     AcidState,
     DeleteSet,
@@ -390,11 +391,7 @@ def target_relation(
     every column, but only ``columns`` are read.
     """
     row_id = table.column(ROW_ID_COLUMN)
-    arrays: list[pa.Array | pa.ChunkedArray] = [
-        pc.struct_field(row_id, "writeid"),
-        pc.struct_field(row_id, "bucketid"),
-        pc.struct_field(row_id, "rowid"),
-    ]
+    arrays: list[pa.Array | pa.ChunkedArray] = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
     names = [WRITE_ID, BUCKET_ID, ROW_ID]
     for f in table_schema(spec):
         if columns is None or f.name in columns:

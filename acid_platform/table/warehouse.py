@@ -40,9 +40,8 @@ from acid_platform.errors import (
 )
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
-from acid_platform.metastore.names import normalize_identifier
+from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
 from acid_platform.table.catalog_ops import (
-    DEFAULT_DATABASE,
     WarehouseCatalog,
     require_warehouse,
     warehouse_root,
@@ -163,7 +162,7 @@ class TableWarehouse(WarehouseCatalog):
         INTO n BUCKETS; ``not_null`` lists NOT NULL columns.
         """
         self.require_no_transaction("CREATE TABLE")
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         cols = _columns(columns)
         parts = _columns(partition_columns)
         for col, _ in cols + parts:
@@ -207,7 +206,7 @@ class TableWarehouse(WarehouseCatalog):
     def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
         """DROP TABLE (under an EXCLUSIVE lock); ``purge`` also deletes its directory."""
         self.require_no_transaction("DROP TABLE")
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         try:
             spec = self.metastore.get_table(db, table)
         except NoSuchObjectError:
@@ -231,7 +230,7 @@ class TableWarehouse(WarehouseCatalog):
 
     def table(self, name: str) -> Table:
         """The table ``name`` (``"db.table"`` or ``"table"`` in ``default``)."""
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         return Table(self, self.table_spec(db, table))
 
     def query(self, sql: str) -> pa.Table:
@@ -320,14 +319,6 @@ class TableWarehouse(WarehouseCatalog):
         if "://" in location:
             return self._root.filesystem if location.startswith(self.root) else None
         return self._root.filesystem if "://" not in self.root else None
-
-    def _split_name(self, name: str) -> tuple[str, str]:
-        if not isinstance(name, str):
-            raise InvalidNameError(f"table name {name!r} is not a string")
-        db, dot, table = name.rpartition(".")
-        return normalize_identifier(
-            db if dot else DEFAULT_DATABASE, "database name"
-        ), normalize_identifier(table, "table name")
 
     def end_transaction(self, txn: Transaction) -> None:
         """Forget ``txn`` as the open transaction (it committed or aborted)."""

@@ -1,5 +1,5 @@
-"""Fixtures of the Dagster tests: a real warehouse on disk and a real (temporary) Dagster
-instance."""
+"""Fixtures of the Dagster tests: a real warehouse on disk, the resources on it and a real
+(temporary) Dagster instance."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from dagster import DagsterInstance, instance_for_test
 
 from acid_platform import Warehouse
-from acid_platform.orchestration import AcidWarehouseResource
+from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
 
 #: Settings of the tests: the initiator runs on every tick.
 TEST_CONF = {"hive.compactor.check.interval": "0"}
@@ -31,6 +31,16 @@ def wh(tmp_path: Path) -> Iterator[Warehouse]:
 @pytest.fixture
 def resource(wh: Warehouse) -> AcidWarehouseResource:
     return AcidWarehouseResource(warehouse=wh.root, conf=TEST_CONF)
+
+
+@pytest.fixture
+def resources(resource: AcidWarehouseResource) -> dict[str, object]:
+    """``acid_warehouse``, ``io_manager`` and ``reader`` for ``materialize``."""
+    return {
+        "acid_warehouse": resource,
+        "io_manager": AcidTableIOManager(acid_warehouse=resource),
+        "reader": AcidReader(acid_warehouse=resource),
+    }
 
 
 def insert_deltas(wh: Warehouse, name: str, count: int, partition: str | None = None) -> None:

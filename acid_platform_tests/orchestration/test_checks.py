@@ -20,7 +20,7 @@ from dagster import (
 from sqlalchemy import create_engine, delete
 
 from acid_platform import Warehouse
-from acid_platform.compaction.health import HEALTH_CHECKS
+from acid_platform.compaction.upkeep import UPKEEP_CHECKS
 from acid_platform.format import EventWriter, delete_events, encode_bucket
 from acid_platform.metastore.schema import txn_to_write_id
 from acid_platform.orchestration import AcidWarehouseResource, acid_table_checks
@@ -116,7 +116,7 @@ def test_healthy_table_passes_every_check(wh: Warehouse, instance: DagsterInstan
     passed, severity, ran_downstream = evaluate(wh, instance, with_downstream=True)
 
     assert all(passed.values()), passed
-    assert set(passed) == CONSISTENCY | set(HEALTH_CHECKS)
+    assert set(passed) == CONSISTENCY | set(UPKEEP_CHECKS)
     assert {severity[c] for c in CONSISTENCY} == {AssetCheckSeverity.ERROR}
     assert severity["cleaner_backlog"] == AssetCheckSeverity.WARN
     assert ran_downstream

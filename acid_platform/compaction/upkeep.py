@@ -14,7 +14,7 @@ the data is right, reading it is getting slower or files are piling up).
     the table's compactions ready for cleaning, how long the oldest has waited, and the
     obsolete or aborted directories still on disk, against ``max_clean_wait_s``.
 
->>> # [h.check for h in table_health(wh, "db.t") if not h.passed]
+>>> # [h.check for h in table_upkeep(wh, "db.t") if not h.passed]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from acid_platform.metastore import CompactionState
 from acid_platform.metastore.names import normalize_identifier
 from acid_platform.table.verify import Finding
 
-HEALTH_CHECKS = (
+UPKEEP_CHECKS = (
     "deltas_below_threshold",
     "open_transactions_young",
     "compaction_backlog",
@@ -39,7 +39,7 @@ HEALTH_CHECKS = (
 
 
 @dataclass(frozen=True)
-class HealthLimits:
+class UpkeepLimits:
     """The limits of the health measures (``delta_num_threshold`` ``None``: the compactor's)."""
 
     delta_num_threshold: int | None = None
@@ -48,14 +48,14 @@ class HealthLimits:
     max_clean_wait_s: float = 3600.0
 
 
-def table_health(
+def table_upkeep(
     target: Any,
     name: str,
-    limits: HealthLimits | None = None,
+    limits: UpkeepLimits | None = None,
     conf: CompactorConf | None = None,
 ) -> list[Finding]:
-    """The four measures (in :data:`HEALTH_CHECKS` order) for table ``name`` (``db.table``)."""
-    limits = limits or HealthLimits()
+    """The four measures (in :data:`UPKEEP_CHECKS` order) for table ``name`` (``db.table``)."""
+    limits = limits or UpkeepLimits()
     ctx = CompactionContext.of(target, conf)
     ms = ctx.metastore
     db, _, table = name.rpartition(".")
@@ -130,4 +130,4 @@ def table_health(
     return [deltas, young, backlog, cleaner]
 
 
-__all__ = ["HEALTH_CHECKS", "HealthLimits", "table_health"]
+__all__ = ["UPKEEP_CHECKS", "UpkeepLimits", "table_upkeep"]
