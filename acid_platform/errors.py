@@ -45,6 +45,10 @@ class AcidSchemaError(AcidFormatError):
     """An ORC file does not carry the ACID event schema (or a row schema that fits the table)."""
 
 
+class MissingDirectoryError(AcidFormatError, FileNotFoundError):
+    """A table or partition directory to read does not exist."""
+
+
 class FlushLengthError(AcidFormatError):
     """A `_flush_length` side file is empty or unreadable."""
 
@@ -157,9 +161,19 @@ class UnsupportedOperationError(AcidError):
     partition or bucketing column, DDL inside a multi-statement transaction)."""
 
 
+class ScanClosedError(AcidError):
+    """A lazy table scan was read after it was read once or closed (its reader lease is gone)."""
+
+
 class TransactionStateError(AcidError):
     """BEGIN / COMMIT / ROLLBACK in the wrong state (e.g. COMMIT with no open transaction)."""
 
 
 class EngineError(AcidError):
     """An engine failed while running a plan (e.g. a cast that fails on a value at run time)."""
+
+
+# --------------------------------------------------------------------------- orchestration
+class AssetMetadataError(AcidError, ValueError):
+    """An asset's metadata cannot be acted on (a partitioned asset without ``partition_expr``,
+    an unknown write mode, a merge or delete without key columns); nothing was written."""

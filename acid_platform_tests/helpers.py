@@ -7,7 +7,9 @@ test module or a conftest of another package).
 
 from __future__ import annotations
 
+import collections
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,6 +21,8 @@ import pytest
 from sqlalchemy import create_engine, delete, text, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
+from sqlglot.parser import Parser
+from sqlglot.tokens import Token
 
 from acid_platform import Warehouse
 from acid_platform.metastore import Metastore, TableSpec
@@ -169,6 +173,17 @@ def warehouse_fixture(
 # --------------------------------------------------------------------------- what is on disk
 
 
+def copy_nation_table(dest: Path) -> Path:
+    """Trino's Hive-written 25,000-row nation table at ``dest``: the insert of write id 2 and the
+    DELETEs of write ids 3 and 4 (5 and 19 of the 25 nation keys)."""
+    delta = dest / "delta_0000002_0000002_0000"
+    delta.mkdir(parents=True)
+    shutil.copy(HIVE_FIXTURES / "trino/nationFile25kRowsSortedOnNationKey/bucket_00000", delta)
+    for d in (HIVE_FIXTURES / "trino/nation_delete_deltas").iterdir():
+        shutil.copytree(d, dest / d.name)
+    return dest
+
+
 def acid_dirs(path: str | Path) -> list[str]:
     """The base/delta/delete_delta directory names directly under a table or partition, sorted."""
     return sorted(d for d in os.listdir(path) if d.startswith(ACID_DIR_PREFIXES))
@@ -188,3 +203,17 @@ def data_files(root: str | Path) -> set[str]:
             if not rel.startswith("_metastore"):
                 out.add(rel)
     return out
+
+
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
+    """From now on (for the test), count every sqlglot parse by the text parsed (its tokens,
+    joined by spaces): the SQL layer's statements, the table API's expressions and queries."""
+    parses: collections.Counter[str] = collections.Counter()
+    original = Parser.parse
+
+    def parse(self: Parser, raw_tokens: list[Token], sql: str | None = None) -> Any:
+        parses[" ".join(t.text for t in raw_tokens)] += 1
+        return original(self, raw_tokens, sql)
+
+    monkeypatch.setattr(Parser, "parse", parse)
+    return parses

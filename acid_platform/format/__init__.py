@@ -55,12 +55,15 @@ from acid_platform.format.names import (
     parse_original_file_name,
 )
 from acid_platform.format.reader import EventKey, OrcDataFile, read_flush_length
+from acid_platform.format.snapshot import Snapshot
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.txn_write_id_list import ValidTxnWriteIdList
 from acid_platform.format.types import (
     ROW_ID_COLUMN,
+    ROW_ID_FIELDS,
     ROW_ID_TYPE,
     event_schema,
+    row_id_text,
     row_schema,
     to_arrow_type,
     to_hive_type,
@@ -91,6 +94,7 @@ __all__ = [
     "ORC_ACID_VERSION_FILE",
     "ORC_COMPRESS_PROPERTY",
     "ROW_ID_COLUMN",
+    "ROW_ID_FIELDS",
     "ROW_ID_TYPE",
     "AcidDir",
     "AcidFile",
@@ -109,6 +113,7 @@ __all__ = [
     "RangeResponse",
     "ReadSplit",
     "ReadStats",
+    "Snapshot",
     "ValidCompactorWriteIdList",
     "ValidTxnList",
     "ValidTxnWriteIdList",
@@ -143,6 +148,7 @@ __all__ = [
     "read_flush_length",
     "read_split",
     "resolve",
+    "row_id_text",
     "row_schema",
     "sort_events",
     "to_arrow_type",

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from acid_platform.errors import AcidFormatError, AcidSchemaError
+from acid_platform.errors import AcidFormatError, AcidSchemaError, MissingDirectoryError
 from acid_platform.format import types as t
 from acid_platform.format.acid_state import AcidState, acid_state
 from acid_platform.format.delete_set import DeleteSet
@@ -70,6 +70,7 @@ def read_acid(
     filesystem: pafs.FileSystem | None = None,
     stats: ReadStats | None = None,
     row_ids: DeleteSet | None = None,
+    state: AcidState | None = None,
 ) -> pa.Table:
     """Read one table or partition directory under a snapshot into a ``pyarrow.Table``.
 
@@ -77,10 +78,20 @@ def read_acid(
     struct<writeid:bigint,bucketid:int,rowid:bigint> column; ``filters`` (DNF tuples) prune stripes
     by their statistics and then filter rows exactly; ``schema`` is the table's row schema (needed
     for an empty table and for files written before a column was added); ``row_ids`` keeps only
-    the rows with those ROW__IDs, reading only the stripes whose key range holds one of them.
+    the rows with those ROW__IDs, reading only the stripes whose key range holds one of them;
+    ``state`` is the directory's selection for this snapshot when the caller already computed it
+    (:func:`~acid_platform.format.acid_state`): the directory is then not listed again.
+
+    Raises :class:`~acid_platform.errors.MissingDirectoryError` when ``path`` does not exist.
     """
     loc = resolve(path, filesystem)
-    state = acid_state(loc.path, write_ids, txns, filesystem=loc.filesystem)
+    if state is None:
+        if loc.filesystem.get_file_info(loc.path).type == pafs.FileType.NotFound:
+            raise MissingDirectoryError(
+                f"{loc.path}: the directory does not exist (read_acid reads a table or partition "
+                "directory; check the path)"
+            )
+        state = acid_state(loc.path, write_ids, txns, filesystem=loc.filesystem)
     out_schema = output_schema(_table_schema(loc.filesystem, state, schema), columns, with_row_id)
     splits = plan_splits(state, write_ids)
     # Splits (bucket files) are independent: read them on the read threads, each with its own
@@ -225,9 +236,7 @@ def load_delete_set(
     exceptions = np.asarray(write_ids.exceptions, np.int64)
     for p in paths:
         with OrcDataFile(filesystem, p, expect_acid=True) as f:
-            for _, b in f.iter_stripes(
-                [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION]
-            ):
+            for _, b in f.iter_stripes(t.ROW_VERSION_FIELDS):
                 ct = b.column(3).to_numpy()
                 ok = valid_write_id_mask(ct, write_ids.high_watermark, exceptions)
                 chunks.append(

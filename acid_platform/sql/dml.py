@@ -1,8 +1,10 @@
 """DML and queries: INSERT, UPDATE, DELETE, TRUNCATE, MERGE, SELECT.
 
 Row sources (``VALUES``, ``SELECT``, a MERGE's ``USING``) are computed on the embedded engine
-(:mod:`.select`) and handed to the table API as Arrow; predicates and assigned values go to the
-table API as Hive SQL text, where the one DML plan resolves and checks them. INSERT matches the
+(:mod:`.select`) and handed to the table API as Arrow (a MERGE source over warehouse tables as
+its query); predicates and assigned values go to the table API as the statement's own sqlglot
+syntax trees, never as text to parse again: each is parsed once, with the statement, and the one
+DML plan resolves and checks it. INSERT matches the
 query's columns to the table by position, as Hive does: the data columns (or the listed ones),
 then the dynamic partition columns.
 """
@@ -10,11 +12,12 @@ then the dynamic partition columns.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import InvalidPartitionError, SemanticError, UnknownColumnError
+from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, metrics_result
 from acid_platform.sql.state import SessionState
@@ -66,8 +69,8 @@ def insert(session: SessionState, stmt: st.Insert) -> StatementResult:
 def update(session: SessionState, stmt: st.Update) -> StatementResult:
     """``UPDATE t SET … [WHERE …]`` (a split update: delete events + new row versions)."""
     table = session.table(stmt.table)
-    assignments = {column: _hive(session, value) for column, value in stmt.assignments}
-    where = _hive(session, stmt.where) if stmt.where is not None else None
+    assignments = {column: _tree(session, value) for column, value in stmt.assignments}
+    where = _tree(session, stmt.where) if stmt.where is not None else None
     metrics = table.update(assignments, where)
     message = f"updated {metrics.rows_updated} row(s) in {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
@@ -76,7 +79,7 @@ def update(session: SessionState, stmt: st.Update) -> StatementResult:
 def delete(session: SessionState, stmt: st.Delete) -> StatementResult:
     """``DELETE FROM t [WHERE …]``."""
     table = session.table(stmt.table)
-    where = _hive(session, stmt.where) if stmt.where is not None else None
+    where = _tree(session, stmt.where) if stmt.where is not None else None
     metrics = table.delete(where)
     message = f"deleted {metrics.rows_deleted} row(s) from {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
@@ -91,11 +94,8 @@ def truncate(session: SessionState, stmt: st.Truncate) -> StatementResult:
         raise InvalidPartitionError(
             f"table {session.qualified(stmt.table)} has no partition column(s) {unknown}"
         )
-    predicate = " AND ".join(
-        exp.EQ(this=exp.column(k), expression=_literal(v)).sql(dialect="hive")
-        for k, v in stmt.partition
-    )
-    metrics = table.delete(predicate or None)
+    equalities = [exp.EQ(this=exp.column(k), expression=_literal(v)) for k, v in stmt.partition]
+    metrics = table.delete(exp.and_(*equalities) if equalities else None)
     message = f"deleted {metrics.rows_deleted} row(s) from {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
 
@@ -107,19 +107,19 @@ def merge(session: SessionState, stmt: st.Merge) -> StatementResult:
     name = session.qualified(stmt.target)
     merger = table.merge(
         _merge_source(session, stmt.using),
-        _hive(session, stmt.on),
+        _tree(session, stmt.on),
         source_alias=stmt.source_alias,
         target_alias=stmt.target_alias,
     )
     all_columns = [c for c, _ in spec.columns] + [c for c, _ in spec.partition_columns]
     for clause in stmt.clauses:
-        condition = _hive(session, clause.condition) if clause.condition is not None else None
+        condition = _tree(session, clause.condition) if clause.condition is not None else None
         if clause.action == "insert":
             merger.when_not_matched_insert(
                 _insert_values(name, clause, all_columns, session), condition=condition
             )
         elif clause.action == "update":
-            assignments = {c: _hive(session, v) for c, v in clause.assignments}
+            assignments = {c: _tree(session, v) for c, v in clause.assignments}
             if clause.by_source:
                 merger.when_not_matched_by_source_update(assignments, condition=condition)
             else:
@@ -137,11 +137,11 @@ def merge(session: SessionState, stmt: st.Merge) -> StatementResult:
 
 
 # --------------------------------------------------------------------------- helpers
-def _merge_source(session: SessionState, using: st.TableName | exp.Query) -> Any:
+def _merge_source(session: SessionState, using: st.TableName | exp.Query) -> exp.Query | pa.Table:
     """The MERGE source for the table API.
 
-    Over warehouse tables only, it is the query text with every table name qualified: the table
-    layer then reads it in the MERGE's own snapshot, under SHARED_READ locks. A source that reads
+    Over warehouse tables only, it is the query's syntax tree with every table name qualified:
+    the table layer then reads it in the MERGE's own snapshot, under SHARED_READ locks. A source that reads
     a temporary table (or uses ROW__ID) is computed here and handed over as Arrow.
     """
     query = (
@@ -159,16 +159,17 @@ def _merge_source(session: SessionState, using: st.TableName | exp.Query) -> Any
         local = local or session.temp_table(name) is not None
         ref.set("db", exp.to_identifier(name.database or session.database))
     mentions_row_id = any(
-        part.name.lower() == "row__id" for c in query.find_all(exp.Column) for part in c.parts
+        part.name.lower() == ROW_ID_COLUMN for c in query.find_all(exp.Column) for part in c.parts
     )
     if local or mentions_row_id:
         return session.query(using if isinstance(using, exp.Query) else query)
-    return query.sql(dialect="hive")
+    return query
 
 
-def _hive(session: SessionState, node: exp.Expr) -> str:
-    """Hive SQL text of an expression, uncorrelated sub-queries replaced by their values."""
-    return inline_subqueries(node, session.query).sql(dialect="hive")
+def _tree(session: SessionState, node: exp.Expr) -> exp.Expr:
+    """The expression for the table API: the statement's own syntax tree (never text to parse
+    again), uncorrelated sub-queries replaced by their values."""
+    return inline_subqueries(node, session.query)
 
 
 def _literal(value: object) -> exp.Expr:
@@ -203,7 +204,7 @@ def _check_insert_columns(
 
 def _insert_values(
     name: str, clause: st.WhenClause, all_columns: Sequence[str], session: SessionState
-) -> dict[str, str]:
+) -> dict[str, exp.Expr]:
     columns = (
         list(clause.insert_columns) if clause.insert_columns is not None else list(all_columns)
     )
@@ -212,4 +213,4 @@ def _insert_values(
             f"MERGE INTO {name}: WHEN NOT MATCHED THEN INSERT has {len(clause.insert_values)} value(s) "
             f"for {len(columns)} column(s) {columns}"
         )
-    return {c: _hive(session, v) for c, v in zip(columns, clause.insert_values, strict=True)}
+    return {c: _tree(session, v) for c, v in zip(columns, clause.insert_values, strict=True)}

@@ -19,12 +19,11 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import InvalidExpressionError, SemanticError, UnknownColumnError
+from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql.functions import hive_builtins
 from acid_platform.sql.statements import TableName
 from acid_platform.table.engine import Engine
 
-#: The virtual column of ACID tables (lower case, as Hive prints it).
-ROW_ID = "row__id"
 _RELATION_PREFIX = "__acid_rel_"
 
 
@@ -33,12 +32,12 @@ class Relation:
     """A table the query can read: its columns (SQL order) and how to scan it.
 
     ``scan(columns, filter, with_row_id)`` returns Arrow; ``columns=None`` means all, ``filter`` is
-    a Hive predicate over unqualified column names (or None).
+    a predicate (syntax tree) over unqualified column names, or None.
     """
 
     name: str
     columns: tuple[str, ...]
-    scan: Callable[[Sequence[str] | None, str | None, bool], pa.Table]
+    scan: Callable[[Sequence[str] | None, exp.Expr | None, bool], pa.Table]
     has_row_id: bool = True
 
 
@@ -88,7 +87,7 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
             columns = list(
                 relation.columns[:1]
             )  # e.g. count(*): any one column gives the row count
-        with_row_id = ROW_ID in wanted
+        with_row_id = ROW_ID_COLUMN in wanted
         if with_row_id and not relation.has_row_id:
             raise SemanticError(f"{qualified} is not a transactional table: it has no ROW__ID")
         pushed = _pushdown(query, tables, relation) if len(tables) == 1 else None
@@ -97,7 +96,7 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
         planned.sources[alias] = relation
         for table in tables:
             _point_at(table, alias)
-    if ROW_ID in wanted:
+    if ROW_ID_COLUMN in wanted:
         _hide_row_id_from_stars(query, set(planned.relations))
     return planned
 
@@ -210,13 +209,13 @@ def _hide_row_id_from_stars(query: exp.Expr, relations: set[str]) -> None:
             continue
         for projection in select.expressions:
             if isinstance(projection, exp.Star):
-                projection.set("except_", [exp.column(ROW_ID)])
+                projection.set("except_", [exp.column(ROW_ID_COLUMN)])
             elif (
                 isinstance(projection, exp.Column)
                 and isinstance(projection.this, exp.Star)
                 and projection.table.lower() in with_row_id
             ):
-                projection.this.set("except_", [exp.column(ROW_ID)])
+                projection.this.set("except_", [exp.column(ROW_ID_COLUMN)])
 
 
 def _direct_tables(select: exp.Select) -> dict[str, str]:
@@ -257,7 +256,7 @@ _PUSHABLE = (
 )
 
 
-def _pushdown(query: exp.Expr, tables: list[exp.Table], relation: Relation) -> str | None:
+def _pushdown(query: exp.Expr, tables: list[exp.Table], relation: Relation) -> exp.Expr | None:
     """The simple WHERE conjuncts over only this table, for the scan to prune partitions/rows."""
     table = tables[0]
     select = table.parent.parent if isinstance(table.parent, exp.From) else None
@@ -286,8 +285,8 @@ def _pushdown(query: exp.Expr, tables: list[exp.Table], relation: Relation) -> s
         bare = conjunct.copy()
         for c in bare.find_all(exp.Column):
             c.set("table", None)
-        parts.append(bare.sql(dialect="hive"))
-    return " AND ".join(f"({p})" for p in parts) or None
+        parts.append(exp.paren(bare))
+    return exp.and_(*parts) if parts else None
 
 
 def _conjuncts(node: exp.Expr) -> list[exp.Expr]:

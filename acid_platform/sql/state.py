@@ -17,13 +17,11 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import NoSuchObjectError, SemanticError
+from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql.select import Relation, run_query
 from acid_platform.sql.statements import TableName
 from acid_platform.table.table import Table
 from acid_platform.table.warehouse import TableWarehouse
-
-#: The database a new session starts in.
-DEFAULT_DATABASE = "default"
 
 
 @dataclass
@@ -67,7 +65,7 @@ class SessionState:
             data = temp.data
 
             def scan_temp(
-                columns: Sequence[str] | None, _filter: str | None, _row_id: bool
+                columns: Sequence[str] | None, _filter: exp.Expr | None, _row_id: bool
             ) -> pa.Table:
                 return data if columns is None else data.select(list(columns))
 
@@ -81,7 +79,7 @@ class SessionState:
         spec = table.spec
         columns = tuple(c for c, _ in spec.columns) + tuple(c for c, _ in spec.partition_columns)
 
-        def scan(cols: Sequence[str] | None, predicate: str | None, row_id: bool) -> pa.Table:
+        def scan(cols: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool) -> pa.Table:
             return table.scan(
                 columns=None if cols is None else list(cols), filter=predicate, with_row_id=row_id
             )
@@ -119,4 +117,4 @@ def _table_names(query: exp.Query) -> set[str]:
     }
 
 
-__all__ = ["DEFAULT_DATABASE", "SessionState", "TempTable"]
+__all__ = ["SessionState", "TempTable"]

@@ -122,7 +122,7 @@ class DmlPlan:
 
 
 def plan_update(
-    spec: TableSpec, assignments: Mapping[str, object], where: object = None
+    spec: TableSpec, assignments: Mapping[str, object], where: str | exp.Expr | None = None
 ) -> DmlPlan:
     """``UPDATE <table> SET … [WHERE …]`` as a one-branch plan over ``target``."""
     if not assignments:
@@ -131,7 +131,7 @@ def plan_update(
     return _plan(f"UPDATE {spec.full_name}", spec, [clause], None, None, (spec.name, ""), False)
 
 
-def plan_delete(spec: TableSpec, where: object = None) -> DmlPlan:
+def plan_delete(spec: TableSpec, where: str | exp.Expr | None = None) -> DmlPlan:
     """``DELETE FROM <table> [WHERE …]`` as a one-branch plan over ``target``."""
     return _plan(
         f"DELETE FROM {spec.full_name}",
@@ -147,7 +147,7 @@ def plan_delete(spec: TableSpec, where: object = None) -> DmlPlan:
 def plan_merge(
     spec: TableSpec,
     source_columns: Sequence[str],
-    on: object,
+    on: str | exp.Expr | None,
     clauses: Sequence[Clause],
     *,
     target_alias: str = "t",

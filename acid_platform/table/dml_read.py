@@ -1,7 +1,8 @@
 """The ``target`` relation of a DML plan, read in two phases: narrow first, full rows for matches.
 
 The plan (:mod:`.dml`) says which target rows it can touch (``probe``) and which columns' values
-its output uses (``read_columns``). Reading the table then takes at most two passes:
+its output uses (``read_columns``). The scan planner (:mod:`.scan`) lists the partitions the
+WHERE leaves and selects their files once; reading then takes at most two passes over that plan:
 
 1. **probe** — ROW__ID plus the probe's columns (WHERE or ON columns, partition columns), with
    partition pruning and stripe pruning (ORC statistics) from simple WHERE conjuncts; the engine
@@ -24,24 +25,15 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from acid_platform.errors import AcidFormatError
-from acid_platform.format import ROW_ID_COLUMN, DeleteSet, acid_state
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, DeleteSet, Snapshot
 from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table import dml
 from acid_platform.table.engine import Engine
-from acid_platform.table.scan import (
-    PartitionDir,
-    Snapshot,
-    list_partitions,
-    partition_pruning_predicate,
-    pushdown_filters,
-    read_partitions,
-    resolve_filter,
-    target_relation,
-)
-from acid_platform.table.schema import table_schema
+from acid_platform.table.scan import PartitionFiles, plan_files, read_files, target_relation
+from acid_platform.table.scan_filter import hive_filter, pushdown_filters, resolve_filter
 
-#: Column of the narrow relation naming the partition (index into the listed directories).
+#: Column of the narrow relation naming the partition (index into the planned partitions).
 PARTITION_INDEX = "__acid_part"
 #: Targets up to this size are read in one pass (every needed column), larger ones in two.
 SMALL_TARGET_BYTES = 16 << 20
@@ -59,16 +51,17 @@ def read_target(
     """The ``target`` relation ``plan`` needs: every row it can touch, every column it uses.
 
     ``where`` is the UPDATE/DELETE predicate (partition and stripe pruning); ``source`` the MERGE
-    source relation (the probe joins it).
+    source relation (the probe joins it). The table's partitions are listed and their files
+    selected once; every pass reads from that plan.
     """
     predicate = resolve_filter(spec, where) if isinstance(where, str | exp.Expr) else None
-    pruning = partition_pruning_predicate(spec, predicate)
-    partitions = list_partitions(spec, location, engine, pruning)
+    pruning = hive_filter(spec, engine, predicate, exact=False)
+    partitions = plan_files(spec, location, snapshot, pruning)
     read_columns = plan.read_columns if plan.read_columns is not None else plan.target_columns
     if plan.probe is None:
-        rows = read_partitions(spec, location, snapshot, partitions, read_columns, with_row_id=True)
+        rows = read_files(spec, location, snapshot, partitions, read_columns, with_row_id=True)
         return target_relation(rows, spec, read_columns)
-    if data_bytes(location, snapshot, partitions) <= SMALL_TARGET_BYTES:
+    if sum(p.size for p in partitions) <= SMALL_TARGET_BYTES:
         # Small data: one pass with every column the plan needs beats two passes over the files.
         columns = tuple(c for c in plan.target_columns if c in {*plan.probe_columns, *read_columns})
         filters = None  # opening each file's statistics costs more than it saves here
@@ -86,22 +79,6 @@ def read_target(
     return _fetch(spec, location, snapshot, partitions, candidates, read_columns)
 
 
-def data_bytes(location: Location, snapshot: Snapshot, partitions: list[PartitionDir]) -> int:
-    """Bytes of the files a snapshot reads in ``partitions`` (rows and delete events)."""
-    total = 0
-    for part in partitions:
-        state = acid_state(
-            part.path, snapshot.write_ids, snapshot.valid_txns, filesystem=location.filesystem
-        )
-        total += sum(f.size for f in state.original_files)
-        total += sum(
-            f.size
-            for d in ([state.base] if state.base else []) + list(state.deltas)
-            for f in d.files
-        )
-    return total
-
-
 # --------------------------------------------------------------------------- helpers
 
 
@@ -109,32 +86,26 @@ def _narrow_relation(
     spec: TableSpec,
     location: Location,
     snapshot: Snapshot,
-    partitions: list[PartitionDir],
+    partitions: list[PartitionFiles],
     columns: tuple[str, ...],
     filters: list[tuple[str, str, object]] | None,
 ) -> pa.Table:
     """ROW__ID (flattened), the probe's columns and the partition index of every visible row."""
-    schema = table_schema(spec)
-    out_schema = pa.schema(
-        [
-            pa.field(dml.WRITE_ID, pa.int64()),
-            pa.field(dml.BUCKET_ID, pa.int32()),
-            pa.field(dml.ROW_ID, pa.int64()),
-            *[schema.field(c) for c in columns],
-            pa.field(PARTITION_INDEX, pa.int32()),
-        ]
+    rows = read_files(
+        spec,
+        location,
+        snapshot,
+        partitions,
+        columns,
+        with_row_id=True,
+        filters=filters,
+        partition_index=PARTITION_INDEX,
     )
-    pieces = []
-    for i, part in enumerate(partitions):
-        rows = read_partitions(
-            spec, location, snapshot, [part], columns, with_row_id=True, filters=filters
-        )
-        row_id = rows.column(ROW_ID_COLUMN)
-        arrays = [pc.struct_field(row_id, f) for f in ("writeid", "bucketid", "rowid")]
-        arrays += [rows.column(c) for c in columns]
-        arrays.append(pa.repeat(pa.scalar(i, pa.int32()), rows.num_rows))
-        pieces.append(pa.table(arrays, schema=out_schema))
-    return pa.concat_tables(pieces) if pieces else out_schema.empty_table()
+    row_id = rows.column(ROW_ID_COLUMN)
+    arrays = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
+    arrays += [rows.column(c) for c in (*columns, PARTITION_INDEX)]
+    names = [dml.WRITE_ID, dml.BUCKET_ID, dml.ROW_ID, *columns, PARTITION_INDEX]
+    return pa.table(arrays, names=names)
 
 
 def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa.Table:
@@ -145,7 +116,7 @@ def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa
             rows.column(dml.BUCKET_ID).combine_chunks(),
             rows.column(dml.ROW_ID).combine_chunks(),
         ],
-        names=["writeid", "bucketid", "rowid"],
+        names=list(ROW_ID_FIELDS),
     )
     present = {c: rows.column(c) for c in columns if c in rows.column_names}
     table = pa.table({ROW_ID_COLUMN: row_id, **present})
@@ -156,7 +127,7 @@ def _fetch(
     spec: TableSpec,
     location: Location,
     snapshot: Snapshot,
-    partitions: list[PartitionDir],
+    partitions: list[PartitionFiles],
     candidates: pa.Table,
     columns: tuple[str, ...],
 ) -> pa.Table:
@@ -170,7 +141,7 @@ def _fetch(
     for i in touched:
         pick = part_index == i
         wanted.append(DeleteSet.from_arrays(owid[pick], bucket[pick], rowid[pick]))
-    rows = read_partitions(
+    rows = read_files(
         spec,
         location,
         snapshot,

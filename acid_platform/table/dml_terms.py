@@ -8,6 +8,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from sqlglot import exp
+
 TARGET_RELATION = "target"
 SOURCE_RELATION = "source"
 WRITE_ID = "__acid_writeid"
@@ -71,10 +73,12 @@ class ClauseKind(enum.StrEnum):
 class Clause:
     """One WHEN branch: its kind, optional extra predicate and assignments (column -> value).
 
-    Values are SQL expression strings, :class:`~acid_platform.table.expressions.Literal` or
-    Python values (see :func:`~acid_platform.table.expressions.to_expression`).
+    The condition is SQL text or a sqlglot syntax tree; values are SQL text, syntax trees,
+    :class:`~acid_platform.table.expressions.Literal` or Python values (see
+    :func:`~acid_platform.table.expressions.to_expression`). ``Table`` and ``TableMerger`` hand
+    the planner trees, parsed once when the statement starts.
     """
 
     kind: ClauseKind
-    condition: object = None
+    condition: str | exp.Expr | None = None
     values: tuple[tuple[str, object], ...] = ()

@@ -1,7 +1,9 @@
 """SQL expressions given to the table API: parsing, literals and column resolution.
 
 A ``str`` handed to ``update``/``delete``/``merge``/``scan`` is a Hive SQL expression
-(``"salary * 2"``, ``"ds = '2024-01-01' AND id > 3"``); any other value is a literal. To store a
+(``"salary * 2"``, ``"ds = '2024-01-01' AND id > 3"``), parsed once when the statement starts;
+a sqlglot syntax tree (what the SQL layer hands over) is used as it is; any other value is a
+literal. To store a
 string literal, wrap it: ``lit("Tom")`` (``"Tom"`` alone would be read as a column name).
 
 Column references are resolved against the relations in scope (the target table, and for MERGE
@@ -79,6 +81,12 @@ def to_expression(value: Any, what: str = "expression") -> exp.Expr:
     if isinstance(value, Literal):
         return literal_expression(value.value)
     return literal_expression(value)
+
+
+def expression_or_none(value: str | exp.Expr | None, what: str) -> exp.Expr | None:
+    """A predicate of a statement as a syntax tree: text is parsed (the one time it is: the
+    statement hands the tree on), a tree is copied, ``None`` stays ``None``."""
+    return None if value is None else to_expression(value, what)
 
 
 def literal_expression(value: Any) -> exp.Expr:

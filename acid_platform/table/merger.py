@@ -9,8 +9,8 @@ Shaped like delta-rs's ``TableMerger``; the semantics are Hive's MERGE (see :mod
        .execute())
     # StatementMetrics(rows_inserted=1, rows_updated=1, ...)
 
-The source is Arrow data, a list of dicts, a pandas DataFrame, or a Hive SQL query over warehouse
-tables (read in the statement's snapshot, under SHARED_READ locks). Data of a native engine of
+The source is Arrow data, a list of dicts, a pandas DataFrame, or a Hive SQL query (text or a
+sqlglot syntax tree) over warehouse tables (read in the statement's snapshot, under SHARED_READ locks). Data of a native engine of
 the warehouse (:mod:`.native`: a Spark DataFrame after ``wh.register_spark(spark)``) stays where
 it is: the MERGE is planned here and runs on that engine.
 """
@@ -26,6 +26,7 @@ from sqlglot import exp
 from acid_platform.metastore.model import LockComponent
 from acid_platform.table import dml
 from acid_platform.table.dml import Clause, ClauseKind, MatchCount
+from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.query import bind_query
 from acid_platform.table.schema import table_schema, to_arrow
 from acid_platform.table.statement import StatementMetrics, statement_guard
@@ -60,38 +61,40 @@ class TableMerger:
         self._clauses: list[Clause] = []
 
     def when_matched_update(
-        self, set: Mapping[str, Any], condition: str | None = None
+        self, set: Mapping[str, Any], condition: str | exp.Expr | None = None
     ) -> TableMerger:  # noqa: A002
         """WHEN MATCHED [AND condition] THEN UPDATE SET col = value, …"""
         return self._add(ClauseKind.MATCHED_UPDATE, condition, set)
 
-    def when_matched_update_all(self, condition: str | None = None) -> TableMerger:
+    def when_matched_update_all(self, condition: str | exp.Expr | None = None) -> TableMerger:
         """WHEN MATCHED THEN UPDATE every data column the source also has (by name), except
         partition and bucketing columns, which Hive cannot update."""
         return self._add(ClauseKind.MATCHED_UPDATE, condition, _ALL)
 
-    def when_matched_delete(self, condition: str | None = None) -> TableMerger:
+    def when_matched_delete(self, condition: str | exp.Expr | None = None) -> TableMerger:
         """WHEN MATCHED [AND condition] THEN DELETE."""
         return self._add(ClauseKind.MATCHED_DELETE, condition, {})
 
     def when_not_matched_insert(
-        self, values: Mapping[str, Any], condition: str | None = None
+        self, values: Mapping[str, Any], condition: str | exp.Expr | None = None
     ) -> TableMerger:
         """WHEN NOT MATCHED [AND condition] THEN INSERT (col, …) VALUES (value, …); columns not
         given are NULL."""
         return self._add(ClauseKind.NOT_MATCHED_INSERT, condition, values)
 
-    def when_not_matched_insert_all(self, condition: str | None = None) -> TableMerger:
+    def when_not_matched_insert_all(self, condition: str | exp.Expr | None = None) -> TableMerger:
         """WHEN NOT MATCHED THEN INSERT every column from the source column of the same name."""
         return self._add(ClauseKind.NOT_MATCHED_INSERT, condition, _ALL)
 
     def when_not_matched_by_source_update(
-        self, set: Mapping[str, Any], condition: str | None = None
+        self, set: Mapping[str, Any], condition: str | exp.Expr | None = None
     ) -> TableMerger:  # noqa: A002
         """WHEN NOT MATCHED BY SOURCE [AND condition] THEN UPDATE SET … (target columns only)."""
         return self._add(ClauseKind.BY_SOURCE_UPDATE, condition, set)
 
-    def when_not_matched_by_source_delete(self, condition: str | None = None) -> TableMerger:
+    def when_not_matched_by_source_delete(
+        self, condition: str | exp.Expr | None = None
+    ) -> TableMerger:
         """WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE."""
         return self._add(ClauseKind.BY_SOURCE_DELETE, condition, {})
 
@@ -109,14 +112,18 @@ class TableMerger:
                 source, columns, locks = self._source, engine.columns(self._source), []
             else:
                 source, columns, locks = self._source_relation()
+            label = f"MERGE INTO {spec.full_name}"
             clauses = [
-                self._expand(c, spec.partition_column_names, spec.bucket_columns, columns)
+                _parsed(
+                    self._expand(c, spec.partition_column_names, spec.bucket_columns, columns),
+                    f"{label} ({c.kind})",
+                )
                 for c in self._clauses
             ]
             plan = dml.plan_merge(
                 spec,
                 columns,
-                self._on,
+                expression_or_none(self._on, f"ON clause of {label}"),
                 clauses,
                 target_alias=self._target_alias,
                 source_alias=self._source_alias,
@@ -127,7 +134,7 @@ class TableMerger:
 
     # ------------------------------------------------------------------ helpers
     def _add(
-        self, kind: ClauseKind, condition: str | None, values: Mapping[str, Any] | object
+        self, kind: ClauseKind, condition: str | exp.Expr | None, values: Mapping[str, Any] | object
     ) -> TableMerger:
         if values is _ALL:
             items: tuple[tuple[str, object], ...] = (("*", None),)
@@ -162,7 +169,7 @@ class TableMerger:
     def _source_relation(
         self,
     ) -> tuple[Callable[[Transaction], pa.Table], list[str], list[LockComponent]]:
-        if not isinstance(self._source, str):
+        if not isinstance(self._source, str | exp.Query):
             data = to_arrow(self._source, f"MERGE INTO {self._table.name} source")
             return (lambda _txn: data), list(data.column_names), []
         return _sql_source(self._table, self._source)
@@ -171,8 +178,14 @@ class TableMerger:
 _ALL = object()
 
 
+def _parsed(clause: Clause, what: str) -> Clause:
+    """``clause`` with its condition and values as syntax trees (text parsed here, once)."""
+    values = tuple((c, to_expression(v, f"value of {c} in {what}")) for c, v in clause.values)
+    return Clause(clause.kind, expression_or_none(clause.condition, f"condition of {what}"), values)
+
+
 def _sql_source(
-    table: Table, sql: str
+    table: Table, sql: str | exp.Query
 ) -> tuple[Callable[[Transaction], pa.Table], list[str], list[LockComponent]]:
     wh = table.warehouse
     bound = bind_query(wh, sql, f"MERGE INTO {table.name} source")

@@ -59,12 +59,17 @@ class BoundQuery:
         return warehouse.engine.execute(self.tree, data)
 
 
-def bind_query(warehouse: TableWarehouse, sql: str, what: str = "query") -> BoundQuery:
-    """Parse a Hive SELECT and resolve the tables it reads."""
-    try:
-        tree = sqlglot.parse_one(sql, read=DIALECT)
-    except sqlglot.errors.SqlglotError as exc:
-        raise InvalidExpressionError(f"{what}: {sql!r} does not parse as Hive SQL: {exc}") from exc
+def bind_query(warehouse: TableWarehouse, sql: str | exp.Query, what: str = "query") -> BoundQuery:
+    """Parse a Hive SELECT (text; a syntax tree is copied) and resolve the tables it reads."""
+    if isinstance(sql, exp.Query):
+        tree: exp.Expr = sql.copy()
+    else:
+        try:
+            tree = sqlglot.parse_one(sql, read=DIALECT)
+        except sqlglot.errors.SqlglotError as exc:
+            raise InvalidExpressionError(
+                f"{what}: {sql!r} does not parse as Hive SQL: {exc}"
+            ) from exc
     if not isinstance(tree, exp.Query):
         raise InvalidExpressionError(f"{what}: {sql!r} is not a query")
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}

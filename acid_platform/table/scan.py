@@ -1,306 +1,372 @@
-"""Snapshot scans: the rows of a table as one snapshot sees them.
+"""The one scan planner: the rows of a table as one snapshot sees them, planned once, read lazily.
 
-A scan lists the table's partition directories, prunes them with the part of the filter that
-only names partition columns, reads each remaining directory with the format layer's
-merge-on-read (:func:`~acid_platform.format.read_acid`), adds the partition columns as typed
-constants, and filters the rows with the rest of the predicate (evaluated by the engine).
-Conjuncts of the simple form ``column <op> literal`` (and ``IN``/``BETWEEN`` lists of literals)
-on data columns are also handed to the reader as DNF ``filters``: they skip stripes whose ORC
-statistics rule them out and drop rows before the engine sees them. The engine still evaluates
-the whole predicate, so the pushed part only ever removes rows the predicate removes too.
-Partition columns come last, as Hive shows them; ``row__id`` comes first when asked for.
+:func:`plan_scan` returns a :class:`TableScan`; nothing is listed or read until asked:
+
+* :meth:`TableScan.plan_files` lists the partition directories, prunes them with the filter's
+  partition part, and selects each remaining directory's files for the snapshot (Hive's
+  ``getAcidState``) — once per partition, whatever is read afterwards;
+* :meth:`TableScan.split_tasks` cuts the files into one :class:`ScanTask` per (partition,
+  bucket): picklable, what an engine (Spark) hands to its workers, each read by
+  :func:`read_task`;
+* :meth:`TableScan.to_batches` streams the rows split by split, stripe by stripe, as a
+  ``pyarrow.RecordBatchReader``: memory is one stripe plus its bucket's delete set, whatever the
+  size of the table; :meth:`TableScan.to_arrow` reads every split (in parallel) into one table.
+
+Partition columns are added to the rows as typed constants and come after the data columns, as
+Hive shows them; ``row__id`` comes first when asked for. A scan that holds a reader lease (a
+snapshot taken outside a transaction) releases it when it has been read (``to_arrow``
+returned, the reader exhausted or closed) or closed; it can then not be read again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlglot import exp
+import pyarrow.fs as pafs
 
-from acid_platform.errors import UnknownColumnError
+from acid_platform.errors import ScanClosedError, UnknownColumnError
 from acid_platform.format import (
     ROW_ID_COLUMN,
+    ROW_ID_FIELDS,
     ROW_ID_TYPE,
+    AcidState,
     DeleteSet,
-    ValidTxnList,
+    ReadSplit,
+    Snapshot,
     ValidWriteIdList,
+    acid_state,
     list_partition_dirs,
-    read_acid,
+    plan_splits,
+    read_split,
 )
 from acid_platform.format.fs import Location
+from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.dml import BUCKET_ID, ROW_ID, WRITE_ID
-from acid_platform.table.engine import Engine
-from acid_platform.table.expressions import (
-    Scope,
-    and_all,
-    conjuncts,
-    quoted,
-    resolve,
-    to_expression,
-)
 from acid_platform.table.partitions import partition_values_table
+from acid_platform.table.scan_filter import Filters, ScanFilter
 from acid_platform.table.schema import data_schema, partition_schema, table_schema
 
-#: DNF conjunction handed to :func:`~acid_platform.format.read_acid` (``[(col, op, value)]``).
-Filters = list[tuple[str, str, Any]]
-
-_INDEX = "__acid_idx"
-_RELATION = "__acid_rows"
-_FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_COMPARISONS: dict[type, str] = {
-    exp.EQ: "=",
-    exp.LT: "<",
-    exp.LTE: "<=",
-    exp.GT: ">",
-    exp.GTE: ">=",
-}
-_INTEGER_TYPES = {"tinyint": 8, "smallint": 16, "int": 32, "integer": 32, "bigint": 64}
-
 
 @dataclass(frozen=True)
-class Snapshot:
-    """What a scan reads: the global txn snapshot and the table's write id list."""
-
-    valid_txns: ValidTxnList
-    write_ids: ValidWriteIdList
-
-
-@dataclass(frozen=True)
-class PartitionDir:
-    """One directory a scan reads: its partition name (``""`` when unpartitioned), path and
-    typed partition values (a one-row table; ``None`` when unpartitioned)."""
+class PartitionFiles:
+    """One partition directory a scan reads: its name (``""`` when unpartitioned), path, typed
+    partition values (in partition column order) and the files the snapshot selects there."""
 
     name: str
     path: str
-    values: pa.Table | None
+    values: tuple[Any, ...]
+    state: AcidState
+
+    @property
+    def size(self) -> int:
+        """Bytes of the files the snapshot reads here (rows and delete events)."""
+        dirs = ([self.state.base] if self.state.base is not None else []) + list(self.state.deltas)
+        return sum(f.size for f in self.state.original_files) + sum(
+            f.size for d in dirs for f in d.files
+        )
 
 
-def scan_table(
+@dataclass(frozen=True)
+class ScanTask:
+    """One bucket of one partition: a unit of work a worker can read on its own (picklable).
+
+    ``partition`` is the index of the partition in :meth:`TableScan.plan_files`."""
+
+    split: ReadSplit
+    partition: int
+    partition_values: tuple[Any, ...]
+
+
+class TableScan:
+    """A planned, lazily read scan of one table under one snapshot (see module docs)."""
+
+    def __init__(
+        self,
+        spec: TableSpec,
+        location: Location,
+        snapshot: Snapshot,
+        columns: Sequence[str],
+        *,
+        with_row_id: bool = False,
+        where: ScanFilter | None = None,
+        release: Callable[[], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.location = location
+        self.snapshot = snapshot
+        self.columns = tuple(columns)
+        self.with_row_id = with_row_id
+        self.where = where if where is not None else ScanFilter()
+        self.schema = output_schema(spec, self.columns, with_row_id)
+        self._release = release
+        self._files: list[PartitionFiles] | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ planning
+    def plan_files(self) -> list[PartitionFiles]:
+        """The partitions the scan reads and their files (listed once, then remembered)."""
+        if self._files is None:
+            self._files = plan_files(self.spec, self.location, self.snapshot, self.where)
+        return self._files
+
+    def split_tasks(self) -> list[ScanTask]:
+        """One task per (partition, bucket), in partition then bucket order."""
+        return split_tasks(self.plan_files(), self.snapshot.write_ids)
+
+    # ------------------------------------------------------------------ reading
+    def to_batches(self) -> pa.RecordBatchReader:
+        """The rows, split by split and stripe by stripe (planned now, read as consumed).
+
+        The scan is released when the reader is exhausted or closed."""
+        self._check_open()
+        tasks = self.split_tasks()
+        return pa.RecordBatchReader.from_batches(self.schema, self._stream(tasks))
+
+    def to_arrow(self) -> pa.Table:
+        """All the rows in one table (splits read in parallel); releases the scan."""
+        self._check_open()
+        try:
+            table = read_files(
+                self.spec,
+                self.location,
+                self.snapshot,
+                self.plan_files(),
+                self._read_columns(),
+                with_row_id=self.with_row_id,
+                filters=self.where.pushed,
+            )
+            return self._keep(table).select(self.schema.names)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Release the scan's reader lease, if it holds one (idempotent)."""
+        self._closed = True
+        release, self._release = self._release, None
+        if release is not None:
+            release()
+
+    def __enter__(self) -> TableScan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TableScan({self.spec.full_name!r}, columns={list(self.columns)})"
+
+    # ------------------------------------------------------------------ helpers
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ScanClosedError(
+                f"the scan of {self.spec.full_name} was already read or closed (its snapshot's "
+                "reader lease is released); plan a new scan to read the table again"
+            )
+
+    def _stream(self, tasks: list[ScanTask]) -> Iterator[pa.RecordBatch]:
+        try:
+            for task in tasks:
+                for batch in read_task(
+                    task,
+                    self.spec,
+                    self.location.filesystem,
+                    self.snapshot.write_ids,
+                    self._read_columns(),
+                    with_row_id=self.with_row_id,
+                    filters=self.where.pushed,
+                ):
+                    kept = self._keep(pa.Table.from_batches([batch]))
+                    for out in kept.select(self.schema.names).to_batches():
+                        if out.num_rows:
+                            yield out
+        finally:
+            self.close()
+
+    def _read_columns(self) -> list[str]:
+        extra = [c for c in self.where.row_columns if c not in self.columns]
+        return [*self.columns, *extra] if self.where.rows is not None else list(self.columns)
+
+    def _keep(self, table: pa.Table) -> pa.Table:
+        if self.where.rows is None or table.num_rows == 0:
+            return table
+        keep = self.where.rows(table)
+        if len(keep) == table.num_rows:
+            return table
+        return table.take(pa.array(keep, pa.int64()))
+
+
+def plan_scan(
     spec: TableSpec,
     location: Location,
     snapshot: Snapshot,
-    engine: Engine,
     *,
     columns: Sequence[str] | None = None,
-    filter: str | exp.Expr | None = None,  # noqa: A002 - the public name
     with_row_id: bool = False,
     include_partition_columns: bool = True,
-) -> pa.Table:
-    """Rows of ``spec`` visible in ``snapshot``, optionally filtered by a Hive predicate."""
-    schema = table_schema(spec)
-    wanted = _wanted_columns(spec, schema, columns, include_partition_columns)
-    predicate = _resolve_filter(spec, schema, filter) if filter is not None else None
-    needed = list(wanted)
-    if predicate is not None:
-        needed += [c for c in _referenced(predicate) if c not in needed]
-    filters = pushdown_filters(spec, predicate) if predicate is not None else None
-    table = read_partitions(
+    where: ScanFilter | None = None,
+    release: Callable[[], None] | None = None,
+) -> TableScan:
+    """A lazy scan of ``spec`` under ``snapshot`` (see module docs).
+
+    ``columns`` are data and partition columns in the order wanted (default: all, partition
+    columns only with ``include_partition_columns``); ``where`` prunes and filters; ``release``
+    is called once when the scan is done (it releases the snapshot's reader lease).
+    """
+    return TableScan(
         spec,
         location,
         snapshot,
-        list_partitions(spec, location, engine, predicate),
-        needed,
+        wanted_columns(spec, columns, include_partition_columns),
+        with_row_id=with_row_id,
+        where=where,
+        release=release,
+    )
+
+
+def plan_files(
+    spec: TableSpec, location: Location, snapshot: Snapshot, where: ScanFilter | None = None
+) -> list[PartitionFiles]:
+    """The table's partitions that ``where`` leaves, each with its files for ``snapshot``."""
+    fs = location.filesystem
+    listed = list_partition_dirs(location.path, list(spec.partition_column_names), fs)
+    values: list[tuple[Any, ...]] = [() for _ in listed]
+    if spec.partition_columns and listed:
+        columns = [(f.name, f.type) for f in partition_schema(spec)]
+        table = partition_values_table([n for n, _ in listed], columns, spec.full_name)
+        keep = list(range(len(listed)))
+        if where is not None and where.partitions is not None:
+            keep = [int(i) for i in where.partitions(table)]
+        rows = table.take(pa.array(keep, pa.int64())).to_pylist()
+        listed = [listed[i] for i in keep]
+        values = [tuple(row[c] for c, _ in columns) for row in rows]
+    return [
+        PartitionFiles(
+            name,
+            path,
+            vals,
+            acid_state(path, snapshot.write_ids, snapshot.valid_txns, filesystem=fs),
+        )
+        for (name, path), vals in zip(listed, values, strict=True)
+    ]
+
+
+def split_tasks(
+    partitions: Sequence[PartitionFiles], write_ids: ValidWriteIdList
+) -> list[ScanTask]:
+    """One :class:`ScanTask` per (partition, bucket) of planned ``partitions``, in order."""
+    return [
+        ScanTask(split, i, part.values)
+        for i, part in enumerate(partitions)
+        for split in plan_splits(part.state, write_ids, part.name or None)
+    ]
+
+
+def read_task(
+    task: ScanTask,
+    spec: TableSpec,
+    filesystem: pafs.FileSystem,
+    write_ids: ValidWriteIdList,
+    columns: Sequence[str],
+    *,
+    with_row_id: bool = False,
+    filters: Filters | None = None,
+    row_ids: DeleteSet | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The visible rows of one task, one stripe at a time: ``row__id`` (when asked for), then
+    ``columns`` (data and partition columns, in the order given); only the rows named by
+    ``row_ids`` when it is given."""
+    schema = output_schema(spec, columns, with_row_id)
+    parts = dict(zip(spec.partition_column_names, task.partition_values, strict=False))
+    data_cols = [c for c in columns if c not in parts]
+    for batch in read_split(
+        task.split,
+        filesystem,
+        write_ids,
+        columns=data_cols,
         with_row_id=with_row_id,
         filters=filters,
-    )
-    if predicate is not None and table.num_rows:
-        table = _filter(table, predicate, engine)
-    keep = ([ROW_ID_COLUMN] if with_row_id else []) + list(wanted)
-    return table.select(keep)
-
-
-def list_partitions(
-    spec: TableSpec, location: Location, engine: Engine, predicate: exp.Expr | None = None
-) -> list[PartitionDir]:
-    """The table's partition directories, pruned by the conjuncts of ``predicate`` (resolved
-    against the table) that name only partition columns."""
-    listed = list_partition_dirs(
-        location.path, list(spec.partition_column_names), location.filesystem
-    )
-    if not spec.partition_columns:
-        return [PartitionDir(name, path, None) for name, path in listed]
-    names = [n for n, _ in listed]
-    columns = [(f.name, f.type) for f in partition_schema(spec)]
-    values = partition_values_table(names, columns, spec.full_name)
-    if predicate is not None and names:
-        parts = set(spec.partition_column_names)
-        pruning = [
-            c for c in conjuncts(predicate) if _referenced(c) and set(_referenced(c)) <= parts
+        schema=data_schema(spec),
+        row_ids=row_ids,
+    ):
+        if not schema.names:
+            yield batch.select([])  # no columns (a count): the rows still count
+            continue
+        n = batch.num_rows
+        arrays = [
+            batch.column(f.name)
+            if f.name not in parts
+            else pa.repeat(pa.scalar(parts[f.name], f.type), n)
+            for f in schema
         ]
-        if pruning:
-            keep = _matching_indices(values, and_all(pruning), engine)
-            listed = [listed[i] for i in keep]
-            values = values.take(pa.array(keep, pa.int64()))
-    return [PartitionDir(name, path, values.slice(i, 1)) for i, (name, path) in enumerate(listed)]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def read_partitions(
+def read_files(
     spec: TableSpec,
     location: Location,
     snapshot: Snapshot,
-    partitions: Sequence[PartitionDir],
+    partitions: Sequence[PartitionFiles],
     columns: Sequence[str],
     *,
     with_row_id: bool = False,
     filters: Filters | None = None,
     row_ids: Sequence[DeleteSet | None] | None = None,
+    partition_index: str | None = None,
 ) -> pa.Table:
-    """The visible rows of ``partitions`` with ``columns`` (data and partition columns, in table
-    order in the result), ``row__id`` first when asked for.
+    """The visible rows of planned ``partitions`` (their splits read in parallel): ``row__id``
+    first when asked for, then ``columns``.
 
-    ``row_ids`` (one entry per partition) restricts each partition to those ROW__IDs.
+    ``row_ids`` (one entry per partition) keeps only those ROW__IDs; ``partition_index`` names
+    an int32 column appended with the index (into ``partitions``) of each row's partition.
     """
-    schema = table_schema(spec)
-    data_cols = [c for c, _ in spec.columns if c in columns]
-    part_cols = [c for c in spec.partition_column_names if c in columns]
-    out_schema = _output_schema(schema, data_cols + part_cols, with_row_id)
-    pieces = []
-    for i, part in enumerate(partitions):
-        wanted = row_ids[i] if row_ids is not None else None
-        rows = read_acid(
-            part.path,
+    tasks = split_tasks(partitions, snapshot.write_ids)
+    schema = output_schema(spec, columns, with_row_id)
+    if partition_index is not None:
+        schema = schema.append(pa.field(partition_index, pa.int32()))
+    jobs = [
+        functools.partial(
+            _read_all,
+            t,
+            spec,
+            location.filesystem,
             snapshot.write_ids,
-            snapshot.valid_txns,
-            columns=data_cols,
-            with_row_id=with_row_id,
-            filters=filters or None,
-            schema=data_schema(spec),
-            filesystem=location.filesystem,
-            row_ids=wanted,
+            columns,
+            with_row_id,
+            filters,
+            row_ids[t.partition] if row_ids is not None else None,
         )
-        for col in part_cols:
-            value = part.values.column(col)[0] if part.values is not None else None
-            rows = rows.append_column(
-                schema.field(col), pa.repeat(value, rows.num_rows).cast(schema.field(col).type)
-            )
-        pieces.append(rows.select(out_schema.names))
-    return pa.concat_tables(pieces) if pieces else out_schema.empty_table()
-
-
-def target_relation(
-    table: pa.Table, spec: TableSpec, columns: Sequence[str] | None = None
-) -> pa.Table:
-    """The ``target`` relation of the DML plan from a scan with ``row__id``: ROW__ID flattened
-    into three columns, then data and partition columns.
-
-    With ``columns``, table columns not among them are typed NULL columns: the plan still sees
-    every column, but only ``columns`` are read.
-    """
-    row_id = table.column(ROW_ID_COLUMN)
-    arrays: list[pa.Array | pa.ChunkedArray] = [
-        pc.struct_field(row_id, "writeid"),
-        pc.struct_field(row_id, "bucketid"),
-        pc.struct_field(row_id, "rowid"),
+        for t in tasks
     ]
-    names = [WRITE_ID, BUCKET_ID, ROW_ID]
-    for f in table_schema(spec):
-        if columns is None or f.name in columns:
-            arrays.append(table.column(f.name))
-        else:
-            arrays.append(pa.nulls(table.num_rows, f.type))
-        names.append(f.name)
-    return pa.table(arrays, names=names)
+    batches = []
+    for task, part in zip(tasks, run_parallel(jobs), strict=True):
+        for b in part:
+            if partition_index is not None:
+                index = pa.repeat(pa.scalar(task.partition, pa.int32()), b.num_rows)
+                b = b.append_column(partition_index, index)
+            batches.append(b)
+    return pa.Table.from_batches(batches, schema=schema)
 
 
-def partition_pruning_predicate(spec: TableSpec, filter: str | exp.Expr | None) -> exp.Expr | None:  # noqa: A002
-    """The conjuncts of ``filter`` that name only partition columns (``None`` if there are none)."""
-    if filter is None or not spec.partition_columns:
-        return None
-    predicate = _resolve_filter(spec, table_schema(spec), filter)
-    parts = set(spec.partition_column_names)
-    kept = [c for c in conjuncts(predicate) if _referenced(c) and set(_referenced(c)) <= parts]
-    return and_all(kept) if kept else None
+def output_schema(spec: TableSpec, columns: Sequence[str], with_row_id: bool) -> pa.Schema:
+    """The schema of a scan's rows: ``row__id`` first when asked for, then ``columns``."""
+    schema = table_schema(spec)
+    fields = [schema.field(c) for c in columns]
+    if with_row_id:
+        fields.insert(0, pa.field(ROW_ID_COLUMN, ROW_ID_TYPE))
+    return pa.schema(fields)
 
 
-def resolve_filter(spec: TableSpec, filter: str | exp.Expr) -> exp.Expr:  # noqa: A002
-    """A Hive predicate over the table's columns, its column references resolved (bare,
-    quoted, lower-case names)."""
-    return _resolve_filter(spec, table_schema(spec), filter)
-
-
-def pushdown_filters(spec: TableSpec, predicate: exp.Expr) -> Filters | None:
-    """The conjuncts of a resolved predicate the ORC reader can apply itself, as DNF tuples.
-
-    Only ``col <op> literal`` (``=``, ``<``, ``<=``, ``>``, ``>=``), ``col IN (literals)`` and
-    ``col BETWEEN literal AND literal`` on integer or string data columns with literals of the same
-    kind qualify: there the reader's comparison is exactly SQL's (NULL never passes), so a pushed
-    conjunct removes only rows the whole predicate removes.
-    """
-    types = dict(spec.columns)
-    out: Filters = []
-    for c in conjuncts(predicate):
-        out += _pushable(c, types)
-    return out or None
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _pushable(node: exp.Expr, types: dict[str, str]) -> Filters:
-    if isinstance(node, exp.Paren):
-        return _pushable(node.this, types)
-    op = _COMPARISONS.get(type(node))
-    if op is not None:
-        left, right = node.this, node.expression
-        if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
-            left, right, op = right, left, _FLIPPED[op]
-        if not isinstance(left, exp.Column):
-            return []
-        value = _literal_for(left.name, right, types)
-        return [(left.name, op, value)] if value is not None else []
-    if (
-        isinstance(node, exp.In)
-        and isinstance(node.this, exp.Column)
-        and not node.args.get("query")
-    ):
-        col = node.this.name
-        values = [_literal_for(col, v, types) for v in node.expressions]
-        if values and all(v is not None for v in values):
-            return [(col, "in", values)]
-        return []
-    if isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
-        col = node.this.name
-        lo = _literal_for(col, node.args.get("low"), types)
-        hi = _literal_for(col, node.args.get("high"), types)
-        if lo is not None and hi is not None:
-            return [(col, ">=", lo), (col, "<=", hi)]
-    return []
-
-
-def _literal_for(column: str, node: exp.Expr | None, types: dict[str, str]) -> Any:
-    """The Python value of a literal compared with ``column`` when the comparison is exact in
-    the reader too; ``None`` otherwise."""
-    hive_type = types.get(column, "").lower()
-    negative = False
-    if isinstance(node, exp.Neg):
-        negative, node = True, node.this
-    if not isinstance(node, exp.Literal):
-        return None
-    bits = _INTEGER_TYPES.get(hive_type)
-    if bits is not None and not node.is_string:
-        text = node.this
-        if not text.lstrip("-").isdigit():
-            return None
-        value = -int(text) if negative else int(text)
-        limit = 1 << (bits - 1)
-        return value if -limit <= value < limit else None
-    if hive_type == "string" and node.is_string and not negative:
-        return str(node.this)
-    return None
-
-
-def _wanted_columns(
-    spec: TableSpec,
-    schema: pa.Schema,
-    columns: Sequence[str] | None,
-    include_partition_columns: bool,
+def wanted_columns(
+    spec: TableSpec, columns: Sequence[str] | None, include_partition_columns: bool = True
 ) -> list[str]:
+    """The scan's column names (lower case), checked against the table."""
+    schema = table_schema(spec)
     if columns is None:
         names = list(schema.names)
         return names if include_partition_columns else [c for c, _ in spec.columns]
@@ -315,38 +381,61 @@ def _wanted_columns(
     return out
 
 
-def _resolve_filter(spec: TableSpec, schema: pa.Schema, filter: str | exp.Expr) -> exp.Expr:  # noqa: A002
-    tree = to_expression(filter, f"filter on {spec.full_name}")
-    scope = Scope(spec.name, tuple(schema.names), (spec.full_name,), f"table {spec.full_name}")
-    return resolve(
-        tree, [scope], lambda _s, col: exp.column(quoted(col)), f"filter on {spec.full_name}"
+def target_relation(
+    table: pa.Table, spec: TableSpec, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """The ``target`` relation of the DML plan from a scan with ``row__id``: ROW__ID flattened
+    into three columns, then data and partition columns.
+
+    With ``columns``, table columns not among them are typed NULL columns: the plan still sees
+    every column, but only ``columns`` are read.
+    """
+    row_id = table.column(ROW_ID_COLUMN)
+    arrays: list[pa.Array | pa.ChunkedArray] = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
+    names = [WRITE_ID, BUCKET_ID, ROW_ID]
+    for f in table_schema(spec):
+        if columns is None or f.name in columns:
+            arrays.append(table.column(f.name))
+        else:
+            arrays.append(pa.nulls(table.num_rows, f.type))
+        names.append(f.name)
+    return pa.table(arrays, names=names)
+
+
+def _read_all(
+    task: ScanTask,
+    spec: TableSpec,
+    filesystem: pafs.FileSystem,
+    write_ids: ValidWriteIdList,
+    columns: Sequence[str],
+    with_row_id: bool,
+    filters: Filters | None,
+    row_ids: DeleteSet | None,
+) -> list[pa.RecordBatch]:
+    return list(
+        read_task(
+            task,
+            spec,
+            filesystem,
+            write_ids,
+            columns,
+            with_row_id=with_row_id,
+            filters=filters,
+            row_ids=row_ids,
+        )
     )
 
 
-def _referenced(predicate: exp.Expr) -> list[str]:
-    return list(dict.fromkeys(c.name for c in predicate.find_all(exp.Column)))
-
-
-def _filter(table: pa.Table, predicate: exp.Expr, engine: Engine) -> pa.Table:
-    cols = [c for c in _referenced(predicate) if c in table.column_names]
-    keep = _matching_indices(table.select(cols), predicate, engine)
-    if len(keep) == table.num_rows:
-        return table
-    return table.take(pa.array(keep, pa.int64()))
-
-
-def _matching_indices(table: pa.Table, predicate: exp.Expr, engine: Engine) -> np.ndarray:
-    indexed = table.append_column(_INDEX, pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    query = exp.select(exp.column(_INDEX)).from_(_RELATION).where(predicate.copy())
-    result = engine.execute(query, {_RELATION: indexed})
-    column = result.column(_INDEX)
-    if column.null_count:  # pragma: no cover - the index column is never NULL
-        column = column.drop_null()
-    return np.sort(column.to_numpy())
-
-
-def _output_schema(schema: pa.Schema, names: list[str], with_row_id: bool) -> pa.Schema:
-    fields = [schema.field(c) for c in schema.names if c in names]
-    if with_row_id:
-        fields.insert(0, pa.field(ROW_ID_COLUMN, ROW_ID_TYPE))
-    return pa.schema(fields)
+__all__ = [
+    "PartitionFiles",
+    "ScanTask",
+    "TableScan",
+    "output_schema",
+    "plan_files",
+    "plan_scan",
+    "read_files",
+    "read_task",
+    "split_tasks",
+    "target_relation",
+    "wanted_columns",
+]

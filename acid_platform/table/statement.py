@@ -20,29 +20,35 @@ transaction, as Hive does.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from acid_platform.format.fs import Location
+from acid_platform.format import Snapshot
+from acid_platform.format.fs import Location, resolve
+from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
-from acid_platform.table.scan import Snapshot
+from acid_platform.table.schema import data_schema
 from acid_platform.table.transaction import (
     Heartbeat,
     OutdatedSnapshot,
     Transaction,
+    abort_quietly,
     conf_bool,
     insert_lock_type,
+    lock_wait_s,
     write_lock_type,
 )
-from acid_platform.table.writes import WriteMetrics
+from acid_platform.table.writes import EventSink, WriteMetrics, run_writes
 
 if TYPE_CHECKING:
     from acid_platform.table.warehouse import TableWarehouse
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 #: How often an autocommit statement with a stale snapshot is re-run before it fails.
 OUTDATED_RETRIES = 3
@@ -193,6 +199,104 @@ def run_write(
     return run_statement(warehouse, run)
 
 
+@dataclass(frozen=True)
+class DetachedWrite:
+    """A write statement whose phases run in different processes, its transaction named by id
+    (Spark's data-source writer: planned in one Python process, committed in another, its
+    tasks heartbeating the transaction). :func:`begin_detached` opens it (lock, write id);
+    :func:`commit_detached` or :func:`abort_detached` ends it. It never joins
+    ``wh.transaction()`` and is not re-run on a stale snapshot: it fails instead."""
+
+    spec: TableSpec
+    txn_id: int
+    write_id: int
+    overwrite: bool
+    opened_at: float
+    first_statement: int = 0
+
+
+def begin_detached(
+    metastore: Metastore,
+    spec: TableSpec,
+    conf: Mapping[str, str],
+    *,
+    overwrite: bool,
+    agent: str,
+) -> DetachedWrite:
+    """Open the transaction of an INSERT [OVERWRITE] of ``spec``, take its lock and allocate
+    the write id (before any file is written); aborts on any failure."""
+    request = WriteRequest.insert(spec, conf, None, overwrite)
+    txn_id = metastore.open_txn(agent_info=agent[:128])
+    try:
+        metastore.lock(txn_id, list(request.locks), wait_s=lock_wait_s(conf))
+        write_id = (
+            metastore.allocate_write_id(txn_id, spec.db, spec.name)
+            if spec.partition_columns
+            else metastore.add_write_components(
+                txn_id, spec.db, spec.name, [None], OperationType.INSERT
+            )
+        )
+    except BaseException:
+        abort_quietly(metastore, txn_id)
+        raise
+    return DetachedWrite(spec, txn_id, write_id, overwrite, time.time())
+
+
+def commit_detached(
+    metastore: Metastore, write: DetachedWrite, outcome: WriteOutcome
+) -> StatementMetrics:
+    """Record the partitions written, register them, write the empty base of an INSERT
+    OVERWRITE of no rows, and commit (aborting on any failure)."""
+    spec = write.spec
+    try:
+        record_detached(metastore, write, outcome.partitions)
+        for name in dict.fromkeys(outcome.partitions):
+            metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
+        written = outcome.written
+        if write.overwrite and not spec.partition_columns and not written.files:
+            location = resolve(spec.location)
+            written = run_writes(
+                [
+                    EventSink(spec, location, write.write_id).insert_writes(
+                        "", data_schema(spec).empty_table(), write.first_statement, overwrite=True
+                    )
+                ]
+            )
+        metastore.commit_txn(write.txn_id)
+    except BaseException:
+        abort_quietly(metastore, write.txn_id)
+        raise
+    return StatementMetrics(
+        table=spec.full_name,
+        txn_id=write.txn_id,
+        write_id=write.write_id,
+        statement_ids=(write.first_statement,),
+        rows_inserted=outcome.rows_inserted,
+        dirs_written=tuple(sorted(set(written.dirs))),
+        files_written=len(written.files),
+        bytes_written=written.bytes_written,
+        duration_s=time.time() - write.opened_at,
+    )
+
+
+def abort_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequence[str]) -> None:
+    """Record what was written (so the cleaner finds it), then abort: it stays invisible."""
+    try:
+        record_detached(metastore, write, partitions)
+    except Exception as exc:  # noqa: BLE001 - aborting matters more than the record
+        log.warning("txn %s: could not record written partitions: %s", write.txn_id, exc)
+    abort_quietly(metastore, write.txn_id)
+
+
+def record_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequence[str]) -> None:
+    """Record the partitions a detached write wrote as INSERT write components."""
+    spec = write.spec
+    if spec.partition_columns and partitions:
+        metastore.add_write_components(
+            write.txn_id, spec.db, spec.name, sorted(set(partitions)), OperationType.INSERT
+        )
+
+
 def run_statement(warehouse: TableWarehouse, run: Callable[[Transaction], T]) -> T:
     """Run ``run`` in the open multi-statement transaction (aborting it if ``run`` fails) or
     in a transaction of its own, committed on success (re-run on a stale snapshot)."""
@@ -338,12 +442,16 @@ class KnownPartitions:
 
 __all__ = [
     "OUTDATED_RETRIES",
+    "DetachedWrite",
     "KnownPartitions",
     "ReadLease",
     "StatementMetrics",
     "WriteContext",
     "WriteOutcome",
     "WriteRequest",
+    "abort_detached",
+    "begin_detached",
+    "commit_detached",
     "lease_enabled",
     "read_snapshot",
     "register_partitions",

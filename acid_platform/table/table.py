@@ -18,14 +18,18 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
+from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import LockComponent, TableSpec
 from acid_platform.table import dml, dml_write, inserts
+from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.native import NativeEngine
-from acid_platform.table.scan import Snapshot, scan_table
+from acid_platform.table.scan import TableScan, plan_scan
+from acid_platform.table.scan_filter import hive_filter
 from acid_platform.table.schema import table_schema
 from acid_platform.table.statement import (
+    ReadLease,
     StatementMetrics,
     WriteContext,
     WriteOutcome,
@@ -104,16 +108,65 @@ class Table:
         include_partition_columns: bool = True,
     ) -> pa.Table:
         """:meth:`scan` at a snapshot the caller holds (a transaction's, or a reader lease's)."""
-        return scan_table(
-            self._spec,
-            self.location,
-            snapshot,
-            self.warehouse.engine,
-            columns=columns,
-            filter=filter,
-            with_row_id=with_row_id,
-            include_partition_columns=include_partition_columns,
-        )
+        return self.plan_scan(
+            columns, filter, with_row_id, include_partition_columns, snapshot=snapshot
+        ).to_arrow()
+
+    def scan_batches(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+    ) -> pa.RecordBatchReader:
+        """:meth:`scan` as a stream: the rows are read as the reader is consumed, split by split,
+        so memory holds one stripe and its bucket's delete set, not the table. Outside a
+        transaction the snapshot is held (as a reader lease) until the reader is exhausted or
+        closed; inside one, consume it before the transaction ends."""
+        return self.plan_scan(columns, filter, with_row_id, include_partition_columns).to_batches()
+
+    def plan_scan(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+        *,
+        snapshot: Snapshot | None = None,
+        exact_filter: bool = True,
+    ) -> TableScan:
+        """A lazy scan (:class:`~acid_platform.table.scan.TableScan`: ``plan_files``,
+        ``split_tasks``, ``to_batches``, ``to_arrow``) under ``snapshot``, else the open
+        transaction's, else a fresh one held as a reader lease (:class:`ReadLease`) until the
+        scan is read or closed.
+
+        Without ``exact_filter`` the filter only prunes (partitions, stripes, pushed conjuncts):
+        the caller evaluates it on the rows (a SQL query's WHERE does).
+        """
+        lease: ReadLease | None = None
+        with statement_guard(self.warehouse) as txn:
+            spec = self._spec if snapshot is not None else self.refresh()
+            if snapshot is None and txn is not None:
+                snapshot = txn.snapshot(spec)
+            elif snapshot is None:
+                lease = ReadLease(self.warehouse, [spec])
+                snapshot = lease.snapshots[spec.full_name]
+            try:
+                where = hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter)
+                return plan_scan(
+                    spec,
+                    self.location,
+                    snapshot,
+                    columns=columns,
+                    with_row_id=with_row_id,
+                    include_partition_columns=include_partition_columns,
+                    where=where,
+                    release=lease.close if lease is not None else None,
+                )
+            except BaseException:
+                if lease is not None:
+                    lease.close()
+                raise
 
     def to_arrow(self) -> pa.Table:
         """All rows (``scan()``)."""
@@ -168,23 +221,30 @@ class Table:
     ) -> StatementMetrics:
         """UPDATE … SET col = value [, …] [WHERE predicate].
 
-        Values are Hive SQL expressions (``"salary * 2"``) or literals (``lit("Tom")``, ``3``).
-        Partition and bucketing columns cannot be updated (as in Hive). ``engine``: run on this
+        Values are Hive SQL expressions (``"salary * 2"`` or a sqlglot syntax tree) or literals
+        (``lit("Tom")``, ``3``); ``where`` is text or a tree. Text is parsed once, here, and the
+        trees go on to the plan and the target read. Partition and bucketing columns cannot be
+        updated (as in Hive). ``engine``: run on this
         native engine (Spark) instead of the embedded one.
         """
         with statement_guard(self.warehouse):
             spec = self.refresh()
-            plan = dml.plan_update(spec, set, where)
-        return self.run_plan(spec, plan, where, engine=engine)
+            label = f"UPDATE {spec.full_name}"
+            tree = expression_or_none(where, f"WHERE clause of {label}")
+            values = {c: to_expression(v, f"value of {c} in {label}") for c, v in set.items()}
+            plan = dml.plan_update(spec, values, tree)
+        return self.run_plan(spec, plan, tree, engine=engine)
 
     def delete(
         self, where: str | exp.Expr | None = None, *, engine: NativeEngine | None = None
     ) -> StatementMetrics:
-        """DELETE FROM … [WHERE predicate]."""
+        """DELETE FROM … [WHERE predicate]; the predicate is text (parsed once, here) or a
+        sqlglot syntax tree."""
         with statement_guard(self.warehouse):
             spec = self.refresh()
-            plan = dml.plan_delete(spec, where)
-        return self.run_plan(spec, plan, where, engine=engine)
+            tree = expression_or_none(where, f"WHERE clause of DELETE FROM {spec.full_name}")
+            plan = dml.plan_delete(spec, tree)
+        return self.run_plan(spec, plan, tree, engine=engine)
 
     def merge(
         self,
@@ -197,10 +257,11 @@ class Table:
     ) -> TableMerger:
         """MERGE INTO this table USING ``source`` ON ``on``: add WHEN clauses, then ``execute()``.
 
-        ``source``: Arrow data, a list of dicts, a pandas DataFrame, or a SQL query (string)
-        over warehouse tables, read in the same snapshot as the target — or data of a native
-        engine of the warehouse (a Spark DataFrame), on which the MERGE then runs (or on
-        ``engine`` whatever the source).
+        ``source``: Arrow data, a list of dicts, a pandas DataFrame, or a SQL query (text or a
+        sqlglot syntax tree) over warehouse tables, read in the same snapshot as the target — or
+        data of a native engine of the warehouse (a Spark DataFrame), on which the MERGE then
+        runs (or on ``engine`` whatever the source). ``on``, WHEN conditions and values are
+        text or trees; text is parsed once, when :meth:`TableMerger.execute` starts.
         """
         return TableMerger(
             self, source, on, source_alias=source_alias, target_alias=target_alias, engine=engine

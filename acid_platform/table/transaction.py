@@ -36,11 +36,11 @@ from acid_platform.errors import (
     TxnAbortedError,
     UnsupportedOperationError,
 )
-from acid_platform.format import ValidTxnList, ValidWriteIdList
+from acid_platform.format import Snapshot, ValidTxnList, ValidWriteIdList
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
-from acid_platform.table.scan import Snapshot
 
 if TYPE_CHECKING:
+    from acid_platform.metastore import Metastore
     from acid_platform.table.warehouse import TableWarehouse
 
 log = logging.getLogger(__name__)
@@ -111,10 +111,8 @@ class Transaction:
         """Acquire locks for a statement (held until commit/abort); waits up to the configured
         time, then raises :class:`~acid_platform.errors.LockTimeoutError`."""
         self.check_open()
-        wait_s = float(self.warehouse.conf.get("acid.lock.wait.timeout.s", "60"))
-        # A zero wait still needs the metastore to withdraw the request and raise.
         response = self.warehouse.metastore.lock(
-            self.txn_id, list(components), wait_s=max(wait_s, 0.001)
+            self.txn_id, list(components), wait_s=lock_wait_s(self.warehouse.conf)
         )
         if not response.acquired:  # pragma: no cover - the metastore raises on time-out
             raise LockTimeoutError(f"lock {response.lock_id} of txn {self.txn_id} was not acquired")
@@ -123,12 +121,7 @@ class Transaction:
         """Raise :class:`OutdatedSnapshot` if a write to ``spec`` committed after this
         transaction's snapshot (Hive 4 ``isValidTxnListState``); only for autocommit statements
         holding an exclusive write lock, which are then re-run."""
-        if self.explicit:
-            return
-        mine = self.write_ids(spec)
-        now = self.warehouse.metastore.valid_write_ids(None, spec.db, spec.name)
-        newer = range(mine.high_watermark + 1, now.high_watermark + 1)
-        if any(now.is_write_id_valid(w) for w in (*mine.exceptions, *newer)):
+        if not self.explicit and outdated(self.warehouse.metastore, spec, self.write_ids(spec)):
             raise OutdatedSnapshot(spec.full_name)
 
     # ------------------------------------------------------------------ writes
@@ -220,10 +213,7 @@ class Transaction:
 
     def _abort_quietly(self) -> None:
         self._heartbeat.stop()
-        try:
-            self.warehouse.metastore.abort_txn(self.txn_id)
-        except Exception as exc:  # noqa: BLE001 - the abort is best effort; the reaper finishes it
-            log.warning("could not abort txn %s: %s", self.txn_id, exc)
+        abort_quietly(self.warehouse.metastore, self.txn_id)
 
     def _on_heartbeat_error(self, exc: BaseException) -> None:
         if isinstance(exc, TxnAbortedError):
@@ -253,6 +243,28 @@ class Transaction:
 
     def __repr__(self) -> str:
         return f"Transaction(txn_id={self.txn_id}, state={self.state!r}, explicit={self.explicit})"
+
+
+def outdated(metastore: Metastore, spec: TableSpec, mine: ValidWriteIdList) -> bool:
+    """Whether a write to ``spec`` committed after the snapshot ``mine`` was taken (Hive 4
+    ``isValidTxnListState``)."""
+    now = metastore.valid_write_ids(None, spec.db, spec.name)
+    newer = range(mine.high_watermark + 1, now.high_watermark + 1)
+    return any(now.is_write_id_valid(w) for w in (*mine.exceptions, *newer))
+
+
+def lock_wait_s(conf: Mapping[str, str]) -> float:
+    """Seconds a statement waits for its locks (``acid.lock.wait.timeout.s``); a zero wait
+    still needs the metastore to withdraw the request and raise."""
+    return max(float(conf.get("acid.lock.wait.timeout.s", "60")), 0.001)
+
+
+def abort_quietly(metastore: Metastore, txn_id: int) -> None:
+    """Abort ``txn_id``; a failure is logged (the time-out reaper finishes the abort)."""
+    try:
+        metastore.abort_txn(txn_id)
+    except Exception as exc:  # noqa: BLE001 - the abort is best effort; the reaper finishes it
+        log.warning("could not abort txn %s: %s", txn_id, exc)
 
 
 def write_lock_type(conf: Mapping[str, str], *, overwrite: bool = False) -> LockType:

@@ -24,6 +24,7 @@ from acid_platform.format import (
     load_delete_set,
     read_acid,
 )
+from acid_platform_tests.helpers import copy_nation_table
 
 ALL = 9223372036854775807
 
@@ -33,17 +34,9 @@ def _wids(table: str, hwm: int) -> ValidWriteIdList:
 
 
 @pytest.fixture()
-def nation_table(tmp_path: Path, hive_fixtures: Path) -> Path:
+def nation_table(tmp_path: Path) -> Path:
     """The 25,000-row nation insert (write id 2) with the two DELETEs of write ids 3 and 4."""
-    t = tmp_path / "nation"
-    (t / "delta_0000002_0000002_0000").mkdir(parents=True)
-    shutil.copy(
-        hive_fixtures / "trino/nationFile25kRowsSortedOnNationKey/bucket_00000",
-        t / "delta_0000002_0000002_0000",
-    )
-    for d in (hive_fixtures / "trino/nation_delete_deltas").iterdir():
-        shutil.copytree(d, t / d.name)
-    return t
+    return copy_nation_table(tmp_path / "nation")
 
 
 def test_nation_with_two_delete_deltas(nation_table: Path) -> None:

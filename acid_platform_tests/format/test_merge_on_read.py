@@ -8,10 +8,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from acid_platform.errors import AcidSchemaError, FlushLengthError
+from acid_platform.errors import AcidSchemaError, FlushLengthError, MissingDirectoryError
 from acid_platform.format import (
     EventWriter,
     ValidWriteIdList,
+    acid_state,
     base_dir_name,
     bucket_file_name,
     delete_delta_dir_name,
@@ -113,12 +114,35 @@ def test_projection_and_empty_projection(tmp_path: Path) -> None:
         read_acid(tmp_path / "t", w, columns=["nope"])
 
 
-def test_empty_and_missing_table_reads_empty_with_schema(tmp_path: Path) -> None:
+def test_empty_table_reads_empty_with_schema(tmp_path: Path) -> None:
     w = ValidWriteIdList.parse(f"db.t:0:{ALL}::")
     (tmp_path / "t").mkdir()
     out = read_acid(tmp_path / "t", w, schema=SCHEMA, with_row_id=True)
     assert out.num_rows == 0 and out.schema.names == ["row__id", "k", "v"]
-    assert read_acid(tmp_path / "missing", w, schema=SCHEMA).num_rows == 0
+
+
+@pytest.mark.parametrize("schema", [SCHEMA, None], ids=["with-schema", "no-schema"])
+def test_missing_directory_is_a_typed_error_naming_it(tmp_path: Path, schema: object) -> None:
+    w = ValidWriteIdList.parse(f"db.t:0:{ALL}::")
+    missing = tmp_path / "missing"
+    with pytest.raises(MissingDirectoryError, match="missing: the directory does not exist"):
+        read_acid(missing, w, columns=["k"], schema=schema)  # type: ignore[arg-type]
+
+
+def test_a_given_state_is_read_without_listing_again(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "t" / delta_dir_name(1, 1, 0) / bucket_file_name(0),
+        insert_events(_rows([1, 2]), 1, B0),
+    )
+    w = ValidWriteIdList.parse(f"db.t:1:{ALL}::")
+    state = acid_state(tmp_path / "t", w)
+    _write(  # written after the selection: the given state does not hold it
+        tmp_path / "t" / delta_dir_name(2, 2, 0) / bucket_file_name(0),
+        insert_events(_rows([3]), 2, B0),
+    )
+    w2 = ValidWriteIdList.parse(f"db.t:2:{ALL}::")
+    assert read_acid(tmp_path / "t", w2, state=state).column("k").to_pylist() == [1, 2]
+    assert read_acid(tmp_path / "t", w2).column("k").to_pylist() == [1, 2, 3]
 
 
 def test_column_added_after_older_files_reads_null(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from acid_platform.engines.embedded import EmbeddedEngine
 from acid_platform.format.types import ROW_ID_TYPE
@@ -37,10 +38,11 @@ class FakeCatalog:
         if name.name != "employee":
             raise KeyError(qualified)
 
-        def scan(columns: Sequence[str] | None, predicate: str | None, row_id: bool) -> pa.Table:
-            self.scans.append(
-                (qualified, None if columns is None else list(columns), predicate, row_id)
-            )
+        def scan(
+            columns: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool
+        ) -> pa.Table:
+            text = None if predicate is None else predicate.sql(dialect="hive")
+            self.scans.append((qualified, None if columns is None else list(columns), text, row_id))
             data = EMPLOYEE if columns is None else EMPLOYEE.select(list(columns))
             return data.add_column(0, "row__id", ROW_IDS) if row_id else data
 

@@ -15,3 +15,18 @@ def rows_of(table: object, columns: list[str] | None = None) -> list[tuple[Any, 
     data = table.scan(columns=columns)  # type: ignore[attr-defined]
     out = [tuple(r.values()) for r in data.to_pylist()]
     return sorted(out, key=lambda r: tuple((v is not None, v) for v in r))
+
+
+def emp_rows(n: int) -> list[dict[str, Any]]:
+    """``n`` rows of the ``emp`` test table (id, name, salary, note, dept): NULL names every 11th
+    row, departments a, b and NULL in turn."""
+    return [
+        {
+            "id": i,
+            "name": None if i % 11 == 0 else f"n{i}",
+            "salary": i * 10,
+            "note": "x" * (i % 4),
+            "dept": ["a", "b", None][i % 3],
+        }
+        for i in range(n)
+    ]

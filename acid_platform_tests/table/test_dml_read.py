@@ -15,9 +15,9 @@ from acid_platform import Warehouse
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import decode_bucket
 from acid_platform.metastore import TableSpec
-from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan
+from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan_filter
 from acid_platform.table.dml import plan_delete, plan_merge, plan_update
-from acid_platform_tests.table.conftest import rows_of
+from acid_platform_tests.table.conftest import emp_rows, rows_of
 
 SPEC = TableSpec(
     "default",
@@ -30,40 +30,27 @@ SPEC = TableSpec(
 COLS = [("id", "int"), ("name", "string"), ("salary", "bigint"), ("note", "string")]
 
 
-def _rows(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": i,
-            "name": None if i % 11 == 0 else f"n{i}",
-            "salary": i * 10,
-            "note": "x" * (i % 4),
-            "dept": ["a", "b", None][i % 3],
-        }
-        for i in range(n)
-    ]
-
-
 @pytest.fixture
 def emp(wh: Warehouse) -> Any:
     t = wh.create_table("emp", COLS, partition_columns=[("dept", "string")])
-    t.insert(_rows(300))
+    t.insert(emp_rows(300))
     return t
 
 
 class Reads:
-    """Records the columns and ROW__ID restrictions of every partition read (and makes every
-    target count as large, so the two-phase read is used)."""
+    """Records the columns and ROW__ID restrictions of every read of planned partitions (and
+    makes every target count as large, so the two-phase read is used)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, small_target_bytes: int = -1) -> None:
         monkeypatch.setattr(dml_read, "SMALL_TARGET_BYTES", small_target_bytes)
         self.calls: list[tuple[list[str], bool]] = []
-        real = dml_read.read_partitions
+        real = dml_read.read_files
 
         def spy(*args: Any, **kwargs: Any) -> pa.Table:
             self.calls.append((list(args[4]), kwargs.get("row_ids") is not None))
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(dml_read, "read_partitions", spy)
+        monkeypatch.setattr(dml_read, "read_files", spy)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -107,7 +94,7 @@ def test_delete_reads_only_the_probe_columns(emp: Any, monkeypatch: pytest.Monke
     reads = Reads(monkeypatch)
     before = rows_of(emp)
     assert emp.delete("salary % 7 = 0 AND dept = 'a'").rows_deleted == len(
-        [r for r in _rows(300) if r["salary"] % 7 == 0 and r["dept"] == "a"]
+        [r for r in emp_rows(300) if r["salary"] % 7 == 0 and r["dept"] == "a"]
     )
     assert reads.calls == [(["salary", "dept"], False)]
     assert rows_of(emp) == [r for r in before if not (r[2] % 7 == 0 and r[4] == "a")]
@@ -118,11 +105,12 @@ def test_update_fetches_full_rows_of_matches_only(
 ) -> None:
     reads = Reads(monkeypatch)
     emp.update({"note": lit("upd")}, "id % 50 = 1")
-    assert reads.calls == [(["id", "dept"], False)] * 3 + [  # one probe read per partition
-        (["id", "name", "salary", "dept"], True)  # note is assigned: not read
+    assert reads.calls == [
+        (["id", "dept"], False),  # the probe: every partition in one read
+        (["id", "name", "salary", "dept"], True),  # note is assigned: not read
     ]
     got = {r[0]: r for r in rows_of(emp)}
-    for r in _rows(300):
+    for r in emp_rows(300):
         want = "upd" if r["id"] % 50 == 1 else r["note"]
         assert got[r["id"]] == (r["id"], r["name"], r["salary"], want, r["dept"])
 
@@ -130,7 +118,7 @@ def test_update_fetches_full_rows_of_matches_only(
 def test_small_target_is_read_in_one_pass(emp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     reads = Reads(monkeypatch, small_target_bytes=1 << 30)
     emp.update({"note": lit("upd")}, "id % 50 = 1")
-    assert reads.calls == [(["id", "name", "salary", "dept"], False)] * 3
+    assert reads.calls == [(["id", "name", "salary", "dept"], False)]
     assert sorted(r[0] for r in rows_of(emp) if r[3] == "upd") == list(range(1, 300, 50))
 
 
@@ -185,7 +173,7 @@ def test_update_on_a_large_multi_writer_table(
     try:
         t = wh.create_table("big", COLS)
         rows = pa.Table.from_pylist(
-            [{k: v for k, v in r.items() if k != "dept"} for r in _rows(5000)]
+            [{k: v for k, v in r.items() if k != "dept"} for r in emp_rows(5000)]
         )
         t.insert(rows)
         delta = Path(t.spec.location) / "delta_0000001_0000001_0000"
@@ -235,7 +223,7 @@ def test_pushdown_filters_only_exact_conjuncts(predicate: str, pushed: object) -
         (("dept", "string"),),
         location="/wh/emp",
     )
-    assert scan.pushdown_filters(spec, scan.resolve_filter(spec, predicate)) == pushed
+    assert scan_filter.pushdown_filters(spec, scan_filter.resolve_filter(spec, predicate)) == pushed
 
 
 @pytest.mark.parametrize(
@@ -265,7 +253,7 @@ def test_scan_with_pushed_filters_matches_python(emp: Any, predicate: str) -> No
         }[predicate]
 
     got = sorted(r["id"] for r in emp.scan(filter=predicate).to_pylist())
-    assert got == [r["id"] for r in _rows(300) if ok(r)]
+    assert got == [r["id"] for r in emp_rows(300) if ok(r)]
 
 
 @pytest.mark.slow

@@ -13,6 +13,10 @@ OVERWRITE as one transaction:
    registers new partitions and commits — or (:func:`abort_insert`) records them and aborts,
    leaving only invisible files for the cleaner.
 
+Steps 1 and 3 run in different processes, so they use the table layer's detached form of the
+statement lifecycle (:class:`~acid_platform.table.statement.DetachedWrite`), which names the
+transaction by id; this module keeps no lifecycle of its own.
+
 Tasks heartbeat the transaction while they run (the planning process does not live on), so a
 long job keeps it open. Unbucketed tables get one file per task (``bucket_<task partition id>``);
 a bucketed table routes rows with Hive's hash. As Spark may put rows of one bucket in several
@@ -40,11 +44,17 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import SourceOptions, open_metastore, table_location
 from acid_platform.errors import TxnAbortedError, UnknownColumnError, UnsupportedOperationError
-from acid_platform.metastore.model import LockComponent, OperationType, TableSpec
-from acid_platform.table.event_layout import INSERT, EventLayout
+from acid_platform.metastore.model import TableSpec
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
-from acid_platform.table.statement import StatementMetrics
-from acid_platform.table.transaction import Heartbeat, insert_lock_type, write_lock_type
+from acid_platform.table.statement import (
+    DetachedWrite,
+    StatementMetrics,
+    WriteOutcome,
+    abort_detached,
+    begin_detached,
+    commit_detached,
+)
+from acid_platform.table.transaction import Heartbeat
 from acid_platform.table.writes import WriteMetrics, split_by_partition
 
 log = logging.getLogger(__name__)
@@ -65,6 +75,12 @@ class InsertJob:
     metastore_url: str | None = None
     txn_timeout_s: float = 300.0
     opened_at: float = 0.0
+
+    def detached(self) -> DetachedWrite:
+        """The table layer's handle on this insert's transaction."""
+        return DetachedWrite(
+            self.spec, self.txn_id, self.write_id, self.overwrite, self.opened_at, self.statement
+        )
 
 
 @dataclass
@@ -109,30 +125,22 @@ def begin_insert(
             f"INSERT OVERWRITE of bucketed table {spec.full_name} from a DataFrame needs the rows "
             "grouped by bucket: use SparkEngine(spark).write(df, table, mode='overwrite')"
         )
-    ms = options.metastore()
-    conf = dict(options.conf)
-    txn_id = ms.open_txn(agent_info=f"acid_platform spark write {spec.full_name}"[:128])
-    try:
-        lock = write_lock_type(conf, overwrite=True) if overwrite else insert_lock_type(conf)
-        wait_s = float(conf.get("acid.lock.wait.timeout.s", "60"))
-        ms.lock(txn_id, [LockComponent(lock, spec.db, spec.name)], wait_s=max(wait_s, 0.001))
-        write_id = (
-            ms.allocate_write_id(txn_id, spec.db, spec.name)
-            if spec.partition_columns
-            else ms.add_write_components(txn_id, spec.db, spec.name, [None], OperationType.INSERT)
-        )
-    except BaseException:
-        _abort_quietly(options, txn_id)
-        raise
+    write = begin_detached(
+        options.metastore(),
+        spec,
+        options.conf,
+        overwrite=overwrite,
+        agent=f"acid_platform spark write {spec.full_name}",
+    )
     return InsertJob(
         spec,
-        txn_id,
-        write_id,
+        write.txn_id,
+        write.write_id,
         overwrite=overwrite,
         statement_per_task=bool(spec.num_buckets) and not options.grouped_by_bucket,
         metastore_url=options.metastore_url,
         txn_timeout_s=options.txn_timeout_s,
-        opened_at=time.time(),
+        opened_at=write.opened_at,
     )
 
 
@@ -171,39 +179,30 @@ def write_rows(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> TaskReport:
 
 
 def commit_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]) -> None:
-    """Record partitions, register them, write an empty base if needed, commit."""
-    ms = options.metastore()
-    spec = job.spec
-    try:
-        partitions = _record_partitions(options, job, reports)
-        for name in partitions:
-            ms.add_partition(spec.db, spec.name, name, if_not_exists=True)
-        if job.overwrite and not spec.partition_columns and not reports_files(reports):
-            # an empty INSERT OVERWRITE still replaces everything: an empty base says so
-            location = table_location(spec.location)
-            layout = EventLayout.of(spec, location.filesystem)
-            layout.create_dir(
-                layout.statement_dir(
-                    location.path, INSERT, job.write_id, job.statement, overwrite=True
-                )
-            )
-        ms.commit_txn(job.txn_id)
-    except BaseException:
-        _abort_quietly(options, job.txn_id)
-        raise
+    """Record and register the partitions written, commit (the table layer's detached write:
+    :func:`~acid_platform.table.statement.commit_detached`)."""
+    written = WriteMetrics.from_files(reports_files(reports))
+    outcome = WriteOutcome(
+        rows_inserted=sum(n for r in reports for _, n in r.counts),
+        written=written,
+        partitions=_partitions(job, reports),
+    )
+    metrics = commit_detached(options.metastore(), job.detached(), outcome)
     if options.metrics_path:
-        _write_metrics(options, job, reports, committed=True)
+        _write_metrics(options, metrics, job, reports, committed=True)
 
 
 def abort_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]) -> None:
     """Record what finished tasks wrote (so the cleaner finds it), then abort."""
-    try:
-        _record_partitions(options, job, reports)
-    except Exception as exc:  # noqa: BLE001 - aborting matters more than the record
-        log.warning("txn %s: could not record written partitions: %s", job.txn_id, exc)
-    _abort_quietly(options, job.txn_id)
+    abort_detached(options.metastore(), job.detached(), _partitions(job, reports))
     if options.metrics_path:
-        _write_metrics(options, job, reports, committed=False)
+        metrics = StatementMetrics(
+            table=job.spec.full_name,
+            txn_id=job.txn_id,
+            write_id=job.write_id,
+            statement_ids=(job.statement,),
+        )
+        _write_metrics(options, metrics, job, reports, committed=False)
 
 
 @contextmanager
@@ -240,50 +239,30 @@ def _reports(messages: Sequence[WriterCommitMessage | None]) -> list[TaskReport]
     return [m.report for m in messages if isinstance(m, AcidCommitMessage)]
 
 
-def _record_partitions(
-    options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]
-) -> list[str]:
-    spec = job.spec
-    partitions = sorted({f.partition for f in reports_files(reports)})
-    if spec.partition_columns and partitions:
-        options.metastore().add_write_components(
-            job.txn_id, spec.db, spec.name, list(partitions), OperationType.INSERT
-        )
-    return partitions if spec.partition_columns else []
-
-
-def _abort_quietly(options: SourceOptions, txn_id: int) -> None:
-    try:
-        options.metastore().abort_txn(txn_id)
-    except Exception as exc:  # noqa: BLE001 - the time-out reaper finishes the abort
-        log.warning("could not abort txn %s: %s", txn_id, exc)
+def _partitions(job: InsertJob, reports: Sequence[TaskReport]) -> list[str]:
+    if not job.spec.partition_columns:
+        return []
+    return sorted({f.partition for f in reports_files(reports)})
 
 
 def _write_metrics(
-    options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport], committed: bool
+    options: SourceOptions,
+    metrics: StatementMetrics,
+    job: InsertJob,
+    reports: Sequence[TaskReport],
+    committed: bool,
 ) -> None:
+    """The statement's metrics as JSON at ``metrics_path``, with the files and the tasks that
+    wrote them."""
     assert options.metrics_path is not None
-    files = reports_files(reports)
-    written = WriteMetrics.from_files(files)
-    statement = StatementMetrics(
-        table=job.spec.full_name,
-        txn_id=job.txn_id,
-        write_id=job.write_id,
-        statement_ids=tuple(sorted({f.statement for f in files} or {job.statement})),
-        rows_inserted=sum(n for r in reports for _, n in r.counts),
-        dirs_written=tuple(written.dirs),
-        files_written=len(written.files),
-        bytes_written=written.bytes_written,
-        duration_s=time.time() - job.opened_at,
-    )
-    metrics: Mapping[str, Any] = {
-        **statement.as_dict(),
+    document: Mapping[str, Any] = {
+        **metrics.as_dict(),
         "committed": committed,
         "overwrite": job.overwrite,
-        "files": [asdict(f) for f in files],
+        "files": [asdict(f) for f in reports_files(reports)],
         "tasks": [asdict(r.task) for r in reports],
         "committed_by": {"host": socket.gethostname(), "pid": os.getpid()},
     }
     loc = table_location(options.metrics_path)
     with loc.filesystem.open_output_stream(loc.path) as out:
-        out.write(json.dumps(metrics, indent=2).encode())
+        out.write(json.dumps(document, indent=2).encode())
