@@ -72,6 +72,7 @@ def test_static_partitions_overwrite_only_their_own_partition(
     assert meta["dagster/partition_row_count"] == 2 and meta["dagster/row_count"] == 4
     assert len(meta["statement_ids"]) == 1  # one INSERT OVERWRITE statement
     assert meta["table_partitions"] == 2
+    assert meta["Query"] == "SELECT * FROM default.customers WHERE region IN ('us')"
 
 
 def test_daily_partitions_on_a_date_column_and_a_downstream_load_of_one_day(
@@ -210,6 +211,10 @@ def test_a_single_run_backfill_replaces_every_partition_of_its_range(
     backfill("2024-01-02", "2024-01-04")
     assert sorted(r["id"] for r in wh.table("visits").scan().to_pylist()) == [1, 2, 4, 5]
     meta = latest_metadata(instance, "visits")
+    assert meta["Query"] == (
+        "SELECT * FROM default.visits WHERE ds >= '2024-01-02 00:00:00+00:00' "
+        "AND ds < '2024-01-05 00:00:00+00:00'"
+    )
     assert meta["dagster/partition_row_count"] == 2 and len(meta["statement_ids"]) == 1
     assert acid_dirs(f"{wh.table('visits').spec.location}/ds=2024-01-03")[-1] == "base_0000002"
 
@@ -252,6 +257,7 @@ def test_merge_on_a_partition_touches_only_that_partition(
     assert (meta["rows_inserted"], meta["rows_updated"], meta["rows_deleted"]) == (1, 1, 1)
 
 
+@pytest.mark.slow
 def test_an_overwrite_locks_only_the_partitions_it_replaces(
     instance: DagsterInstance, wh: Warehouse
 ) -> None:
