@@ -349,3 +349,30 @@ def test_an_unpartitioned_asset_overwrites_every_partition_of_its_table(
         ("id", "bucketing column (2 buckets)"),
         ("ds", "partition column"),
     ]
+
+
+def test_an_empty_output_empties_its_partition(
+    resources: dict[str, object], instance: DagsterInstance, wh: Warehouse
+) -> None:
+    rows = {"us": 2, "eu": 0}
+
+    @asset(partitions_def=REGIONS, metadata={"partition_expr": "region"})
+    def orders(context: AssetExecutionContext) -> pa.Table:
+        n = rows[context.partition_key]
+        return pa.table(
+            {
+                "id": pa.array(range(n), pa.int64()),
+                "region": pa.array([context.partition_key] * n, pa.string()),
+            }
+        )
+
+    for region in ("eu", "us"):  # eu: no rows and no partition yet, nothing to replace
+        assert materialize(
+            [orders], partition_key=region, resources=resources, instance=instance
+        ).success
+    assert wh.list_partitions("orders") == ["region=us"]
+    rows["us"] = 0
+    assert materialize([orders], partition_key="us", resources=resources, instance=instance).success
+    assert wh.table("orders").scan().num_rows == 0
+    meta = latest_metadata(instance, "orders")
+    assert meta["dagster/partition_row_count"] == 0 and meta["rows_inserted"] == 0
