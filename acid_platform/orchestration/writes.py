@@ -107,6 +107,8 @@ def overwrite(table: Table, frame: Frame, slice_: Slice) -> list[StatementMetric
         receiving = frame.partition_names(partition_cols)
         covered = partitions_in(table, slice_.predicate)
         empty = [p for p in covered if p not in set(receiving)]
+        if not receiving and not empty:
+            return []  # no rows, and the slice holds no partition yet: nothing to replace
         return [replace_partitions(table, frame, receiving, empty)]
     wh = table.warehouse
     with wh.transaction():

@@ -72,6 +72,7 @@ def test_static_partitions_overwrite_only_their_own_partition(
     assert meta["dagster/partition_row_count"] == 2 and meta["dagster/row_count"] == 4
     assert len(meta["statement_ids"]) == 1  # one INSERT OVERWRITE statement
     assert meta["table_partitions"] == 2
+    assert meta["Query"] == "SELECT * FROM default.customers WHERE region IN ('us')"
 
 
 def test_daily_partitions_on_a_date_column_and_a_downstream_load_of_one_day(
@@ -210,6 +211,10 @@ def test_a_single_run_backfill_replaces_every_partition_of_its_range(
     backfill("2024-01-02", "2024-01-04")
     assert sorted(r["id"] for r in wh.table("visits").scan().to_pylist()) == [1, 2, 4, 5]
     meta = latest_metadata(instance, "visits")
+    assert meta["Query"] == (
+        "SELECT * FROM default.visits WHERE ds >= '2024-01-02 00:00:00+00:00' "
+        "AND ds < '2024-01-05 00:00:00+00:00'"
+    )
     assert meta["dagster/partition_row_count"] == 2 and len(meta["statement_ids"]) == 1
     assert acid_dirs(f"{wh.table('visits').spec.location}/ds=2024-01-03")[-1] == "base_0000002"
 
@@ -252,6 +257,7 @@ def test_merge_on_a_partition_touches_only_that_partition(
     assert (meta["rows_inserted"], meta["rows_updated"], meta["rows_deleted"]) == (1, 1, 1)
 
 
+@pytest.mark.slow
 def test_an_overwrite_locks_only_the_partitions_it_replaces(
     instance: DagsterInstance, wh: Warehouse
 ) -> None:
@@ -282,3 +288,91 @@ def test_an_overwrite_locks_only_the_partitions_it_replaces(
     finally:
         wh.rollback()
     assert sorted(r["id"] for r in wh.table("events").scan().to_pylist()) == [1, 1, 1]
+
+
+def test_a_partitioned_asset_on_an_unpartitioned_table_replaces_its_rows_in_one_transaction(
+    resources: dict[str, object], instance: DagsterInstance, wh: Warehouse
+) -> None:
+    version = {"n": 1}
+
+    @asset(partitions_def=REGIONS, metadata={"partition_expr": "region", "partitioned_by": []})
+    def flat(context: AssetExecutionContext) -> pa.Table:
+        return pa.table(
+            {"id": [1, 2], "region": [context.partition_key] * 2, "v": [version["n"]] * 2}
+        )
+
+    for region in ("us", "eu"):
+        assert materialize(
+            [flat], partition_key=region, resources=resources, instance=instance
+        ).success
+    version["n"] = 2
+    assert materialize([flat], partition_key="us", resources=resources, instance=instance).success
+    assert wh.table("flat").spec.partition_columns == ()
+    got = sorted((r["region"], r["v"]) for r in wh.table("flat").scan().to_pylist())
+    assert got == [("eu", 1), ("eu", 1), ("us", 2), ("us", 2)]
+    meta = latest_metadata(instance, "flat")  # DELETE of the slice + INSERT, one transaction
+    assert (meta["rows_deleted"], meta["rows_inserted"], len(meta["statement_ids"])) == (2, 2, 2)
+    assert meta["dagster/row_count"] == 4 and "dagster/partition_row_count" not in meta
+
+
+def test_an_unpartitioned_asset_overwrites_every_partition_of_its_table(
+    resources: dict[str, object], instance: DagsterInstance, wh: Warehouse
+) -> None:
+    days = {"list": ["d1", "d2"]}
+
+    @asset(
+        metadata={
+            "partitioned_by": ["ds"],
+            "clustered_by": ["id"],
+            "buckets": 2,
+            "table_properties": {"orc.compress": "SNAPPY"},
+        }
+    )
+    def snapshot() -> pa.Table:
+        return pa.table({"id": [1, 2, 3, 4], "ds": days["list"] * 2})
+
+    assert materialize([snapshot], resources=resources, instance=instance).success
+    days["list"] = ["d2", "d3"]  # d1 disappears: the overwrite empties it
+    assert materialize([snapshot], resources=resources, instance=instance).success
+    table = wh.table("snapshot")
+    spec = table.spec
+    assert (spec.partition_column_names, spec.bucket_columns, spec.num_buckets) == (
+        ("ds",),
+        ("id",),
+        2,
+    )
+    assert spec.properties["orc.compress"] == "SNAPPY"
+    assert sorted(r["ds"] for r in table.scan().to_pylist()) == ["d2", "d2", "d3", "d3"]
+    assert acid_dirs(f"{spec.location}/ds=d1") == ["base_0000001", "base_0000002"]
+    schema = latest_metadata(instance, "snapshot")["dagster/column_schema"]
+    assert [(c.name, c.description) for c in schema.columns] == [
+        ("id", "bucketing column (2 buckets)"),
+        ("ds", "partition column"),
+    ]
+
+
+def test_an_empty_output_empties_its_partition(
+    resources: dict[str, object], instance: DagsterInstance, wh: Warehouse
+) -> None:
+    rows = {"us": 2, "eu": 0}
+
+    @asset(partitions_def=REGIONS, metadata={"partition_expr": "region"})
+    def orders(context: AssetExecutionContext) -> pa.Table:
+        n = rows[context.partition_key]
+        return pa.table(
+            {
+                "id": pa.array(range(n), pa.int64()),
+                "region": pa.array([context.partition_key] * n, pa.string()),
+            }
+        )
+
+    for region in ("eu", "us"):  # eu: no rows and no partition yet, nothing to replace
+        assert materialize(
+            [orders], partition_key=region, resources=resources, instance=instance
+        ).success
+    assert wh.list_partitions("orders") == ["region=us"]
+    rows["us"] = 0
+    assert materialize([orders], partition_key="us", resources=resources, instance=instance).success
+    assert wh.table("orders").scan().num_rows == 0
+    meta = latest_metadata(instance, "orders")
+    assert meta["dagster/partition_row_count"] == 0 and meta["rows_inserted"] == 0
