@@ -171,3 +171,9 @@ class TransactionStateError(AcidError):
 
 class EngineError(AcidError):
     """An engine failed while running a plan (e.g. a cast that fails on a value at run time)."""
+
+
+# --------------------------------------------------------------------------- orchestration
+class AssetMetadataError(AcidError, ValueError):
+    """An asset's metadata cannot be acted on (a partitioned asset without ``partition_expr``,
+    an unknown write mode, a merge or delete without key columns); nothing was written."""

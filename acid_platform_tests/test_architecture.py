@@ -34,8 +34,8 @@ LAYERS = (
     "engines",
     "streaming",
     "sql",
-    "orchestration",
     "warehouse",
+    "orchestration",
     "definitions",
     "cli",
 )

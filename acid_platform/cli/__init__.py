@@ -8,18 +8,21 @@
   shows the directories written and the rows under two snapshots;
 * ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner;
   ``acid initiate`` queues what needs compacting; ``acid worker`` works the compaction queue
-  (``--spark-master URL``: large partitions on Spark).
+  (``--spark-master URL``: large partitions on Spark); ``acid housekeep`` reaps transactions
+  silent for ``hive.txn.timeout``; ``acid services`` runs all four until SIGTERM / Ctrl-C.
 
 Query rows go to stdout; status lines and notes to stderr (the demo prints everything to stdout).
 A user error (any :class:`~acid_platform.errors.AcidError`) prints one red line (plus the quoted
 source line of a syntax error) and exits with status 1; no traceback.
 
-Modules: :mod:`.commands` (the typer app), :mod:`.options` (shared options, opening a
-warehouse), :mod:`.output` (printing), :mod:`.demo`.
+Modules: :mod:`.commands` (the typer app), :mod:`.maintenance` (the compactor, cleaner and
+housekeeper commands), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`
+(printing), :mod:`.demo`.
 """
 
 from __future__ import annotations
 
+from acid_platform.cli import maintenance  # noqa: F401 - registers the maintenance commands
 from acid_platform.cli.commands import app, main
 
 __all__ = ["app", "main"]

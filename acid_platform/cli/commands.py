@@ -1,16 +1,14 @@
-"""The ``acid`` commands (typer): ``sql``, ``show``, ``compact``, ``clean``, ``initiate``,
-``worker``, ``init`` and ``demo``. Printing lives in :mod:`.output`, the demo in :mod:`.demo`."""
+"""The ``acid`` commands (typer): ``sql``, ``show``, ``compact``, ``init`` and ``demo``. The
+maintenance commands (``initiate``, ``worker``, ``clean``, ``housekeep``, ``services``) are in
+:mod:`.maintenance`; printing lives in :mod:`.output`, the demo in :mod:`.demo`."""
 
 from __future__ import annotations
 
 import enum
-import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -109,92 +107,6 @@ def compact_command(
         )
 
 
-@app.command("clean")
-def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
-    """Run the cleaner: delete directories no snapshot can still read."""
-    with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
-        report = wh.clean()
-        for entry in report.entries:
-            where = f"{entry.db}.{entry.table}" + (f" {entry.partition}" if entry.partition else "")
-            state = "cleaned" if entry.cleaned else "not cleaned yet"
-            err.print(
-                f"[green]OK[/] compaction {entry.id} of {escape(where)}: {state}, "
-                f"{escape(entry.message or f'removed {len(entry.removed)} path(s)')}"
-            )
-            for path in entry.removed:
-                err.print(f"   [dim]removed {escape(path)}[/]")
-        for path in report.aborted_removed:
-            err.print(f"[green]OK[/] removed aborted {escape(path)}")
-        if not report.entries and not report.aborted_removed:
-            err.print("[green]OK[/] nothing to clean")
-
-
-@app.command("initiate")
-def initiate_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
-    """One pass of the compaction initiator: queue what Hive's thresholds say needs compacting."""
-    from acid_platform.compaction import run_initiator
-
-    with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
-        decisions = run_initiator(wh)
-        for d in decisions:
-            where = f"{d.db}.{d.table}" + (f" {d.partition}" if d.partition else "")
-            if d.type is not None and d.cq_id is not None:
-                what = f"queued {d.type} compaction {d.cq_id}"
-            else:
-                what = "nothing queued"
-            err.print(f"[green]OK[/] {escape(where)}: {what} ({escape(d.reason)})")
-        if not decisions:
-            err.print("[green]OK[/] no table has new write activity")
-
-
-@app.command("worker")
-def worker_command(
-    warehouse: WarehouseOption,
-    max_entries: Annotated[
-        int | None, typer.Option("--max", help="Stop after this many entries.")
-    ] = None,
-    metastore_url: MetastoreOption = None,
-    spark_master: Annotated[
-        str | None,
-        typer.Option(
-            "--spark-master",
-            envvar="ACID_SPARK_MASTER",
-            help="Start a SparkSession on this master (spark://host:port, local[N], …) and "
-            "rewrite large partitions on it.",
-        ),
-    ] = None,
-    large_partition_bytes: Annotated[
-        int | None,
-        typer.Option(
-            "--large-partition-bytes",
-            min=0,
-            help="With --spark-master: partitions above this size go to Spark "
-            "(default: acid.compactor.large.partition.bytes, 1 GiB).",
-        ),
-    ] = None,
-) -> None:
-    """Run the compaction worker over the queued entries (embedded; large partitions on Spark
-    with --spark-master)."""
-    from acid_platform.compaction import run_worker
-
-    with (
-        user_errors(),
-        open_warehouse(warehouse, metastore_url) as wh,
-        _spark(spark_master) as spark,
-    ):
-        executor = None
-        if spark is not None:
-            from acid_platform.engines.spark.compaction import compaction_router
-
-            executor = compaction_router(spark, wh.conf, threshold_bytes=large_partition_bytes)
-        result = run_worker(wh, max_entries=max_entries, executor=executor)
-        err.print(f"[green]OK[/] {len(result)} compaction(s)")
-        for o in result:
-            where = f"{o.db}.{o.table}" + (f"/{o.partition}" if o.partition else "")
-            ran = f" on {o.executor}" if o.executor else ""
-            err.print(escape(f"  {o.id} {where} {o.type}: {o.state.value}{ran}; {o.message}"))
-
-
 @app.command("init")
 def init_command(
     path: Annotated[str, typer.Argument(help="Directory (or URI) of the new warehouse.")],
@@ -233,26 +145,6 @@ def main() -> None:
 
 
 # --------------------------------------------------------------------------- helpers
-@contextmanager
-def _spark(master: str | None) -> Iterator[Any]:
-    """A SparkSession on ``master`` for this command (``None``: no Spark); stopped at the end
-    unless it was already running in this process."""
-    if master is None:
-        yield None
-        return
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    running = SparkSession.getActiveSession()
-    builder = SparkSession.builder.master(master).appName("acid compaction worker")
-    spark = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    try:
-        yield spark
-    finally:
-        if running is None:
-            spark.stop()
-
-
 def _read_script(file: str) -> str:
     if file == "-":
         return sys.stdin.read()

@@ -22,6 +22,7 @@ from rich.tree import Tree
 from acid_platform.cli.options import open_warehouse
 from acid_platform.cli.output import OutputFormat, out, print_result, print_table
 from acid_platform.errors import AlreadyExistsError
+from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql import SqlSession
 from acid_platform.table import Table
 
@@ -55,7 +56,7 @@ def run_demo(path: str, metastore_url: str | None = None) -> None:
         open_warehouse(path, metastore_url, create=True) as wh,
         open_warehouse(path, metastore_url) as reader,
     ):
-        existing = {"employee", "employee_update"} & set(wh.list_tables("default"))
+        existing = {"employee", "employee_update"} & set(wh.list_tables(DEFAULT_DATABASE))
         if existing:
             raise AlreadyExistsError(
                 f"the demo creates its own tables; {sorted(existing)} exist in {path}: use another -w"

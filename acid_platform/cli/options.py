@@ -35,11 +35,16 @@ FormatOption = Annotated[
 
 @contextmanager
 def open_warehouse(
-    path: str, metastore_url: str | None, *, create: bool = False
+    path: str,
+    metastore_url: str | None,
+    *,
+    create: bool = False,
+    txn_timeout_s: float | None = None,
 ) -> Iterator[Warehouse]:
     """The warehouse at ``path``, closed at the end. Unless ``create``, one must exist there
-    (else :class:`~acid_platform.errors.NoSuchWarehouseError`, and nothing is created)."""
-    wh = Warehouse.open(path, metastore_url, create=create)
+    (else :class:`~acid_platform.errors.NoSuchWarehouseError`, and nothing is created).
+    ``txn_timeout_s``: ``hive.txn.timeout`` of its metastore (default 300 s)."""
+    wh = Warehouse.open(path, metastore_url, create=create, txn_timeout_s=txn_timeout_s)
     try:
         yield wh
     finally:

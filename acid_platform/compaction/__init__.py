@@ -8,6 +8,9 @@
 * :mod:`.cleaner` — deletes obsolete and aborted directories once no reader needs them.
 * :mod:`.api` — ``compact_table`` (``ALTER TABLE … COMPACT … [AND WAIT]``), ``run_initiator``,
   ``run_worker``, ``run_cleaner``, ``show_compactions``.
+* :mod:`.housekeeper` — ``run_housekeeping``: reap transactions silent for ``hive.txn.timeout``.
+* :mod:`.services` — ``Services``: initiator, workers, cleaner and housekeeper as threads of one
+  long-running process (``acid services``), on Hive's settings (:class:`.config.ServiceConf`).
 * :mod:`.hooks` — named steps where tests pause or kill a worker or cleaner.
 
 >>> from acid_platform.compaction import compact_table, run_cleaner
@@ -26,13 +29,19 @@ from acid_platform.compaction.cleaner import (
     Cleaner,
     CleanerReport,
 )
-from acid_platform.compaction.config import CompactorConf
+from acid_platform.compaction.config import CompactorConf, ServiceConf
 from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.executors import (
     CallableExecutor,
     CompactionExecutor,
     EmbeddedExecutor,
     ExecutorRouter,
+)
+from acid_platform.compaction.housekeeper import (
+    HousekeepingReport,
+    TimedOut,
+    find_timed_out,
+    run_housekeeping,
 )
 from acid_platform.compaction.initiator import (
     Initiator,
@@ -49,6 +58,7 @@ from acid_platform.compaction.rewrite import (
     rewrite_partition,
     run_task,
 )
+from acid_platform.compaction.services import ServiceCounts, Services
 from acid_platform.compaction.worker import CompactionOutcome, Worker
 
 __all__ = [
@@ -63,18 +73,25 @@ __all__ = [
     "CompactorConf",
     "EmbeddedExecutor",
     "ExecutorRouter",
+    "HousekeepingReport",
     "Initiator",
     "InitiatorDecision",
     "RewritePlan",
     "RewriteRequest",
     "RewriteResult",
+    "ServiceConf",
+    "ServiceCounts",
+    "Services",
+    "TimedOut",
     "Worker",
     "choose_compaction_type",
     "compact_table",
     "execute_plan",
+    "find_timed_out",
     "plan_rewrite",
     "rewrite_partition",
     "run_cleaner",
+    "run_housekeeping",
     "run_initiator",
     "run_task",
     "run_worker",

@@ -20,10 +20,9 @@ from acid_platform.compaction.initiator import Initiator, InitiatorDecision
 from acid_platform.compaction.worker import CompactionOutcome, Worker
 from acid_platform.errors import CompactionError, InvalidPartitionError
 from acid_platform.metastore import CompactionInfo, CompactionState, CompactionType, TableSpec
-from acid_platform.metastore.names import normalize_identifier
+from acid_platform.metastore.names import split_table_name
 from acid_platform.table.partitions import make_partition_name
 
-DEFAULT_DATABASE = "default"
 _ACTIVE = (CompactionState.INITIATED, CompactionState.WORKING)
 _POLL_S = 0.05
 
@@ -55,7 +54,7 @@ def compact_table(
         # a warehouse with Spark registered routes large partitions there (TableWarehouse)
         executor = choose(target.conf)
     compaction_type = CompactionType(kind.lower())
-    spec = ms.get_table(*_split_name(name))
+    spec = ms.get_table(*split_table_name(name))
     ids = []
     for part in _partitions(ms, spec, partition):
         cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type)
@@ -117,14 +116,6 @@ def show_compactions(target: Any) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _split_name(name: str) -> tuple[str, str]:
-    db, dot, table = name.rpartition(".")
-    return (
-        normalize_identifier(db if dot else DEFAULT_DATABASE, "database name"),
-        normalize_identifier(table, "table name"),
-    )
 
 
 def _partitions(

@@ -73,6 +73,58 @@ class CompactorConf:
         return self.delta_pct_threshold if value is None else float(_parse(key, value, float))
 
 
+INITIATOR_ON = "hive.compactor.initiator.on"
+WORKER_THREADS = "hive.compactor.worker.threads"
+CHECK_INTERVAL = "hive.compactor.check.interval"
+CLEANER_INTERVAL = "hive.compactor.cleaner.run.interval"
+TXN_TIMEOUT = "hive.txn.timeout"
+WORKER_SLEEP = "hive.compactor.worker.sleep.time"
+
+
+@dataclass(frozen=True)
+class ServiceConf:
+    """How often the maintenance services run (``acid services``, the Dagster maintenance).
+
+    Hive's keys: ``hive.compactor.initiator.on`` (Hive defaults to off in a metastore that is
+    not the leader; a service started to maintain the warehouse defaults to on),
+    ``hive.compactor.worker.threads`` (1 here), ``hive.compactor.check.interval`` (300 s, the
+    initiator's period), ``hive.compactor.cleaner.run.interval`` (5 s),
+    ``hive.compactor.worker.sleep.time`` (how long an idle worker waits before looking at the
+    queue again; 10.8 s) and ``hive.txn.timeout`` (300 s: the housekeeper aborts transactions
+    silent that long and runs every half of it, at most every 60 s).
+
+    >>> ServiceConf.from_conf({"hive.txn.timeout": "2s"}).housekeeping_interval_s
+    1.0
+    """
+
+    initiator_on: bool = True
+    worker_threads: int = 1
+    check_interval_s: float = 300.0
+    cleaner_interval_s: float = 5.0
+    worker_sleep_s: float = 10.8
+    txn_timeout_s: float = 300.0
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str] | None = None) -> ServiceConf:
+        """Read Hive's keys (unknown keys are ignored; missing ones keep the defaults)."""
+        conf = conf or {}
+        values: dict[str, object] = {}
+        for key, name, kind in _SERVICE_KEYS:
+            if key in conf:
+                values[name] = (
+                    _parse_bool(key, conf[key]) if kind is bool else _parse(key, conf[key], kind)
+                )
+        made = cls(**values)  # type: ignore[arg-type]
+        if made.txn_timeout_s <= 0:
+            raise ValueError(f"{TXN_TIMEOUT}={conf.get(TXN_TIMEOUT)!r} must be positive")
+        return made
+
+    @property
+    def housekeeping_interval_s(self) -> float:
+        """How often the time-out reaper runs: half ``hive.txn.timeout``, at most 60 s."""
+        return min(self.txn_timeout_s / 2, 60.0)
+
+
 def auto_compaction_disabled(table_properties: Mapping[str, str]) -> bool:
     """Whether ``no_auto_compaction`` (any case, as Hive reads it) is ``true``."""
     for key, value in table_properties.items():
@@ -82,6 +134,9 @@ def auto_compaction_disabled(table_properties: Mapping[str, str]) -> bool:
 
 
 _SECONDS = "seconds"
+_MILLIS = (
+    "milliseconds"  # a time value whose bare number means milliseconds (Hive's *.run.interval)
+)
 _KEYS: tuple[tuple[str, str, object], ...] = (
     (DELTA_NUM_THRESHOLD, "delta_num_threshold", int),
     (DELTA_PCT_THRESHOLD, "delta_pct_threshold", float),
@@ -93,6 +148,15 @@ _KEYS: tuple[tuple[str, str, object], ...] = (
     (STRIPE_SIZE, "stripe_size", int),
 )
 assert {name for _, name, _ in _KEYS} == {f.name for f in fields(CompactorConf)}
+_SERVICE_KEYS: tuple[tuple[str, str, object], ...] = (
+    (INITIATOR_ON, "initiator_on", bool),
+    (WORKER_THREADS, "worker_threads", int),
+    (CHECK_INTERVAL, "check_interval_s", _SECONDS),
+    (CLEANER_INTERVAL, "cleaner_interval_s", _MILLIS),
+    (WORKER_SLEEP, "worker_sleep_s", _MILLIS),
+    (TXN_TIMEOUT, "txn_timeout_s", _SECONDS),
+)
+assert {name for _, name, _ in _SERVICE_KEYS} == {f.name for f in fields(ServiceConf)}
 # Hive's time values carry a unit ("86400s", "7d"); a bare number means seconds here.
 _UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86_400.0}
 
@@ -100,9 +164,9 @@ _UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0
 def _parse(key: str, text: str, kind: object) -> int | float:
     raw = str(text).strip().lower()
     try:
-        if kind == _SECONDS:
+        if kind in (_SECONDS, _MILLIS):
             number, unit = re.fullmatch(r"([0-9.eE+-]+)\s*([a-z]*)", raw).groups()  # type: ignore[union-attr]
-            value: int | float = float(number) * _UNITS[unit or "s"]
+            value: int | float = float(number) * _UNITS[unit or ("s" if kind == _SECONDS else "ms")]
         else:
             value = kind(raw)  # type: ignore[operator]
     except (ValueError, KeyError, AttributeError):
@@ -110,3 +174,10 @@ def _parse(key: str, text: str, kind: object) -> int | float:
     if value < 0:
         raise ValueError(f"{key}={text!r} must not be negative")
     return value
+
+
+def _parse_bool(key: str, text: str) -> bool:
+    raw = str(text).strip().lower()
+    if raw not in ("true", "false"):
+        raise ValueError(f"{key}={text!r} is not true or false")
+    return raw == "true"

@@ -59,7 +59,6 @@ from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
 from acid_platform.table.event_layout import DELETE, INSERT, EventLayout
 
 MAJOR, MINOR = "major", "minor"
-_KEY_COLUMNS = [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION]
 _WRITE_ROWS = 1 << 17  # rows gathered before a write to the ORC writer
 
 
@@ -382,14 +381,7 @@ def _insert_events(batch: pa.RecordBatch, row_schema: pa.Schema) -> pa.Table:
     ops = pa.array(np.full(batch.num_rows, t.INSERT_OPERATION, np.int32))
     return pa.Table.from_arrays(
         [ops, owid, bucket, rowid, owid, rows],
-        names=[
-            t.OPERATION,
-            t.ORIGINAL_TRANSACTION,
-            t.BUCKET,
-            t.ROW_ID,
-            t.CURRENT_TRANSACTION,
-            t.ROW,
-        ],
+        names=[*t.EVENT_KEY_COLUMNS, t.ROW],
     )
 
 
@@ -411,7 +403,7 @@ def _write_deletes(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> 
     parts: list[tuple[np.ndarray, ...]] = []
     for path in task.split.delete_files:
         with OrcDataFile(fs, path, expect_acid=True) as f:
-            for _, b in f.iter_stripes(_KEY_COLUMNS):
+            for _, b in f.iter_stripes(t.ROW_VERSION_FIELDS):
                 cols = [b.column(i).to_numpy(zero_copy_only=False) for i in range(4)]
                 keep = cols[3] <= read_ids.high_watermark
                 if len(exceptions):

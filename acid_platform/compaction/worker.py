@@ -124,9 +124,11 @@ class Worker:
             done.append(outcome)
         return done
 
-    def run_once(self) -> CompactionOutcome | None:
-        """Claim the oldest initiated entry and run it; ``None`` if the queue is empty."""
-        info = self.metastore.claim_compaction(self.worker_id)
+    def run_once(self, cq_id: int | None = None) -> CompactionOutcome | None:
+        """Claim the oldest initiated entry (or entry ``cq_id``) and run it; ``None`` if there
+        is none (the queue is empty, or ``cq_id`` is no longer initiated: another worker has it
+        or had it)."""
+        info = self.metastore.claim_compaction(self.worker_id, cq_id=cq_id)
         if info is None:
             return None
         return self.compact(info)

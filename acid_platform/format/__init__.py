@@ -60,8 +60,10 @@ from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.txn_write_id_list import ValidTxnWriteIdList
 from acid_platform.format.types import (
     ROW_ID_COLUMN,
+    ROW_ID_FIELDS,
     ROW_ID_TYPE,
     event_schema,
+    row_id_text,
     row_schema,
     to_arrow_type,
     to_hive_type,
@@ -92,6 +94,7 @@ __all__ = [
     "ORC_ACID_VERSION_FILE",
     "ORC_COMPRESS_PROPERTY",
     "ROW_ID_COLUMN",
+    "ROW_ID_FIELDS",
     "ROW_ID_TYPE",
     "AcidDir",
     "AcidFile",
@@ -145,6 +148,7 @@ __all__ = [
     "read_flush_length",
     "read_split",
     "resolve",
+    "row_id_text",
     "row_schema",
     "sort_events",
     "to_arrow_type",

@@ -93,9 +93,7 @@ def read_events(
     read_cols, deleted, stats, row_ids = r.read_cols, r.deleted, r.stats, r.row_ids
     with_row_id, filters = r.with_row_id, r.filters
     need_keys = with_row_id or len(deleted) > 0 or ref.filter_write_ids or row_ids is not None
-    key_cols = (
-        [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION] if need_keys else []
-    )
+    key_cols = list(t.ROW_VERSION_FIELDS) if need_keys else []
     present = [c for c in read_cols if c in f.row_schema.names]
     # An empty projection still needs row counts: read one cheap key column then.
     cols = key_cols + [f"{t.ROW}.{c}" for c in present] or [t.OPERATION]

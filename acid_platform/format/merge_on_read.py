@@ -236,9 +236,7 @@ def load_delete_set(
     exceptions = np.asarray(write_ids.exceptions, np.int64)
     for p in paths:
         with OrcDataFile(filesystem, p, expect_acid=True) as f:
-            for _, b in f.iter_stripes(
-                [t.ORIGINAL_TRANSACTION, t.BUCKET, t.ROW_ID, t.CURRENT_TRANSACTION]
-            ):
+            for _, b in f.iter_stripes(t.ROW_VERSION_FIELDS):
                 ct = b.column(3).to_numpy()
                 ok = valid_write_id_mask(ct, write_ids.high_watermark, exceptions)
                 chunks.append(

@@ -24,22 +24,23 @@ BUCKET = "bucket"
 ROW_ID = "rowId"
 CURRENT_TRANSACTION = "currentTransaction"
 ROW = "row"
-EVENT_KEY_COLUMNS = (OPERATION, ORIGINAL_TRANSACTION, BUCKET, ROW_ID, CURRENT_TRANSACTION)
+#: The event fields holding a row's ROW__ID, in the order events are sorted by.
+ROW_ID_EVENT_FIELDS = (ORIGINAL_TRANSACTION, BUCKET, ROW_ID)
+#: A row version: its ROW__ID and the write id of the event (what readers check against the
+#: snapshot and the delete set).
+ROW_VERSION_FIELDS = (*ROW_ID_EVENT_FIELDS, CURRENT_TRANSACTION)
+EVENT_KEY_COLUMNS = (OPERATION, *ROW_VERSION_FIELDS)
 
 #: Event operation codes.
 INSERT_OPERATION = 0
 UPDATE_OPERATION = 1
 DELETE_OPERATION = 2
 
-#: The ROW__ID virtual column as SQL shows it.
+#: The ROW__ID virtual column as SQL shows it: a struct of ``ROW_ID_FIELDS``, the values of the
+#: event's ``ROW_ID_EVENT_FIELDS``.
 ROW_ID_COLUMN = "row__id"
-ROW_ID_TYPE = pa.struct(
-    [
-        pa.field("writeid", pa.int64()),
-        pa.field("bucketid", pa.int32()),
-        pa.field("rowid", pa.int64()),
-    ]
-)
+ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
+ROW_ID_TYPE = pa.struct(list(zip(ROW_ID_FIELDS, (pa.int64(), pa.int32(), pa.int64()), strict=True)))
 
 _PRIMITIVES: dict[str, pa.DataType] = {
     "tinyint": pa.int8(),
@@ -57,6 +58,16 @@ _PRIMITIVES: dict[str, pa.DataType] = {
     # Hive timestamps are wall-clock values without a zone; ORC keeps nanoseconds.
     "timestamp": pa.timestamp("ns"),
 }
+
+
+def row_id_text(write_id: int, bucket_id: int, row_id: int) -> str:
+    """A ROW__ID as Hive's CLI prints it.
+
+    >>> row_id_text(1, 536870912, 0)
+    '{"writeid":1,"bucketid":536870912,"rowid":0}'
+    """
+    values = (write_id, bucket_id, row_id)
+    return "{" + ",".join(f'"{n}":{v}' for n, v in zip(ROW_ID_FIELDS, values, strict=True)) + "}"
 
 
 def event_schema(row_schema: pa.Schema) -> pa.Schema:

@@ -327,11 +327,7 @@ def sort_events(events: pa.Table) -> pa.Table:
     """Sort events by (originalTransaction, bucket, rowId) ascending."""
     idx = pc.sort_indices(
         events,
-        sort_keys=[
-            (t.ORIGINAL_TRANSACTION, "ascending"),
-            (t.BUCKET, "ascending"),
-            (t.ROW_ID, "ascending"),
-        ],
+        sort_keys=[(name, "ascending") for name in t.ROW_ID_EVENT_FIELDS],
     )
     return events.take(idx)
 

@@ -70,10 +70,11 @@ class CompactionQueueApi(_Plumbing):
         )
 
     def claim_compaction(
-        self, worker_id: str, *, worker_version: str | None = None
+        self, worker_id: str, *, worker_version: str | None = None, cq_id: int | None = None
     ) -> CompactionInfo | None:
-        """Claim the oldest initiated entry for ``worker_id`` (``host-thread``) and open its
-        compactor txn (``CompactionInfo.txn_id``, to heartbeat while working)."""
+        """Claim the oldest initiated entry (or entry ``cq_id``, when it is still initiated) for
+        ``worker_id`` (``host-thread``) and open its compactor txn (``CompactionInfo.txn_id``,
+        to heartbeat while working). ``None`` when there is nothing (left) to claim."""
         return self._write(  # type: ignore[no-any-return]
             lambda c, now: compaction_queue.claim(
                 self._store,
@@ -82,6 +83,7 @@ class CompactionQueueApi(_Plumbing):
                 worker_id,
                 worker_version=worker_version,
                 counter=self._open_counter,
+                cq_id=cq_id,
             )
         )
 
@@ -128,6 +130,15 @@ class CompactionQueueApi(_Plumbing):
     def mark_cleaned(self, cq_id: int) -> None:
         """The cleaner finished: entry succeeded, aborted-write metadata up to its write id gone."""
         self._write(lambda c, now: compaction_queue.mark_cleaned(c, now, cq_id))
+
+    def queued_compactions(self, *states: CompactionState | str) -> list[CompactionInfo]:
+        """Entries of the queue (not the history) in ``states`` (default: ``initiated`` and
+        ``working``), oldest first."""
+        wanted = [CompactionState(s) for s in states] or [
+            CompactionState.INITIATED,
+            CompactionState.WORKING,
+        ]
+        return self._read(compaction_queue.queued, wanted)  # type: ignore[no-any-return]
 
     def get_compaction(self, cq_id: int) -> CompactionInfo:
         return self._read(compaction_queue.get_info, cq_id)  # type: ignore[no-any-return]

@@ -107,16 +107,17 @@ def claim(
     *,
     worker_version: str | None,
     counter: txns.OpenTxnCounter,
+    cq_id: int | None = None,
 ) -> CompactionInfo | None:
-    """Give the oldest initiated entry to ``worker_id`` and open its compactor txn."""
+    """Give the oldest initiated entry (or entry ``cq_id``, if it is still initiated) to
+    ``worker_id`` and open its compactor txn; ``None`` when there is no such entry."""
     if not isinstance(worker_id, str) or not worker_id:
         raise ValueError(f"worker id must be a non-empty string, not {worker_id!r}")
+    wanted = cq.c.cq_state == _I
+    if cq_id is not None:
+        wanted = and_(wanted, cq.c.cq_id == cq_id)
     row = conn.execute(
-        select(cq)
-        .where(cq.c.cq_state == _I)
-        .order_by(cq.c.cq_id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
+        select(cq).where(wanted).order_by(cq.c.cq_id).limit(1).with_for_update(skip_locked=True)
     ).first()
     if row is None:
         return None
@@ -349,6 +350,13 @@ def get_info(conn: Connection, cq_id: int) -> CompactionInfo:
     if row is not None:
         return to_info(row._mapping, "cc_")
     raise NoSuchObjectError(f"no compaction with id {cq_id}")
+
+
+def queued(conn: Connection, states: Sequence[CompactionState]) -> list[CompactionInfo]:
+    """Queue entries (not the history) in ``states``, by id."""
+    codes = [s.code for s in states]
+    rows = conn.execute(select(cq).where(cq.c.cq_state.in_(codes)).order_by(cq.c.cq_id))
+    return [to_info(r._mapping, "cq_") for r in rows]
 
 
 def all_entries(conn: Connection) -> list[CompactionInfo]:

@@ -284,14 +284,18 @@ class Metastore(CompactionQueueApi, ReadLeaseApi):
             lambda c, now: housekeeping.heartbeat_txn_range(c, now, min_txn, max_txn)
         )
 
-    def reap_timed_out(self) -> list[int]:
-        """Abort txns silent for ``txn_timeout_s``, expire txn-less locks and reader leases.
+    def reap_timed_out(self, timeout_s: float | None = None) -> list[int]:
+        """Abort txns silent for ``timeout_s`` (default ``txn_timeout_s``), expire txn-less
+        locks silent as long, and expired reader leases.
 
         Returns the aborted txn ids (Hive's AcidHouseKeeperService).
         """
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, not {timeout_s}")
+        timeout_ms = self._timeout_ms if timeout_s is None else int(timeout_s * 1000)
 
         def work(c: Any, now: int) -> list[int]:
-            aborted = housekeeping.reap_timed_out(c, now, self._timeout_ms)
+            aborted = housekeeping.reap_timed_out(c, now, timeout_ms)
             leases.expire_leases(c, now)
             return aborted
 

@@ -11,6 +11,8 @@ characters Hive's ``FileUtils.escapePathName`` escapes.
 'ds=2024-01-01/hr=07'
 >>> split_partition_name("ds=2024%2F01/hr=7")
 [('ds', '2024%2F01'), ('hr', '7')]
+>>> split_table_name("Sales.Web_Sales"), split_table_name("employee")
+(('sales', 'web_sales'), ('default', 'employee'))
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Sequence
 
 from acid_platform.errors import InvalidNameError
 
+#: The database a table name without ``db.`` belongs to (and a new session starts in).
+DEFAULT_DATABASE = "default"
 MAX_IDENTIFIER_LENGTH = 128
 MAX_PARTITION_NAME_LENGTH = 767
 
@@ -44,6 +48,18 @@ def normalize_identifier(name: object, what: str = "name") -> str:
     if len(name) > MAX_IDENTIFIER_LENGTH:
         raise InvalidNameError(f"{what} {name!r} is longer than {MAX_IDENTIFIER_LENGTH} characters")
     return name.lower()
+
+
+def split_table_name(name: object) -> tuple[str, str]:
+    """``(db, table)`` of ``table`` or ``db.table``, validated and lower-cased; a name without a
+    database is in :data:`DEFAULT_DATABASE`."""
+    if not isinstance(name, str):
+        raise InvalidNameError(f"table name {name!r} is not a string")
+    db, dot, table = name.rpartition(".")
+    return (
+        normalize_identifier(db if dot else DEFAULT_DATABASE, "database name"),
+        normalize_identifier(table, "table name"),
+    )
 
 
 def split_partition_name(name: str) -> list[tuple[str, str]]:

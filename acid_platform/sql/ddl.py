@@ -20,6 +20,7 @@ from acid_platform.errors import (
     UnsupportedTypeError,
 )
 from acid_platform.format.types import to_arrow_type, to_hive_type
+from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
 from acid_platform.sql.state import SessionState, TempTable
@@ -35,7 +36,7 @@ def drop_database(session: SessionState, stmt: st.DropDatabase) -> StatementResu
     """``DROP DATABASE [IF EXISTS] db [CASCADE]``."""
     session.warehouse.drop_database(stmt.name, if_exists=stmt.if_exists, cascade=stmt.cascade)
     if session.database == stmt.name:
-        session.database = "default"
+        session.database = DEFAULT_DATABASE
     return empty_result(stmt, f"database {stmt.name} dropped")
 
 

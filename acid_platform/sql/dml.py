@@ -17,6 +17,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import InvalidPartitionError, SemanticError, UnknownColumnError
+from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, metrics_result
 from acid_platform.sql.state import SessionState
@@ -162,7 +163,7 @@ def _merge_source(session: SessionState, using: st.TableName | exp.Query) -> exp
         local = local or session.temp_table(name) is not None
         ref.set("db", exp.to_identifier(name.database or session.database))
     mentions_row_id = any(
-        part.name.lower() == "row__id" for c in query.find_all(exp.Column) for part in c.parts
+        part.name.lower() == ROW_ID_COLUMN for c in query.find_all(exp.Column) for part in c.parts
     )
     if local or mentions_row_id:
         return session.query(using if isinstance(using, exp.Query) else query)

@@ -27,13 +27,12 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import InvalidExpressionError, SemanticError, UnknownColumnError
+from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql.functions import hive_builtins
 from acid_platform.sql.statements import TableName
 from acid_platform.table.engine import Engine, StreamingEngine
 from acid_platform.table.stream import RowStream
 
-#: The virtual column of ACID tables (lower case, as Hive prints it).
-ROW_ID = "row__id"
 _RELATION_PREFIX = "__acid_rel_"
 
 
@@ -174,7 +173,7 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
             columns = list(
                 relation.columns[:1]
             )  # e.g. count(*): any one column gives the row count
-        with_row_id = ROW_ID in wanted
+        with_row_id = ROW_ID_COLUMN in wanted
         if with_row_id and not relation.has_row_id:
             raise SemanticError(f"{qualified} is not a transactional table: it has no ROW__ID")
         pushed = _pushdown(query, tables, relation) if len(tables) == 1 else None
@@ -189,7 +188,7 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
             planned.streamable.add(alias)
         for table in tables:
             _point_at(table, alias)
-    if ROW_ID in wanted:
+    if ROW_ID_COLUMN in wanted:
         _hide_row_id_from_stars(query, set(planned.scans))
     return planned
 
@@ -300,13 +299,13 @@ def _hide_row_id_from_stars(query: exp.Expr, relations: set[str]) -> None:
             continue
         for projection in select.expressions:
             if isinstance(projection, exp.Star):
-                projection.set("except_", [exp.column(ROW_ID)])
+                projection.set("except_", [exp.column(ROW_ID_COLUMN)])
             elif (
                 isinstance(projection, exp.Column)
                 and isinstance(projection.this, exp.Star)
                 and projection.table.lower() in with_row_id
             ):
-                projection.this.set("except_", [exp.column(ROW_ID)])
+                projection.this.set("except_", [exp.column(ROW_ID_COLUMN)])
 
 
 def _direct_tables(select: exp.Select) -> dict[str, str]:

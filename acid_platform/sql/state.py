@@ -17,14 +17,12 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import NoSuchObjectError, SemanticError
+from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql.select import ArrowRows, Relation, Rows, run_query, stream_query
 from acid_platform.sql.statements import TableName
 from acid_platform.table.stream import RowStream
 from acid_platform.table.table import Table
 from acid_platform.table.warehouse import TableWarehouse
-
-#: The database a new session starts in.
-DEFAULT_DATABASE = "default"
 
 
 @dataclass
@@ -154,4 +152,4 @@ def _table_names(query: exp.Query) -> set[str]:
     }
 
 
-__all__ = ["DEFAULT_DATABASE", "SessionState", "TempTable"]
+__all__ = ["SessionState", "TempTable"]

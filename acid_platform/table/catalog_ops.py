@@ -33,13 +33,11 @@ from acid_platform.errors import (
 from acid_platform.format.fs import join
 from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.metastore.metastore import METASTORE_FILE
-from acid_platform.metastore.names import normalize_identifier
+from acid_platform.metastore.names import DEFAULT_DATABASE, normalize_identifier
 
 if TYPE_CHECKING:
     from acid_platform.table.table import Table
     from acid_platform.table.transaction import Transaction
-
-DEFAULT_DATABASE = "default"
 
 
 class _Warehouse(Protocol):

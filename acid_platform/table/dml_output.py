@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acid_platform.errors import CardinalityViolationError
+from acid_platform.format import ROW_ID_FIELDS, ROW_ID_TYPE, row_id_text
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.dml import (
     BUCKET_ID,
@@ -57,7 +58,7 @@ def assemble(plan: DmlPlan, spec: TableSpec, result: pa.Table) -> list[Statement
             where = f" in partition {'/'.join(parts)}" if parts else ""
             raise CardinalityViolationError(
                 f"MERGE INTO {spec.full_name}: target row ROW__ID "
-                f'{{"writeid":{row[WRITE_ID]},"bucketid":{row[BUCKET_ID]},"rowid":{row[ROW_ID]}}}{where} '
+                f"{row_id_text(row[WRITE_ID], row[BUCKET_ID], row[ROW_ID])}{where} "
                 "matches more than one source row; nothing was written (make the source unique "
                 "on the ON keys, or SET hive.merge.cardinality.check=false to allow it)"
             )
@@ -92,7 +93,7 @@ def _row_ids(rows: pa.Table, plan: DmlPlan, part_cols: list[str]) -> pa.Table:
         rows.column(BUCKET_ID).cast(pa.int32()),
         rows.column(ROW_ID).cast(pa.int64()),
     ]
-    names = ["writeid", "bucketid", "rowid"]
+    names = list(ROW_ID_FIELDS)
     for col in part_cols:
         arrays.append(rows.column(f"__t_{plan.target_columns.index(col)}"))
         names.append(col)
@@ -101,11 +102,7 @@ def _row_ids(rows: pa.Table, plan: DmlPlan, part_cols: list[str]) -> pa.Table:
 
 def _empty_row_ids(spec: TableSpec) -> pa.Table:
     schema = table_schema(spec)
-    fields = [
-        pa.field("writeid", pa.int64()),
-        pa.field("bucketid", pa.int32()),
-        pa.field("rowid", pa.int64()),
-    ]
+    fields = list(ROW_ID_TYPE)
     fields += [schema.field(c) for c in spec.partition_column_names]
     return pa.schema(fields).empty_table()
 

@@ -19,19 +19,22 @@ read in one pass: the probe then runs over every column the plan needs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
 from acid_platform.errors import AcidFormatError
-from acid_platform.format import ROW_ID_COLUMN, DeleteSet, Snapshot
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, DeleteSet, Snapshot
 from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table import dml
 from acid_platform.table.engine import Engine
-from acid_platform.table.scan import PartitionFiles, plan_files, read_files, target_relation
+from acid_platform.table.scan import PartitionFiles, plan_files, read_files
 from acid_platform.table.scan_filter import hive_filter, pushdown_filters, resolve_filter
+from acid_platform.table.schema import table_schema
 
 #: Column of the narrow relation naming the partition (index into the planned partitions).
 PARTITION_INDEX = "__acid_part"
@@ -79,6 +82,27 @@ def read_target(
     return _fetch(spec, location, snapshot, partitions, candidates, read_columns)
 
 
+def target_relation(
+    table: pa.Table, spec: TableSpec, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """The ``target`` relation of the DML plan from a scan with ``row__id``: ROW__ID flattened
+    into three columns, then data and partition columns.
+
+    With ``columns``, table columns not among them are typed NULL columns: the plan still sees
+    every column, but only ``columns`` are read.
+    """
+    row_id = table.column(ROW_ID_COLUMN)
+    arrays: list[pa.Array | pa.ChunkedArray] = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
+    names = [dml.WRITE_ID, dml.BUCKET_ID, dml.ROW_ID]
+    for f in table_schema(spec):
+        if columns is None or f.name in columns:
+            arrays.append(table.column(f.name))
+        else:
+            arrays.append(pa.nulls(table.num_rows, f.type))
+        names.append(f.name)
+    return pa.table(arrays, names=names)
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -102,7 +126,7 @@ def _narrow_relation(
         partition_index=PARTITION_INDEX,
     )
     row_id = rows.column(ROW_ID_COLUMN)
-    arrays = [pc.struct_field(row_id, f) for f in ("writeid", "bucketid", "rowid")]
+    arrays = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
     arrays += [rows.column(c) for c in (*columns, PARTITION_INDEX)]
     names = [dml.WRITE_ID, dml.BUCKET_ID, dml.ROW_ID, *columns, PARTITION_INDEX]
     return pa.table(arrays, names=names)
@@ -116,7 +140,7 @@ def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa
             rows.column(dml.BUCKET_ID).combine_chunks(),
             rows.column(dml.ROW_ID).combine_chunks(),
         ],
-        names=["writeid", "bucketid", "rowid"],
+        names=list(ROW_ID_FIELDS),
     )
     present = {c: rows.column(c) for c in columns if c in rows.column_names}
     table = pa.table({ROW_ID_COLUMN: row_id, **present})

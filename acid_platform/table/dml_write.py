@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
+from acid_platform.format import ROW_ID_FIELDS
 from acid_platform.metastore.model import OperationType
 from acid_platform.table import dml
 from acid_platform.table.dml_output import StatementRows, assemble
@@ -23,8 +24,6 @@ from acid_platform.table.statement import WriteContext, WriteOutcome
 from acid_platform.table.transaction import Transaction
 from acid_platform.table.writes import EventSink, PendingWrites, run_writes, split_by_partition
 
-#: Columns of the delete rows the plan produces (ROW__ID parts).
-ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
 #: The write-set operation of each DML action.
 OPERATIONS = {
     dml.Action.INSERT: OperationType.INSERT,

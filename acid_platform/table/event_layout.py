@@ -44,6 +44,7 @@ import pyarrow.fs as pafs
 
 from acid_platform.format import (
     DEFAULT_COMPRESSION,
+    ROW_ID_FIELDS,
     EventWriter,
     base_dir_name,
     bucket_file_name,
@@ -212,9 +213,7 @@ def split_rows(
 def split_row_ids(row_ids: pa.Table) -> list[tuple[int, RowIds]]:
     """ROW__IDs (columns ``writeid``, ``bucketid``, ``rowid``) grouped by the bucket their rows
     live in, by ascending bucket; each group keeps the input order."""
-    owid = row_ids.column("writeid").to_numpy()
-    prop = row_ids.column("bucketid").to_numpy()
-    rowid = row_ids.column("rowid").to_numpy()
+    owid, prop, rowid = (row_ids.column(c).to_numpy() for c in ROW_ID_FIELDS)
     buckets = decode_bucket_ids(prop)
     out = []
     for bucket in np.unique(buckets):

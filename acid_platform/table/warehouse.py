@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from typing import Self
+from typing import Any, Self
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -40,9 +40,8 @@ from acid_platform.errors import (
 )
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
-from acid_platform.metastore.names import normalize_identifier
+from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
 from acid_platform.table.catalog_ops import (
-    DEFAULT_DATABASE,
     WarehouseCatalog,
     require_warehouse,
     warehouse_root,
@@ -109,12 +108,15 @@ class TableWarehouse(WarehouseCatalog):
         engine: Engine | None = None,
         conf: Mapping[str, str] | None = None,
         create: bool = True,
+        txn_timeout_s: float | None = None,
     ) -> Self:
         """Open the warehouse at ``path`` (local directory or URI), creating it if needed unless
         ``create`` is False (then a missing one raises :class:`NoSuchWarehouseError`).
 
         Without ``metastore_url`` a local warehouse uses the SQLite metastore
         ``<path>/_metastore.db``; a remote one (``s3://…``) needs a ``metastore_url``.
+        ``txn_timeout_s`` is ``hive.txn.timeout`` (default 300 s): transactions heartbeat every
+        half of it, and a housekeeper with the same setting reaps them after it.
         """
         text = os.fspath(path)
         if text.startswith("file://"):
@@ -127,14 +129,15 @@ class TableWarehouse(WarehouseCatalog):
         else:
             loc = resolve(text)
             loc.filesystem.create_dir(loc.path, recursive=True)
+        timeout: dict[str, Any] = {} if txn_timeout_s is None else {"txn_timeout_s": txn_timeout_s}
         if metastore_url is None:
             if remote:
                 raise ValueError(
                     f"warehouse {text}: a remote warehouse needs a metastore_url (SQLite lives on local disk)"
                 )
-            metastore = Metastore.for_warehouse(text)
+            metastore = Metastore.for_warehouse(text, **timeout)
         else:
-            metastore = Metastore(metastore_url)
+            metastore = Metastore(metastore_url, **timeout)
         wh = cls(text, metastore, engine, conf)
         wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
         return wh
@@ -159,7 +162,7 @@ class TableWarehouse(WarehouseCatalog):
         INTO n BUCKETS; ``not_null`` lists NOT NULL columns.
         """
         self.require_no_transaction("CREATE TABLE")
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         cols = _columns(columns)
         parts = _columns(partition_columns)
         for col, _ in cols + parts:
@@ -203,7 +206,7 @@ class TableWarehouse(WarehouseCatalog):
     def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
         """DROP TABLE (under an EXCLUSIVE lock); ``purge`` also deletes its directory."""
         self.require_no_transaction("DROP TABLE")
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         try:
             spec = self.metastore.get_table(db, table)
         except NoSuchObjectError:
@@ -227,7 +230,7 @@ class TableWarehouse(WarehouseCatalog):
 
     def table(self, name: str) -> Table:
         """The table ``name`` (``"db.table"`` or ``"table"`` in ``default``)."""
-        db, table = self._split_name(name)
+        db, table = split_table_name(name)
         return Table(self, self.table_spec(db, table))
 
     def query(self, sql: str) -> pa.Table:
@@ -316,14 +319,6 @@ class TableWarehouse(WarehouseCatalog):
         if "://" in location:
             return self._root.filesystem if location.startswith(self.root) else None
         return self._root.filesystem if "://" not in self.root else None
-
-    def _split_name(self, name: str) -> tuple[str, str]:
-        if not isinstance(name, str):
-            raise InvalidNameError(f"table name {name!r} is not a string")
-        db, dot, table = name.rpartition(".")
-        return normalize_identifier(
-            db if dot else DEFAULT_DATABASE, "database name"
-        ), normalize_identifier(table, "table name")
 
     def end_transaction(self, txn: Transaction) -> None:
         """Forget ``txn`` as the open transaction (it committed or aborted)."""

@@ -1,12 +1,12 @@
 """A streamed scan's memory is bounded by one split (one stripe and its bucket's delete set), not
 by the table: reading a table several times larger than a memory cap stays under the cap.
 
-Peak RSS is measured in a fresh process (``ru_maxrss``) so nothing the test process holds counts;
+Peak RSS is measured in a fresh process (its ``VmHWM``) so nothing the test process holds counts;
 the table is written by another process first. The reading process asks its allocators to hand
 freed memory back at once (two glibc arenas, ``MALLOC_ARENA_MAX=2``; no mimalloc purge delay,
 ``MIMALLOC_PURGE_DELAY=0``): otherwise how much freed memory stays resident depends on which
-thread happened to decode which stripe (28-121 MiB measured on a loaded machine) — noise about
-the allocators, not about what the read holds.
+thread happened to decode which stripe (28-68 MiB measured) — noise about the allocators, not
+about what the read holds.
 """
 
 from __future__ import annotations
@@ -98,7 +98,9 @@ with rows as reader:
     for batch in batches:
         rows += batch.num_rows
         nbytes += batch.nbytes
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+with open("/proc/self/status") as f:  # this process's high-water mark (ru_maxrss would also
+    # count the parent's memory at fork: Linux folds it in at execve)
+    peak = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 print(json.dumps({"before": before, "peak": peak, "rows": rows, "bytes": nbytes,
                   "splits": len(tasks)}))
 """

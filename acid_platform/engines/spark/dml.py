@@ -52,7 +52,7 @@ from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, 
 from acid_platform.engines.spark.options import table_location
 from acid_platform.engines.spark.plans import PlanViews, broadcast_threshold, estimated_bytes
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
-from acid_platform.format import ROW_ID_COLUMN
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, row_id_text
 from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
@@ -69,7 +69,6 @@ from acid_platform.table.statement import WriteContext, WriteOutcome
 from acid_platform.table.writes import WriteMetrics, split_by_partition
 
 _WBUCKET = "__acid_wbucket"
-_ROW_ID_FIELDS = ("writeid", "bucketid", "rowid")
 _CODEC_V1 = 1 << 29
 
 #: A MERGE source: a DataFrame, or (from SQL / Arrow) rows produced in the transaction.
@@ -178,7 +177,7 @@ def _target_frame(reader: DataFrameReader, ctx: WriteContext, plan: dml.DmlPlan)
     )
     columns: list[Column] = [
         F.col(f"{ROW_ID_COLUMN}.{name}").alias(col)
-        for name, col in zip(_ROW_ID_FIELDS, dml.ROW_ID_COLUMNS, strict=True)
+        for name, col in zip(ROW_ID_FIELDS, dml.ROW_ID_COLUMNS, strict=True)
     ]
     columns += [F.col(f"`{f.name}`") for f in table_schema(spec) if f.name in wanted]
     return frame.select(*columns)
@@ -276,7 +275,7 @@ def _write_task(job: DmlJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
             for st in assemble(plan, spec, rows):
                 check_not_null(spec.full_name, st.inserts, not_null)
                 statement = job.first_statement + st.statement
-                for name, ids in split_by_partition(st.deletes, part_cols, _ROW_ID_FIELDS):
+                for name, ids in split_by_partition(st.deletes, part_cols, ROW_ID_FIELDS):
                     files.write_deletes(name, ids, statement)
                 for name, new in split_by_partition(st.inserts, part_cols, data_cols):
                     files.write_inserts(name, new, statement)
@@ -319,7 +318,7 @@ def _violation_message(spec: TableSpec, v: dict[str, Any]) -> str:
     where = f" in partition {'/'.join(parts)}" if parts else ""
     return (
         f"MERGE INTO {spec.full_name}: target row ROW__ID "
-        f'{{"writeid":{v[dml.WRITE_ID]},"bucketid":{v[dml.BUCKET_ID]},"rowid":{v[dml.ROW_ID]}}}'
+        f"{row_id_text(v[dml.WRITE_ID], v[dml.BUCKET_ID], v[dml.ROW_ID])}"
         f"{where} matches more than one source row; nothing was committed (make the source "
         "unique on the ON keys, or SET hive.merge.cardinality.check=false to allow it)"
     )

@@ -37,12 +37,11 @@ from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.model import TableSpec
-from acid_platform.metastore.names import normalize_identifier
+from acid_platform.metastore.names import split_table_name
 
 if TYPE_CHECKING:
     from acid_platform.table.warehouse import TableWarehouse
 
-DEFAULT_DATABASE = "default"
 DEFAULT_TXN_TIMEOUT_S = 300.0
 
 _TRUE = ("true", "1", "yes", "on")
@@ -131,12 +130,8 @@ def warehouse_options(warehouse: TableWarehouse) -> dict[str, str]:
 
 def qualified_name(name: str) -> str:
     """``db.table`` for ``table`` or ``db.table`` (lower-cased, validated)."""
-    text = name.strip().strip("`")
-    db, dot, table = text.rpartition(".")
-    return (
-        f"{normalize_identifier(db if dot else DEFAULT_DATABASE, 'database name')}."
-        f"{normalize_identifier(table, 'table name')}"
-    )
+    db, table = split_table_name(name.strip().strip("`"))
+    return f"{db}.{table}"
 
 
 def open_metastore(url: str, txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S) -> Metastore:

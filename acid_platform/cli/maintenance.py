@@ -1,0 +1,240 @@
+"""The maintenance commands: ``acid initiate``, ``worker``, ``clean``, ``housekeep`` (one pass
+each) and ``acid services`` (all four, until SIGTERM or Ctrl-C), for warehouses run without
+Dagster. Hive's settings (``hive.compactor.*``, ``hive.txn.timeout``) are given with
+``--conf KEY=VALUE``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from acid_platform.cli.commands import app
+from acid_platform.cli.options import MetastoreOption, WarehouseOption, open_warehouse
+from acid_platform.cli.output import err, user_errors
+from acid_platform.compaction import (
+    ServiceConf,
+    Services,
+    run_cleaner,
+    run_housekeeping,
+    run_initiator,
+    run_worker,
+)
+from acid_platform.warehouse import Warehouse
+
+SparkMasterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        envvar="ACID_SPARK_MASTER",
+        help="Start a SparkSession on this master (spark://host:port, local[N], …) and "
+        "rewrite large partitions on it.",
+    ),
+]
+LargePartitionOption = Annotated[
+    int | None,
+    typer.Option(
+        "--large-partition-bytes",
+        min=0,
+        help="With --spark-master: partitions above this size go to Spark "
+        "(default: acid.compactor.large.partition.bytes, 1 GiB).",
+    ),
+]
+ConfOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--conf",
+        "-c",
+        help="A Hive setting KEY=VALUE (hive.txn.timeout, hive.compactor.check.interval, "
+        "hive.compactor.worker.threads, hive.compactor.initiator.on, hive.compactor.*); repeat.",
+    ),
+]
+
+
+@app.command("initiate")
+def initiate_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
+    """One pass of the compaction initiator: queue what Hive's thresholds say needs compacting."""
+    with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
+        decisions = run_initiator(wh)
+        for d in decisions:
+            where = f"{d.db}.{d.table}" + (f" {d.partition}" if d.partition else "")
+            if d.type is not None and d.cq_id is not None:
+                what = f"queued {d.type} compaction {d.cq_id}"
+            else:
+                what = "nothing queued"
+            err.print(f"[green]OK[/] {escape(where)}: {what} ({escape(d.reason)})")
+        if not decisions:
+            err.print("[green]OK[/] no table has new write activity")
+
+
+@app.command("worker")
+def worker_command(
+    warehouse: WarehouseOption,
+    max_entries: Annotated[
+        int | None, typer.Option("--max", help="Stop after this many entries.")
+    ] = None,
+    metastore_url: MetastoreOption = None,
+    spark_master: SparkMasterOption = None,
+    large_partition_bytes: LargePartitionOption = None,
+) -> None:
+    """Run the compaction worker over the queued entries (embedded; large partitions on Spark
+    with --spark-master)."""
+    with (
+        user_errors(),
+        open_warehouse(warehouse, metastore_url) as wh,
+        _spark(spark_master) as spark,
+    ):
+        executor = _executor(wh, spark, large_partition_bytes)
+        result = run_worker(wh, max_entries=max_entries, executor=executor)
+        err.print(f"[green]OK[/] {len(result)} compaction(s)")
+        for o in result:
+            where = f"{o.db}.{o.table}" + (f"/{o.partition}" if o.partition else "")
+            ran = f" on {o.executor}" if o.executor else ""
+            err.print(escape(f"  {o.id} {where} {o.type}: {o.state.value}{ran}; {o.message}"))
+
+
+@app.command("clean")
+def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
+    """Run the cleaner: delete directories no snapshot can still read."""
+    with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
+        report = run_cleaner(wh)
+        for entry in report.entries:
+            where = f"{entry.db}.{entry.table}" + (f" {entry.partition}" if entry.partition else "")
+            state = "cleaned" if entry.cleaned else "not cleaned yet"
+            err.print(
+                f"[green]OK[/] compaction {entry.id} of {escape(where)}: {state}, "
+                f"{escape(entry.message or f'removed {len(entry.removed)} path(s)')}"
+            )
+            for path in entry.removed:
+                err.print(f"   [dim]removed {escape(path)}[/]")
+        for path in report.aborted_removed:
+            err.print(f"[green]OK[/] removed aborted {escape(path)}")
+        if not report.entries and not report.aborted_removed:
+            err.print("[green]OK[/] nothing to clean")
+
+
+@app.command("housekeep")
+def housekeep_command(
+    warehouse: WarehouseOption, metastore_url: MetastoreOption = None, conf: ConfOption = None
+) -> None:
+    """One housekeeping pass: abort transactions silent for hive.txn.timeout (their locks go
+    with them), expire silent locks and reader leases, purge history."""
+    with user_errors():
+        settings = ServiceConf.from_conf(_conf(conf))
+        with open_warehouse(warehouse, metastore_url, txn_timeout_s=settings.txn_timeout_s) as wh:
+            report = run_housekeeping(wh, settings.txn_timeout_s)
+    if report.aborted_txns:
+        err.print(
+            f"[green]OK[/] aborted {len(report.aborted_txns)} timed-out transaction(s) "
+            f"{list(report.aborted_txns)}; freed lock(s) {list(report.freed_locks)}"
+        )
+    else:
+        err.print(f"[green]OK[/] no transaction silent for {settings.txn_timeout_s:g}s")
+    purged = {k: v for k, v in report.purged.items() if v}
+    if purged:
+        err.print(f"[green]OK[/] purged {escape(str(purged))}")
+
+
+@app.command("services")
+def services_command(
+    warehouse: WarehouseOption,
+    metastore_url: MetastoreOption = None,
+    conf: ConfOption = None,
+    spark_master: SparkMasterOption = None,
+    large_partition_bytes: LargePartitionOption = None,
+) -> None:
+    """Run the initiator, the compaction workers, the cleaner and the housekeeper until SIGTERM
+    or Ctrl-C (each finishes the pass it is in), on Hive's settings (--conf)."""
+    with user_errors():
+        settings = ServiceConf.from_conf(_conf(conf))
+        with (
+            open_warehouse(warehouse, metastore_url, txn_timeout_s=settings.txn_timeout_s) as wh,
+            _spark(spark_master) as spark,
+        ):
+            wh.conf.update(_conf(conf))  # hive.compactor.* thresholds for the compactor
+            services = Services(
+                wh,
+                settings,
+                executor=_executor(wh, spark, large_partition_bytes),
+                on_event=lambda line: err.print(escape(line)),
+            )
+            previous = {
+                sig: signal.signal(sig, lambda *_: services.request_stop())
+                for sig in (signal.SIGTERM, signal.SIGINT)
+            }
+            try:
+                services.start()
+                err.print(escape(_started(settings, wh.root)))
+                services.wait()
+            finally:
+                services.stop()
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+            c = services.counts
+            err.print(
+                f"[green]OK[/] services stopped: {c.compactions} compaction(s), "
+                f"{c.removed_paths} path(s) cleaned, {c.aborted_txns} txn(s) reaped"
+            )
+
+
+# --------------------------------------------------------------------------- helpers
+def _started(s: ServiceConf, root: str) -> str:
+    initiator = f"initiator every {s.check_interval_s:g}s" if s.initiator_on else "no initiator"
+    return (
+        f"acid services on {root}: {initiator}, {s.worker_threads} worker(s), cleaner every "
+        f"{s.cleaner_interval_s:g}s, housekeeper every {s.housekeeping_interval_s:g}s "
+        f"(hive.txn.timeout {s.txn_timeout_s:g}s); SIGTERM or Ctrl-C stops"
+    )
+
+
+def _conf(items: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise typer.BadParameter(f"--conf wants KEY=VALUE, not {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _executor(wh: Warehouse, spark: Any, threshold: int | None) -> Any:
+    if spark is None:
+        return None
+    from acid_platform.engines.spark.compaction import compaction_router
+
+    return compaction_router(spark, wh.conf, threshold_bytes=threshold)
+
+
+@contextmanager
+def _spark(master: str | None) -> Iterator[Any]:
+    """A SparkSession on ``master`` for this command (``None``: no Spark); stopped at the end
+    unless it was already running in this process."""
+    if master is None:
+        yield None
+        return
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    running = SparkSession.getActiveSession()
+    builder = SparkSession.builder.master(master).appName("acid compaction worker")
+    spark = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    try:
+        yield spark
+    finally:
+        if running is None:
+            spark.stop()
+
+
+__all__ = [
+    "clean_command",
+    "housekeep_command",
+    "initiate_command",
+    "services_command",
+    "worker_command",
+]

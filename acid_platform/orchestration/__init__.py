@@ -1,0 +1,53 @@
+"""Dagster for acid_platform: ACID tables as assets, and the maintenance that runs by itself.
+Only this layer (and those above it) imports Dagster.
+
+>>> # acid = AcidWarehouseResource(warehouse="/data/wh")
+>>> # Definitions(assets=[...], resources={
+>>> #     "acid_warehouse": acid,
+>>> #     "io_manager": AcidTableIOManager(acid_warehouse=acid),
+>>> #     "reader": AcidReader(acid_warehouse=acid)})
+
+* :mod:`.resources` — :class:`AcidWarehouseResource` (warehouse, tables, transactions,
+  snapshots), :class:`AcidReader` (loads under one snapshot), :func:`spark_resource`;
+* :mod:`.io_manager` — :class:`AcidTableIOManager`: append / overwrite / merge / delete, each
+  one transaction; Dagster partitions as Hive partitions (:mod:`.slices`); type handlers for
+  pyarrow, pandas (:mod:`.handlers`) and Spark (:mod:`.spark_io`); materialization metadata
+  (:mod:`.metadata`, :mod:`.health`);
+* :mod:`.compaction` — the compaction sensor (initiator + one run per queued entry) and job;
+* :mod:`.cleaning` — the cleaner schedule and job, the housekeeping sensor and job;
+* :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``.
+"""
+
+from acid_platform.orchestration.cleaning import (
+    cleaner_job,
+    cleaner_schedule,
+    housekeeping_job,
+    housekeeping_sensor,
+)
+from acid_platform.orchestration.compaction import compaction_job, compaction_sensor
+from acid_platform.orchestration.health import TableHealth, table_health
+from acid_platform.orchestration.io_manager import AcidTableIOManager
+from acid_platform.orchestration.maintenance import maintenance_definitions
+from acid_platform.orchestration.options import MergeOptions, WriteMode
+from acid_platform.orchestration.reading import TableRead, TableSnapshot
+from acid_platform.orchestration.resources import AcidReader, AcidWarehouseResource, spark_resource
+
+__all__ = [
+    "AcidReader",
+    "AcidTableIOManager",
+    "AcidWarehouseResource",
+    "MergeOptions",
+    "TableHealth",
+    "TableRead",
+    "TableSnapshot",
+    "WriteMode",
+    "cleaner_job",
+    "cleaner_schedule",
+    "compaction_job",
+    "compaction_sensor",
+    "housekeeping_job",
+    "housekeeping_sensor",
+    "maintenance_definitions",
+    "spark_resource",
+    "table_health",
+]

@@ -1,0 +1,255 @@
+"""Compaction that runs by itself: a sensor queues and requests, a job compacts.
+
+* :func:`compaction_sensor` — on each tick runs the initiator (when ``hive.compactor.initiator.on``,
+  at most every ``hive.compactor.check.interval``), then requests one run of the compaction job
+  per ``initiated`` queue entry — those the initiator queued and explicit ``ALTER TABLE …
+  COMPACT`` requests alike. The run key is ``db.table:partition:highest write id`` (the table's
+  write id high-water mark when the entry is first seen), so a repeated tick requests nothing
+  twice; the cursor remembers which entry got which key. An entry whose run finished without
+  claiming it (the run failed before the worker started, or the worker died and its claim was
+  revoked) is requested again under ``<key>#retry<n>``.
+* :data:`compaction_job` — claims exactly its entry and runs the worker: embedded, or with
+  ``engine="spark"`` large partitions on Spark (``acid.compactor.large.partition.bytes``). Its
+  op is in the ``acid_compactor`` pool: ``dagster instance concurrency set acid_compactor N``
+  is Hive's ``hive.compactor.worker.threads``. Compaction takes no lock a writer waits for
+  (its own compactor transaction; output invisible until it commits), so writers share no pool
+  with it.
+"""
+
+# no `from __future__ import annotations`: Dagster reads the annotations of ops and sensors
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from dagster import (
+    Config,
+    DagsterRun,
+    DefaultSensorStatus,
+    Failure,
+    MetadataValue,
+    OpExecutionContext,
+    Output,
+    RunRequest,
+    RunsFilter,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SensorResult,
+    in_process_executor,
+    job,
+    op,
+    sensor,
+)
+
+from acid_platform.compaction import CompactionOutcome, Initiator, Worker
+from acid_platform.metastore import CompactionInfo, CompactionState, Metastore
+from acid_platform.orchestration.resources import AcidWarehouseResource
+
+COMPACTION_JOB = "acid_compaction"
+COMPACTION_SENSOR = "acid_compaction_sensor"
+COMPACTOR_POOL = "acid_compactor"
+#: Run tags: the queue entry a run compacts, and the run key it was requested under.
+ENTRY_TAG = "acid/compaction_id"
+KEY_TAG = "acid/compaction_key"
+
+
+class CompactionConfig(Config):  # type: ignore[misc]
+    """Which queue entry the run compacts."""
+
+    compaction_id: int
+
+
+@op(pool=COMPACTOR_POOL)
+def acid_compact(
+    context: OpExecutionContext, config: CompactionConfig, acid_warehouse: AcidWarehouseResource
+) -> Output[dict[str, object]]:
+    """Claim the entry and compact it (a no-op when another worker has it or had it)."""
+    with acid_warehouse.open_warehouse() as wh:
+        worker = Worker(wh, executor=acid_warehouse.compaction_executor(wh))
+        outcome = worker.run_once(config.compaction_id)
+        info = wh.metastore.get_compaction(config.compaction_id)
+    if outcome is None:
+        context.log.info(
+            f"compaction {info.id} of {_where(info)} is {info.state.value}: another worker "
+            "has it or had it; nothing to do"
+        )
+        return Output(
+            {"compaction_id": info.id, "state": info.state.value},
+            metadata={"compaction_id": info.id, "state": info.state.value, "claimed": False},
+        )
+    metadata = outcome_metadata(outcome)
+    if not outcome.succeeded:
+        raise Failure(
+            description=f"compaction {outcome.id} of {_where(info)} failed: {outcome.message}",
+            metadata=metadata,
+        )
+    context.log.info(f"compaction {outcome.id} of {_where(info)}: {outcome.message}")
+    return Output({"compaction_id": outcome.id, "state": outcome.state.value}, metadata=metadata)
+
+
+@job(name=COMPACTION_JOB, executor_def=in_process_executor, tags={"acid/service": "compaction"})
+def compaction_job() -> None:
+    """Compact one queue entry (config: ``ops.acid_compact.config.compaction_id``)."""
+    acid_compact()
+
+
+def outcome_metadata(outcome: CompactionOutcome) -> dict[str, Any]:
+    """Run metadata of one compaction (numbers the UI can plot)."""
+    result = outcome.result
+    return {
+        "compaction_id": outcome.id,
+        "table": f"{outcome.db}.{outcome.table}",
+        "partition": outcome.partition or "",
+        "type": outcome.type,
+        "state": outcome.state.value,
+        "claimed": True,
+        "executor": outcome.executor or "",
+        "compactor_txn_id": outcome.compactor_txn_id or 0,
+        "highest_write_id": outcome.highest_write_id or 0,
+        "output_dirs": MetadataValue.json(list(result.output_dirs) if result else []),
+        "rows_written": result.rows_written if result else 0,
+        "deletes_written": result.deletes_written if result else 0,
+        "input_bytes": result.input_bytes if result else 0,
+        "output_bytes": result.output_bytes if result else 0,
+        "message": outcome.message,
+    }
+
+
+# --------------------------------------------------------------------------- the sensor
+
+
+@dataclass
+class CompactionCursor:
+    """The sensor's memory: the run key each live entry was requested under, and when the
+    initiator last ran (epoch seconds)."""
+
+    requested: dict[int, str] = field(default_factory=dict)
+    initiated_at: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str | None) -> "CompactionCursor":
+        if not text:
+            return cls()
+        data = json.loads(text)
+        return cls(
+            {int(k): str(v) for k, v in data.get("requested", {}).items()},
+            float(data.get("initiated_at", 0.0)),
+        )
+
+    def dump(self) -> str:
+        requested = {str(k): v for k, v in sorted(self.requested.items())}
+        return json.dumps({"requested": requested, "initiated_at": self.initiated_at})
+
+
+def run_key(ms: Metastore, entry: CompactionInfo) -> str:
+    """``db.table:partition:highest write id`` of a queue entry, as of now."""
+    hwm = ms.valid_write_ids(None, entry.db, entry.table).high_watermark
+    return f"{entry.db}.{entry.table}:{entry.partition or ''}:{hwm}"
+
+
+def plan_requests(
+    context: SensorEvaluationContext, ms: Metastore, cursor: CompactionCursor
+) -> tuple[list[RunRequest], CompactionCursor]:
+    """Run requests for the initiated entries not requested yet (or whose run ended without
+    claiming them), and the cursor after them."""
+    live = {e.id for e in ms.queued_compactions()}
+    requested = {cq: key for cq, key in cursor.requested.items() if cq in live}
+    requests = []
+    for entry in ms.queued_compactions(CompactionState.INITIATED):
+        earlier = requested.get(entry.id)
+        if earlier is not None:
+            runs = _runs(context, earlier)
+            if not runs or not all(r.is_finished for r in runs):
+                continue  # requested, not launched yet or still running
+            key = f"{earlier.rsplit('#retry', 1)[0]}#retry{_attempt(earlier) + 1}"
+        else:
+            key = run_key(ms, entry)
+            if _runs(context, key):  # an earlier entry of the same partition had this key
+                key = f"{key}#{entry.id}"
+        requested[entry.id] = key
+        requests.append(
+            RunRequest(
+                run_key=key,
+                run_config={"ops": {"acid_compact": {"config": {"compaction_id": entry.id}}}},
+                tags={
+                    ENTRY_TAG: str(entry.id),
+                    KEY_TAG: key,
+                    "acid/table": f"{entry.db}.{entry.table}",
+                    "acid/partition": entry.partition or "",
+                    "acid/compaction_type": entry.type.value if entry.type else "",
+                },
+            )
+        )
+    return requests, CompactionCursor(requested, cursor.initiated_at)
+
+
+def compaction_sensor(
+    *,
+    name: str = COMPACTION_SENSOR,
+    minimum_interval_seconds: int = 30,
+    default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
+) -> SensorDefinition:
+    """The compaction sensor (see the module docs); RUNNING by default."""
+
+    @sensor(
+        name=name,
+        job=compaction_job,
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=default_status,
+        description="Runs the compaction initiator and requests a compaction run per queued "
+        "entry (run key db.table:partition:highest write id).",
+    )
+    def _compaction_sensor(
+        context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
+    ) -> SensorResult:
+        cursor = CompactionCursor.parse(context.cursor)
+        settings = acid_warehouse.service_conf
+        queued = 0
+        with acid_warehouse.open_warehouse() as wh:
+            now = time.time()
+            if settings.initiator_on and now - cursor.initiated_at >= settings.check_interval_s:
+                decisions = Initiator(wh).run()
+                queued = sum(1 for d in decisions if d.cq_id is not None)
+                cursor.initiated_at = now
+            requests, cursor = plan_requests(context, wh.metastore, cursor)
+        if requests:
+            return SensorResult(run_requests=requests, cursor=cursor.dump())
+        waiting = len(cursor.requested)
+        return SensorResult(
+            skip_reason=f"initiator queued {queued}; no new queue entry "
+            f"({waiting} requested entr{'y' if waiting == 1 else 'ies'} pending)",
+            cursor=cursor.dump(),
+        )
+
+    return _compaction_sensor
+
+
+def _runs(context: SensorEvaluationContext, key: str) -> list[DagsterRun]:
+    return list(context.instance.get_runs(filters=RunsFilter(tags={KEY_TAG: key}), limit=20))
+
+
+def _attempt(key: str) -> int:
+    _, sep, tail = key.rpartition("#retry")
+    return int(tail) if sep and tail.isdigit() else 0
+
+
+def _where(info: CompactionInfo) -> str:
+    return f"{info.db}.{info.table}" + (f" {info.partition}" if info.partition else "")
+
+
+__all__ = [
+    "COMPACTION_JOB",
+    "COMPACTION_SENSOR",
+    "COMPACTOR_POOL",
+    "ENTRY_TAG",
+    "KEY_TAG",
+    "CompactionConfig",
+    "CompactionCursor",
+    "acid_compact",
+    "compaction_job",
+    "compaction_sensor",
+    "outcome_metadata",
+    "plan_requests",
+    "run_key",
+]

@@ -1,0 +1,45 @@
+"""All maintenance in one :class:`~dagster.Definitions`: the compaction sensor and job, the
+cleaner schedule and job, the housekeeping sensor and job — each RUNNING by default. The
+resource ``acid_warehouse`` (:class:`~.resources.AcidWarehouseResource`) is supplied by the
+caller (or merged from the platform's definitions).
+
+>>> defs = maintenance_definitions(cleaner_cron="0 * * * *")
+>>> sorted(s.name for s in defs.sensors)
+['acid_compaction_sensor', 'acid_housekeeping_sensor']
+"""
+
+# no `from __future__ import annotations`: Dagster reads the annotations of ops and sensors
+
+from dagster import Definitions
+
+from acid_platform.orchestration.cleaning import (
+    cleaner_job,
+    cleaner_schedule,
+    housekeeping_job,
+    housekeeping_sensor,
+)
+from acid_platform.orchestration.compaction import compaction_job, compaction_sensor
+from acid_platform.orchestration.resources import AcidWarehouseResource
+
+
+def maintenance_definitions(
+    *,
+    cleaner_cron: str = "*/5 * * * *",
+    compaction_interval_s: int = 30,
+    housekeeping_interval_s: int = 30,
+    resource: AcidWarehouseResource | None = None,
+) -> Definitions:
+    """Jobs, sensors and the schedule that keep a warehouse compacted, clean and free of
+    crashed clients' transactions. With ``resource``, it is bound as ``acid_warehouse``."""
+    return Definitions(
+        jobs=[compaction_job, cleaner_job, housekeeping_job],
+        sensors=[
+            compaction_sensor(minimum_interval_seconds=compaction_interval_s),
+            housekeeping_sensor(minimum_interval_seconds=housekeeping_interval_s),
+        ],
+        schedules=[cleaner_schedule(cleaner_cron)],
+        resources={"acid_warehouse": resource} if resource is not None else None,
+    )
+
+
+__all__ = ["maintenance_definitions"]

@@ -1,0 +1,53 @@
+"""Fixtures of the Dagster tests: a real warehouse on disk, the resources on it and a real
+(temporary) Dagster instance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, instance_for_test
+
+from acid_platform import Warehouse
+from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
+
+#: Settings of the tests: the initiator runs on every tick.
+TEST_CONF = {"hive.compactor.check.interval": "0"}
+
+
+@pytest.fixture
+def instance() -> Iterator[DagsterInstance]:
+    with instance_for_test() as inst:
+        yield inst
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> Iterator[Warehouse]:
+    with Warehouse.open(tmp_path / "wh") as warehouse:
+        yield warehouse
+
+
+@pytest.fixture
+def resource(wh: Warehouse) -> AcidWarehouseResource:
+    return AcidWarehouseResource(warehouse=wh.root, conf=TEST_CONF)
+
+
+@pytest.fixture
+def resources(resource: AcidWarehouseResource) -> dict[str, object]:
+    """``acid_warehouse``, ``io_manager`` and ``reader`` for ``materialize``."""
+    return {
+        "acid_warehouse": resource,
+        "io_manager": AcidTableIOManager(acid_warehouse=resource),
+        "reader": AcidReader(acid_warehouse=resource),
+    }
+
+
+def insert_deltas(wh: Warehouse, name: str, count: int, partition: str | None = None) -> None:
+    """``count`` single-row INSERT statements: ``count`` deltas."""
+    table = wh.table(name)
+    for i in range(count):
+        row: dict[str, object] = {"id": i, "name": f"n{i}"}
+        if partition is not None:
+            row["ds"] = partition
+        table.insert([row])

@@ -1,0 +1,123 @@
+"""The compaction sensor and job on a real warehouse and a real Dagster instance."""
+
+from __future__ import annotations
+
+import os
+
+from dagster import DagsterInstance, RunRequest, SensorResult, build_sensor_context
+
+from acid_platform import Warehouse
+from acid_platform.metastore import CompactionState
+from acid_platform.orchestration import AcidWarehouseResource, compaction_job, compaction_sensor
+from acid_platform.orchestration.compaction import ENTRY_TAG, KEY_TAG
+from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.orchestration.conftest import insert_deltas
+
+
+def tick(
+    instance: DagsterInstance, resource: AcidWarehouseResource, cursor: str | None
+) -> SensorResult:
+    with build_sensor_context(
+        instance=instance, cursor=cursor, resources={"acid_warehouse": resource}
+    ) as context:
+        result = compaction_sensor()(context)
+    assert isinstance(result, SensorResult)
+    return result
+
+
+def run(instance: DagsterInstance, resource: AcidWarehouseResource, request: RunRequest) -> bool:
+    result = compaction_job.execute_in_process(
+        run_config=request.run_config,
+        resources={"acid_warehouse": resource},
+        instance=instance,
+        tags=request.tags,
+        raise_on_error=False,
+    )
+    return result.success
+
+
+def test_sensor_requests_one_run_per_queued_entry_and_never_twice(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    wh.create_table("t", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "t", 11)
+
+    first = tick(instance, resource, None)
+    assert [r.run_key for r in first.run_requests or []] == ["default.t::11"]
+    (entry,) = wh.metastore.queued_compactions()
+    assert first.run_requests[0].tags[ENTRY_TAG] == str(entry.id)  # type: ignore[index]
+
+    again = tick(instance, resource, first.cursor)  # the same tick once more
+    assert not again.run_requests
+    assert again.skip_reason is not None
+    assert wh.metastore.queued_compactions()[0].id == entry.id  # nothing queued twice
+
+
+def test_compaction_job_runs_the_worker_on_eleven_deltas(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    t = wh.create_table("t", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "t", 11)
+    before = sorted(t.scan().to_pylist(), key=lambda r: r["id"])
+    (request,) = tick(instance, resource, None).run_requests or []
+
+    assert run(instance, resource, request)
+
+    entry = wh.metastore.get_compaction(int(request.tags[ENTRY_TAG]))
+    assert entry.state == CompactionState.READY_FOR_CLEANING
+    table_dir = os.path.join(wh.root, "t")
+    assert any(d.startswith("base_0000011_v") for d in acid_dirs(table_dir))
+    assert sorted(t.scan().to_pylist(), key=lambda r: r["id"]) == before
+    (dagster_run,) = instance.get_runs()
+    assert dagster_run.tags[KEY_TAG] == "default.t::11"
+
+
+def test_explicit_compact_request_is_picked_up(wh: Warehouse, instance: DagsterInstance) -> None:
+    wh.create_table("p", [("id", "int"), ("name", "string")], partition_columns=[("ds", "string")])
+    insert_deltas(wh, "p", 2, partition="2024-01-01")
+    wh.compact("p", partition={"ds": "2024-01-01"}, kind="minor")  # ALTER TABLE … COMPACT
+    manual = AcidWarehouseResource(warehouse=wh.root, conf={"hive.compactor.initiator.on": "false"})
+
+    (request,) = tick(instance, manual, None).run_requests or []
+
+    assert request.run_key == "default.p:ds=2024-01-01:2"
+    assert request.tags["acid/compaction_type"] == "minor"
+    assert run(instance, manual, request)
+    table_dir = os.path.join(wh.root, "p", "ds=2024-01-01")
+    assert "delta_0000001_0000002_v" in " ".join(acid_dirs(table_dir))
+
+
+def test_entry_whose_run_ended_without_claiming_it_is_requested_again(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    wh.create_table("t", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "t", 11)
+    first = tick(instance, resource, None)
+    (request,) = first.run_requests or []
+    # the run fails before its worker claims the entry (here: it names an entry that is gone)
+    broken = RunRequest(
+        run_key=request.run_key,
+        run_config={"ops": {"acid_compact": {"config": {"compaction_id": 999}}}},
+        tags=request.tags,
+    )
+    assert not run(instance, resource, broken)
+
+    retry = tick(instance, resource, first.cursor)
+
+    assert [r.run_key for r in retry.run_requests or []] == ["default.t::11#retry1"]
+    assert run(instance, resource, (retry.run_requests or [])[0])
+    assert not tick(instance, resource, retry.cursor).run_requests
+
+
+def test_finished_entries_leave_the_cursor(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    wh.create_table("t", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "t", 11)
+    first = tick(instance, resource, None)
+    assert run(instance, resource, (first.run_requests or [])[0])
+
+    after = tick(instance, resource, first.cursor)
+
+    assert not after.run_requests
+    assert after.cursor is not None and '"requested": {}' in after.cursor

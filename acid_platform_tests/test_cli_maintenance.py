@@ -1,0 +1,86 @@
+"""``acid housekeep`` and ``acid services``: the maintenance without Dagster."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from acid_platform import Warehouse
+from acid_platform.cli import app
+from acid_platform.metastore import Metastore
+from acid_platform_tests.helpers import acid_dirs
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_housekeep_aborts_a_silent_transaction(tmp_path: Path) -> None:
+    with Warehouse.open(tmp_path / "wh") as wh:
+        root = wh.root
+    with Metastore.for_warehouse(root) as ms:  # a client that never heartbeats
+        txn = ms.open_txn()
+        runner = CliRunner()
+        deadline = time.monotonic() + 60
+        while True:
+            result = runner.invoke(app, ["housekeep", "-w", root, "-c", "hive.txn.timeout=0.2s"])
+            assert result.exit_code == 0, result.output
+            if "aborted 1 timed-out transaction(s)" in result.stderr:
+                break
+            assert "no transaction silent for 0.2s" in result.stderr
+            assert time.monotonic() < deadline, "the silent transaction was never reaped"
+            time.sleep(0.05)
+        assert f"[{txn}]" in result.stderr
+        assert not [r for r in ms.show_transactions() if r["Transaction State"] == "OPEN"]
+
+
+def test_services_compact_and_clean_a_table_and_stop_on_sigterm(tmp_path: Path) -> None:
+    with Warehouse.open(tmp_path / "wh") as wh:
+        t = wh.create_table("t", [("id", "int")])
+        for i in range(11):
+            t.insert([{"id": i}])
+        root = wh.root
+    log = tmp_path / "services.log"
+    with open(log, "w") as err:
+        services = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "acid_platform.cli",
+                "services",
+                "-w",
+                root,
+                "-c",
+                "hive.compactor.check.interval=0.1s",
+                "-c",
+                "hive.compactor.cleaner.run.interval=100",
+                "-c",
+                "hive.compactor.worker.sleep.time=100",
+            ],
+            stderr=err,
+            stdout=subprocess.DEVNULL,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        try:
+            table_dir = os.path.join(root, "t")
+            deadline = time.monotonic() + 120
+            while [d[:13] for d in acid_dirs(table_dir)] != ["base_0000011_"]:
+                assert services.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+        finally:
+            services.send_signal(signal.SIGTERM)
+            code = services.wait(timeout=60)
+    text = log.read_text()
+    assert code == 0, text
+    assert "initiator: queued major compaction 1 of default.t" in text
+    assert "worker: major compaction 1 of default.t: ready for cleaning" in text
+    assert "cleaner: compaction 1 cleaned, 11 path(s) removed" in text
+    assert "services stopped: 1 compaction(s), 11 path(s) cleaned" in text
+    with Warehouse.open(root) as wh:
+        assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == list(range(11))
