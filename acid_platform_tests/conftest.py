@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from acid_platform_tests.helpers import HIVE_FIXTURES
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 @pytest.fixture(scope="session")
@@ -14,3 +21,29 @@ def hive_fixtures() -> Path:
     """The Hive- and Trino-written tables in ``acid_platform_tests/fixtures/hive_written``."""
     assert HIVE_FIXTURES.is_dir(), f"fixtures missing at {HIVE_FIXTURES}"
     return HIVE_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local[2] SparkSession for the whole test run (a JVM start costs 10–30 s here), on
+    loopback, UI off, few shuffle partitions; PySpark is imported only by tests that ask."""
+    from pyspark.sql import SparkSession
+
+    # Spark starts the data source's planning workers with PYSPARK_PYTHON, not the conf.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("acid_platform tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -211,7 +211,7 @@ def count_parses(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
     parses: collections.Counter[str] = collections.Counter()
     original = Parser.parse
 
-    def parse(self: Parser, raw_tokens: list[Token], sql: str | None = None) -> Any:
+    def parse(self: Parser, raw_tokens: list[Token], sql: str) -> Any:
         parses[" ".join(t.text for t in raw_tokens)] += 1
         return original(self, raw_tokens, sql)
 

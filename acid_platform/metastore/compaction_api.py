@@ -177,6 +177,11 @@ class CompactionQueueApi(_Plumbing):
             )
         )
 
+    def committed_write_ids(self, db: str, table: str, partition: str | None = None) -> set[int]:
+        """Write ids of committed writes to a partition (or the whole table) not yet retired
+        by a cleaned compaction (those up to its highest write id are forgotten)."""
+        return self._read(compaction_history.committed_write_ids, db, table, partition)  # type: ignore[no-any-return]
+
     def write_activity(self, since_ms: int | None = None) -> list[PartitionActivity]:
         """Initiator input: per table/partition, uncompacted committed writer txns (since
         ``since_ms``), whether any updated/deleted, and how many aborted txns left writes."""

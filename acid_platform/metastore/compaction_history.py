@@ -88,6 +88,18 @@ def too_many_failures(
     return failed == threshold and not needs_retry
 
 
+def committed_write_ids(conn: Connection, db: str, table: str, partition: str | None) -> set[int]:
+    """Write ids of committed writes to a partition (or to the whole table) that compaction
+    and cleaning have not yet retired (COMPLETED_TXN_COMPONENTS)."""
+    spec, partition = cq.resolve(conn, db, table, partition)
+    ctc = completed_txn_components
+    where = [ctc.c.ctc_database == spec.db, ctc.c.ctc_table == spec.name]
+    if partition is not None:
+        where.append(ctc.c.ctc_partition.is_(None) | (ctc.c.ctc_partition == partition))
+    rows = conn.execute(select(ctc.c.ctc_writeid).where(*where).distinct())
+    return {int(r[0]) for r in rows if r[0] is not None}
+
+
 def write_activity(conn: Connection, since_ms: int | None) -> list[PartitionActivity]:
     """Partitions with uncompacted committed writes (since ``since_ms``) or aborted writes."""
     ctc, tc = completed_txn_components, txn_components

@@ -15,9 +15,12 @@ Only this layer (and those above it) imports Dagster.
   (:mod:`.metadata`, :mod:`.health`);
 * :mod:`.compaction` — the compaction sensor (initiator + one run per queued entry) and job;
 * :mod:`.cleaning` — the cleaner schedule and job, the housekeeping sensor and job;
-* :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``.
+* :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``;
+* :mod:`.checks` — ``acid_table_checks(asset_key, table_name)``: blocking consistency checks and
+  WARN-level health checks of one table.
 """
 
+from acid_platform.orchestration.checks import acid_table_checks
 from acid_platform.orchestration.cleaning import (
     cleaner_job,
     cleaner_schedule,
@@ -41,6 +44,7 @@ __all__ = [
     "TableRead",
     "TableSnapshot",
     "WriteMode",
+    "acid_table_checks",
     "cleaner_job",
     "cleaner_schedule",
     "compaction_job",

@@ -35,6 +35,7 @@ from acid_platform.orchestration.options import (
 from acid_platform.orchestration.reading import TableRead
 from acid_platform.orchestration.slices import Slice, partition_columns, slice_of
 from acid_platform.orchestration.writes import (
+    check_columns,
     check_in_slice,
     partitions_in,
     referenced,
@@ -89,6 +90,7 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
             check_in_slice(self.frame(wh, None, obj, options), first)
             create_table(wh, name, schema, layout, asset)
         table = wh.table(name)
+        check_columns(table, self.schema(obj).names, options)
         slice_ = slice_of(name, dims, _types(table.schema), partitions_def, asset)
         metrics = write_slice(table, self.frame(wh, table, obj, options), options, slice_)
         health = table_health(table, slice_partitions(table, slice_), connection.row_counts)
@@ -164,20 +166,17 @@ def arrow_frame(
     wh: Warehouse, table: Table | None, data: pa.Table, options: WriteOptions
 ) -> ArrowFrame:
     """Arrow rows conformed to ``table`` (names and types; a delete keeps only the table
-    columns it has), so predicates compare like with like."""
+    columns it has), so predicates compare like with like. The columns were checked
+    (:func:`~.writes.check_columns`)."""
     have = {n.lower() for n in data.column_names}
     if table is None:
         return ArrowFrame(data.rename_columns([n.lower() for n in data.column_names]), wh.engine)
+    target = table.schema
     if options.mode is WriteMode.DELETE:
-        schema = table.schema
-        keep = [f for f in schema if f.name in have]
+        keep = [f for f in target if f.name in have]
         by_lower = {n.lower(): n for n in data.column_names}
         data = data.select([by_lower[f.name] for f in keep])
         target = pa.schema(keep)
-    elif have <= set(table.schema.names):
-        target = table.schema
-    else:
-        return ArrowFrame(data, wh.engine)  # check_columns names the unknown ones
     return ArrowFrame(conform(table.name, data, target), wh.engine)
 
 

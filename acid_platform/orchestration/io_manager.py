@@ -39,6 +39,7 @@ from dagster import (
     OutputContext,
     ResourceDependency,
 )
+from dagster._core.definitions.partitions.utils import TimeWindow
 from dagster._core.storage.db_io_manager import DbClient, DbIOManager, DbTypeHandler, TableSlice
 from pydantic import Field
 
@@ -101,18 +102,20 @@ class AcidDbClient(DbClient[AcidConnection]):
         """Nothing here: the write replaces the slice inside its own transaction (a separate
         delete first would let readers see the slice empty, and a failure leave it so)."""
 
-    @staticmethod
-    def get_select_statement(table_slice: TableSlice) -> str:
+    def get_select_statement(self, table_slice: TableSlice) -> str:  # type: ignore[override]
         """An illustrative SELECT of the slice (shown as ``Query`` in the UI)."""
         cols = ", ".join(table_slice.columns) if table_slice.columns else "*"
-        where = [
-            f"{d.partition_expr} IN {tuple(d.partitions)!r}"
-            if isinstance(d.partitions, Sequence)
-            else f"{d.partition_expr} >= '{d.partitions.start}' AND "
-            f"{d.partition_expr} < '{d.partitions.end}'"
-            for d in table_slice.partition_dimensions or []
-        ]
-        text = f"SELECT {cols} FROM {table_slice.schema}.{table_slice.table}"
+        where = []
+        for dim in table_slice.partition_dimensions or []:
+            col, parts = dim.partition_expr, dim.partitions
+            if isinstance(parts, TimeWindow):
+                where.append(f"{col} >= '{parts.start}' AND {col} < '{parts.end}'")
+            else:
+                where.append(f"{col} IN ({', '.join(repr(str(k)) for k in parts)})")
+        db = table_slice.schema
+        if db == _DAGSTER_DEFAULT_SCHEMA and self.connection.schema is None:
+            db = DEFAULT_DATABASE
+        text = f"SELECT {cols} FROM {db}.{table_slice.table}"
         return text + (" WHERE " + " AND ".join(where) if where else "")
 
 

@@ -46,9 +46,9 @@ TARGET, SOURCE = "t", "s"
 def write_slice(
     table: Table, frame: Frame, options: WriteOptions, slice_: Slice
 ) -> list[StatementMetrics]:
-    """Write ``frame`` to ``slice_`` of ``table`` as ``options`` say (see module docs);
-    returns the metrics of the statements run (all in one transaction)."""
-    check_columns(table, frame, options)
+    """Write ``frame`` (its columns checked with :func:`check_columns`) to ``slice_`` of
+    ``table`` as ``options`` say (see module docs); returns the metrics of the statements run
+    (all in one transaction)."""
     have = {n.lower() for n in frame.schema().names}
     if options.mode is not WriteMode.DELETE or set(referenced(slice_.predicate)) <= have:
         check_in_slice(frame, slice_)
@@ -73,10 +73,10 @@ def check_in_slice(frame: Frame, slice_: Slice) -> None:
         )
 
 
-def check_columns(table: Table, frame: Frame, options: WriteOptions) -> None:
-    """The output's columns against the table's: no unknown column; every table column for
-    append / overwrite / merge; the key columns for merge / delete."""
-    have = {n.lower() for n in frame.schema().names}
+def check_columns(table: Table, names: Sequence[str], options: WriteOptions) -> None:
+    """The output's column ``names`` against the table's: no unknown column; every table
+    column for append / overwrite / merge; the key columns for merge / delete."""
+    have = {n.lower() for n in names}
     columns = table.schema.names
     unknown = sorted(have - set(columns))
     if unknown and options.mode is not WriteMode.DELETE:
@@ -107,6 +107,8 @@ def overwrite(table: Table, frame: Frame, slice_: Slice) -> list[StatementMetric
         receiving = frame.partition_names(partition_cols)
         covered = partitions_in(table, slice_.predicate)
         empty = [p for p in covered if p not in set(receiving)]
+        if not receiving and not empty:
+            return []  # no rows, and the slice holds no partition yet: nothing to replace
         return [replace_partitions(table, frame, receiving, empty)]
     wh = table.warehouse
     with wh.transaction():

@@ -90,6 +90,7 @@ def test_column_groups_balance_cost_and_keep_order() -> None:
     assert parallel.column_groups(cols[:1], 4) == [["a"]]
 
 
+@pytest.mark.slow
 def test_parallel_stripe_read_equals_serial_read(
     tmp_path: Path, threads: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

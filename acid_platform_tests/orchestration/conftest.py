@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from dagster import DagsterInstance, instance_for_test
 
 from acid_platform import Warehouse
 from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
+from acid_platform_tests.helpers import warehouse_fixture
 
 #: Settings of the tests: the initiator runs on every tick.
 TEST_CONF = {"hive.compactor.check.interval": "0"}
@@ -22,10 +22,8 @@ def instance() -> Iterator[DagsterInstance]:
         yield inst
 
 
-@pytest.fixture
-def wh(tmp_path: Path) -> Iterator[Warehouse]:
-    with Warehouse.open(tmp_path / "wh") as warehouse:
-        yield warehouse
+#: A fresh warehouse (SQLite metastore inside it).
+wh = warehouse_fixture()
 
 
 @pytest.fixture

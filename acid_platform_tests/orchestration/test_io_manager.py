@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pytest
 from dagster import AssetIn, AssetKey, DagsterInstance, asset, materialize
 
 from acid_platform.warehouse import Warehouse
@@ -49,6 +50,7 @@ def test_overwrite_replaces_the_table_and_reports_what_it_wrote(
     assert [(c.name, c.type) for c in schema.columns] == [("id", "bigint"), ("name", "string")]
 
 
+@pytest.mark.slow
 def test_append_adds_rows_and_the_mode_can_be_overridden_at_run_time(
     resources: dict[str, object], instance: DagsterInstance, wh: Warehouse
 ) -> None:

@@ -41,6 +41,7 @@ def pg_url(tmp_path: Path) -> Iterator[str]:
         cleanup()
 
 
+@pytest.mark.slow
 def test_concurrent_transfers_lose_no_update(tmp_path: Path, pg_url: str) -> None:
     root = str(tmp_path / "wh")
     # Hive 4's defaults: UPDATE takes EXCL_WRITE, so writers queue for the table; a transaction's

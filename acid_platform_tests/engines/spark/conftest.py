@@ -1,10 +1,8 @@
-"""One local SparkSession for the whole test run (a JVM start costs 10–30 s here)."""
+"""The Spark engine and a registered warehouse on the test run's one SparkSession (the
+``spark`` fixture of ``acid_platform_tests/conftest.py``)."""
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -13,29 +11,6 @@ from pyspark.sql import SparkSession
 
 from acid_platform.engines.spark import SparkEngine
 from acid_platform_tests.helpers import warehouse_fixture
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    """A local[2] session on loopback, UI off, few shuffle partitions."""
-    # Spark starts the data source's planning workers with PYSPARK_PYTHON, not the conf.
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("acid_platform tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="session")

@@ -15,11 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from acid_platform.engines.spark import LocalCluster
 
 REPO = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.slow
 def test_reads_and_writes_run_on_executors_of_a_standalone_cluster(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     with LocalCluster(workers=2, cores=1, memory="1g", work_dir=tmp_path / "cluster") as cluster:

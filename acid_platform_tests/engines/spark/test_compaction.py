@@ -110,6 +110,7 @@ def _by_partition(outcomes: list[CompactionOutcome]) -> dict[str | None, Compact
 # --------------------------------------------------------------------------- differential
 
 
+@pytest.mark.slow
 def test_minor_then_major_on_spark_match_the_embedded_executor(
     tmp_path: Path, spark: SparkSession
 ) -> None:

@@ -87,6 +87,7 @@ def _both(
     ],
     ids=["partitioned", "bucketed"],
 )
+@pytest.mark.slow
 def test_update_delete_merge_match_the_embedded_engine(
     spark: SparkSession, wh: Warehouse, engine: SparkEngine, layout: dict[str, Any]
 ) -> None:
@@ -133,6 +134,7 @@ def test_update_delete_merge_match_the_embedded_engine(
     assert out.rows_inserted == 3 and out.rows_deleted >= 1
 
 
+@pytest.mark.slow
 def test_merge_cardinality_violation_commits_nothing(
     spark: SparkSession, wh: Warehouse, engine: SparkEngine
 ) -> None:
@@ -145,6 +147,7 @@ def test_merge_cardinality_violation_commits_nothing(
     assert rows_of(t.scan()) == before
 
 
+@pytest.mark.slow
 def test_spark_statements_join_a_multi_statement_transaction(
     spark: SparkSession, wh: Warehouse, engine: SparkEngine
 ) -> None:

@@ -134,6 +134,7 @@ def _merge(t: Table, source: Any) -> StatementMetrics:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", list(LAYOUTS), ids=list(LAYOUTS))
 def test_insert_and_merge_of_a_dataframe_run_on_spark_like_the_embedded_engine(
     spark: SparkSession, wh: Warehouse, join: str, layout: str
@@ -177,6 +178,7 @@ def test_static_partitions_and_overwrite_from_a_dataframe(
     assert rows_of(spk.scan()) == rows_of(emb.scan())
 
 
+@pytest.mark.slow
 def test_dataframe_statements_join_the_open_transaction(
     spark: SparkSession, wh: Warehouse, join: str
 ) -> None:
@@ -204,6 +206,7 @@ def test_dataframe_statements_join_the_open_transaction(
     assert rows_of(spk.scan()) == rows_of(emb.scan())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", list(LAYOUTS), ids=list(LAYOUTS))
 def test_cardinality_violation_raises_and_writes_nothing(
     spark: SparkSession, wh: Warehouse, join: str, layout: str, tmp_path: Path

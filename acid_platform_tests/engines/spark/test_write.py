@@ -31,6 +31,7 @@ def _files(root: Path) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_append_and_overwrite_read_back_identically(spark: SparkSession, wh: Warehouse) -> None:
     t = wh.create_table("t", [("id", "int"), ("v", "string")])
     rows = [(i, f"v{i}") for i in range(10)]
@@ -106,6 +107,7 @@ def test_bucketed_rows_land_in_hives_bucket(
     assert sorted(r["id"] for r in t.scan().to_pylist()) == [25, 26, 27, 28, 29]
 
 
+@pytest.mark.slow
 def test_a_failing_write_aborts_and_leaves_nothing_visible(
     spark: SparkSession, wh: Warehouse, engine: SparkEngine
 ) -> None:

@@ -1,0 +1,148 @@
+"""Spark DataFrames through the IO manager and the read resource, on the test run's one
+SparkSession: outputs written by Spark's executors in every mode, loads pinned to one
+snapshot."""
+
+# no `from __future__ import annotations`: Dagster reads the annotations of assets
+
+from typing import Any
+
+import pytest
+from dagster import (
+    AssetExecutionContext,
+    AssetIn,
+    DagsterInstance,
+    StaticPartitionsDefinition,
+    asset,
+    materialize,
+)
+from pyspark.sql import DataFrame, SparkSession
+
+from acid_platform import Warehouse
+from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
+from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.orchestration.test_io_manager import latest_metadata
+
+pytestmark = pytest.mark.slow
+
+REGIONS = StaticPartitionsDefinition(["us", "eu"])
+
+
+@pytest.fixture
+def spark_resources(wh: Warehouse, spark: SparkSession) -> dict[str, object]:
+    """The resources with engine ``spark`` (on the active session)."""
+    acid = AcidWarehouseResource(warehouse=wh.root, engine="spark")
+    return {
+        "acid_warehouse": acid,
+        "io_manager": AcidTableIOManager(acid_warehouse=acid),
+        "reader": AcidReader(acid_warehouse=acid),
+    }
+
+
+def ids(rows: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in rows)
+
+
+def test_spark_outputs_overwrite_their_partition_and_load_as_spark_or_arrow(
+    spark: SparkSession,
+    spark_resources: dict[str, object],
+    instance: DagsterInstance,
+    wh: Warehouse,
+) -> None:
+    version = {"n": 1}
+    seen: dict[str, Any] = {}
+
+    @asset(partitions_def=REGIONS, metadata={"partition_expr": "region"})
+    def customers(context: AssetExecutionContext) -> DataFrame:
+        region, n = context.partition_key, version["n"]
+        return spark.createDataFrame(
+            [(i, region, n) for i in range(3)], "id long, region string, v int"
+        )
+
+    @asset(ins={"customers": AssetIn(metadata={"columns": ["id", "v"]})})
+    def as_spark(customers: DataFrame) -> None:
+        seen["spark"] = ids(customers.collect())
+
+    @asset(ins={"customers": AssetIn()})
+    def as_arrow(customers: Any) -> None:
+        seen["arrow"] = customers
+
+    for region in ("us", "eu"):
+        assert materialize(
+            [customers], partition_key=region, resources=spark_resources, instance=instance
+        ).success
+    version["n"] = 2
+    assert materialize(
+        [customers], partition_key="us", resources=spark_resources, instance=instance
+    ).success
+    meta = latest_metadata(instance, "customers")
+    assert meta["rows_inserted"] == 3 and meta["dagster/partition_row_count"] == 3
+    assert meta["dagster/row_count"] == 6
+    location = wh.table("customers").spec.location
+    assert acid_dirs(f"{location}/region=us") == ["base_0000001", "base_0000003"]
+    assert ids((r["region"], r["v"]) for r in wh.table("customers").scan().to_pylist()) == [
+        ("eu", 1),
+        ("eu", 1),
+        ("eu", 1),
+        ("us", 2),
+        ("us", 2),
+        ("us", 2),
+    ]
+    assert materialize(
+        [customers, as_spark, as_arrow],
+        selection=[as_spark, as_arrow],
+        resources=spark_resources,
+        instance=instance,
+    ).success
+    assert seen["spark"] == ids([(i, v) for v in (1, 2) for i in range(3)])
+    assert seen["arrow"].num_rows == 6
+
+
+def test_spark_merge_and_delete_run_on_spark(
+    spark: SparkSession,
+    spark_resources: dict[str, object],
+    instance: DagsterInstance,
+    wh: Warehouse,
+) -> None:
+    frames = {"n": 0}
+
+    @asset(metadata={"write_mode": "merge", "key_columns": ["id"]})
+    def stores() -> DataFrame:
+        frames["n"] += 1
+        rows = [(1, "a"), (2, "b")] if frames["n"] == 1 else [(2, "B"), (3, "c")]
+        return spark.createDataFrame(rows, "id long, city string")
+
+    @asset(key="stores", metadata={"write_mode": "delete", "key_columns": ["id"]})
+    def closed_stores() -> DataFrame:
+        return spark.createDataFrame([(1,), (1,)], "id long")
+
+    for _ in range(2):
+        assert materialize([stores], resources=spark_resources, instance=instance).success
+    meta = latest_metadata(instance, "stores")
+    assert (meta["rows_inserted"], meta["rows_updated"]) == (1, 1)
+    assert materialize([closed_stores], resources=spark_resources, instance=instance).success
+    assert ids((r["id"], r["city"]) for r in wh.table("stores").scan().to_pylist()) == [
+        (2, "B"),
+        (3, "c"),
+    ]
+    assert latest_metadata(instance, "stores")["rows_deleted"] == 1
+
+
+def test_a_spark_load_stays_on_its_snapshot(
+    spark: SparkSession,
+    spark_resources: dict[str, object],
+    instance: DagsterInstance,
+    wh: Warehouse,
+) -> None:
+    wh.create_table("facts", [("id", "int")], partition_columns=[("ds", "string")])
+    wh.table("facts").insert([{"id": i, "ds": "d1"} for i in range(3)])
+    seen: dict[str, int] = {}
+
+    @asset
+    def counted(reader: AcidReader) -> None:
+        df = reader.load_spark("facts", columns=["id"], partition={"ds": "d1"})
+        wh.table("facts").insert([{"id": 9, "ds": "d1"}])  # committed after the load
+        seen["count"] = df.count()
+        seen["again"] = df.where("id >= 0").count()
+
+    assert materialize([counted], resources=spark_resources, instance=instance).success
+    assert seen == {"count": 3, "again": 3}
