@@ -164,6 +164,7 @@ def test_a_table_the_query_reads_twice_is_not_streamed(engine: EmbeddedEngine, t
 
 def test_streamed_output_keeps_hive_names_and_comes_in_batches(engine: EmbeddedEngine) -> None:
     query = sqlglot.parse_one("SELECT upper(name), id AS ident FROM employee", read="hive")
+    assert isinstance(query, exp.Query)
     with stream_query(engine, query, FakeCatalog().resolve) as rows:
         assert rows.schema.names == ["_c0", "ident"]
         batches = list(rows)
