@@ -307,3 +307,18 @@ def test_the_checks_catch_an_upward_import_a_cycle_and_a_private_name(tmp_path: 
     ]
     assert [attr for _, _, attr in t.private_attrs] == ["_state"]
     assert "_state" in _defined_private_attributes(found)
+
+
+def test_tests_use_only_public_names_of_the_package() -> None:
+    offences = []
+    tests_dir = Path(__file__).parent
+    for path in sorted(tests_dir.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            source = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            if source.startswith("acid_platform.") and isinstance(node, ast.ImportFrom):
+                offences += [
+                    f"{path.relative_to(tests_dir)}:{node.lineno}: {source}.{alias.name}"
+                    for alias in node.names
+                    if _private(alias.name)
+                ]
+    assert offences == [], "tests import private names of the package:\n" + "\n".join(offences)

@@ -139,6 +139,40 @@ def test_table_output(runner: CliRunner, wh: str) -> None:
     assert "one" in result.stdout and "nothing" in result.stdout and "NULL" in result.stdout
 
 
+@pytest.mark.parametrize("output", ["json", "csv", "table"])
+def test_query_results_print_as_they_stream(
+    runner: CliRunner, wh: str, monkeypatch: pytest.MonkeyPatch, output: str
+) -> None:
+    """Rows are printed page by page as the query streams; JSON and CSV are exactly what the
+    whole result prints, a table longer than a page prints one box per page."""
+    monkeypatch.setattr("acid_platform.cli.output.PAGE_ROWS", 2)
+    setup = (
+        "CREATE TABLE t (id int, name string) STORED AS ORC "
+        "TBLPROPERTIES ('transactional'='true');"
+        "INSERT INTO t VALUES (1, 'a'), (2, NULL), (3, 'c'), (4, 'd'), (5, 'e');"
+    )
+    assert runner.invoke(app, ["sql", "-w", wh, "-e", setup]).exit_code == 0
+    query = "SELECT id, name FROM t WHERE id > 1 ORDER BY id"
+    result = runner.invoke(app, ["sql", "-w", wh, "-e", query, "--format", output])
+    assert result.exit_code == 0, result.output
+    rows = [(2, None), (3, "c"), (4, "d"), (5, "e")]
+    if output == "json":
+        assert result.stdout == json.dumps([{"id": i, "name": n} for i, n in rows]) + "\n"
+    elif output == "csv":
+        assert list(csv.reader(io.StringIO(result.stdout))) == [
+            ["id", "name"],
+            *([str(i), "NULL" if n is None else n] for i, n in rows),
+        ]
+    else:
+        assert result.stdout.count("┃ id") == 2  # two pages of two rows, each with its header
+        assert "4 row(s)" in result.stderr
+    empty = runner.invoke(
+        app, ["sql", "-w", wh, "-e", "SELECT id FROM t WHERE id > 9", "--format", output]
+    )
+    assert empty.exit_code == 0, empty.output
+    assert {"json": "[]\n", "csv": "id\n"}.get(output, empty.stdout) == empty.stdout
+
+
 def test_syntax_error_exits_1_with_position_and_no_traceback(runner: CliRunner, wh: str) -> None:
     result = runner.invoke(app, ["sql", "-w", wh, "-e", "SELECT 1;\nSELECT a FROM t WHERE;"])
     assert result.exit_code == 1

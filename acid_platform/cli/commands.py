@@ -63,7 +63,7 @@ def sql_command(
         session = wh.sql_session
         if database:
             session.execute(f"USE `{database}`")
-        session.execute_script(text, on_result=lambda r: print_result(r, output))
+        session.execute_script(text, on_result=lambda r: print_result(r, output), stream=True)
         if wh.in_transaction:
             err.print("[yellow]note:[/] the script left a transaction open; it was rolled back")
 

@@ -150,7 +150,8 @@ def services_command(
     large_partition_bytes: LargePartitionOption = None,
 ) -> None:
     """Run the initiator, the compaction workers, the cleaner and the housekeeper until SIGTERM
-    or Ctrl-C (each finishes the pass it is in), on Hive's settings (--conf)."""
+    or Ctrl-C (each finishes the pass it is in; a second signal stops at once), on Hive's
+    settings (--conf)."""
     with user_errors():
         settings = ServiceConf.from_conf(_conf(conf))
         with (
@@ -164,10 +165,14 @@ def services_command(
                 executor=_executor(wh, spark, large_partition_bytes),
                 on_event=lambda line: err.print(escape(line)),
             )
-            previous = {
-                sig: signal.signal(sig, lambda *_: services.request_stop())
-                for sig in (signal.SIGTERM, signal.SIGINT)
-            }
+            signals = (signal.SIGTERM, signal.SIGINT)
+
+            def stop(*_: object) -> None:  # a second signal kills at once
+                services.request_stop()
+                for sig in signals:
+                    signal.signal(sig, signal.SIG_DFL)
+
+            previous = {sig: signal.signal(sig, stop) for sig in signals}
             try:
                 services.start()
                 err.print(escape(_started(settings, wh.root)))

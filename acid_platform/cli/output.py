@@ -24,11 +24,16 @@ from rich.table import Table as RichTable
 from acid_platform.errors import AcidError, SqlSyntaxError
 from acid_platform.sql.display import hive_text, rows_as_json, rows_as_text
 from acid_platform.sql.results import StatementResult
+from acid_platform.table.stream import RowStream
 
 #: Query rows (and everything the demo prints).
 out = Console(highlight=False, soft_wrap=False)
 #: Status lines of the other commands, and errors.
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+#: Rows printed per boxed table of a streamed result (a longer result prints as several).
+PAGE_ROWS = 10_000
 
 
 class OutputFormat(enum.StrEnum):
@@ -50,9 +55,40 @@ def print_result(
     if not result.is_query or result.table.num_columns == 0:
         status.print(f"[green]OK[/] {escape(result.message or '')}")
         return
-    print_table(result.table, output)
+    if result.stream is not None:
+        rows = print_stream(result.stream, output)
+    else:
+        print_table(result.table, output)
+        rows = result.table.num_rows
     if output is OutputFormat.table:
-        status.print(f"[dim]{result.table.num_rows} row(s)[/]")
+        status.print(f"[dim]{rows} row(s)[/]")
+
+
+def print_stream(stream: RowStream, output: OutputFormat = OutputFormat.table) -> int:
+    """Print a streamed result as its rows come (never holding more than a page of
+    :data:`PAGE_ROWS` rows); returns the number of rows. JSON and CSV print exactly what
+    :func:`print_table` prints for the whole result; a table longer than a page prints as one
+    boxed table per page."""
+    if output is OutputFormat.json:
+        sys.stdout.write("[")
+        count = 0
+        for page in _pages(stream):
+            for row in rows_as_json(page):
+                sys.stdout.write((", " if count else "") + json.dumps(row, ensure_ascii=False))
+                count += 1
+        sys.stdout.write("]\n")
+        return count
+    if output is OutputFormat.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(stream.schema.names)
+    count = 0
+    for page in _pages(stream):
+        if output is OutputFormat.csv:
+            writer.writerows(rows_as_text(page))
+        else:
+            _print_boxed(page, None, count + 1)
+        count += page.num_rows
+    return count
 
 
 def print_table(
@@ -67,8 +103,13 @@ def print_table(
         writer.writerow(table.column_names)
         writer.writerows(rows_as_text(table))
         return
+    _print_boxed(table, title, 1)
+
+
+def _print_boxed(table: pa.Table, title: str | None, first_record: int) -> None:
+    """One boxed table, or records (numbered from ``first_record``) when it is too wide."""
     if _natural_width(table) > out.width:
-        _print_records(table, title)
+        _print_records(table, title, first_record)
         return
     rich_table = RichTable(title=title, title_justify="left", header_style="bold")
     for name in table.column_names:
@@ -115,14 +156,35 @@ def _natural_width(table: pa.Table) -> int:
     return sum(widths) + 3 * len(widths) + 1
 
 
-def _print_records(table: pa.Table, title: str | None) -> None:
+def _pages(stream: RowStream) -> Iterator[pa.Table]:
+    """The stream's rows in tables of at most :data:`PAGE_ROWS` rows (at least one, maybe empty)."""
+    pending: list[pa.RecordBatch] = []
+    held = 0
+    printed = False
+    for batch in stream:
+        pending.append(batch)
+        held += batch.num_rows
+        while held >= PAGE_ROWS:
+            rows = pa.Table.from_batches(pending, schema=stream.schema)
+            yield rows.slice(0, PAGE_ROWS)
+            printed = True
+            rest = rows.slice(PAGE_ROWS)
+            pending, held = rest.to_batches(), rest.num_rows
+    if held or not printed:
+        yield pa.Table.from_batches(pending, schema=stream.schema)
+
+
+def _print_records(table: pa.Table, title: str | None, first_record: int = 1) -> None:
     """Too wide for the terminal: one ``name | value`` block per row (psql's expanded mode)."""
     if title:
         out.print(f"[bold]{escape(title)}[/]")
     cells = _cells(table)
     for r in range(table.num_rows):
         block = RichTable(
-            title=f"-[ RECORD {r + 1} ]-", title_justify="left", show_header=False, box=None
+            title=f"-[ RECORD {first_record + r} ]-",
+            title_justify="left",
+            show_header=False,
+            box=None,
         )
         block.add_column(style="bold", no_wrap=True)
         block.add_column(overflow="fold")
@@ -132,4 +194,13 @@ def _print_records(table: pa.Table, title: str | None) -> None:
         out.print(block)
 
 
-__all__ = ["OutputFormat", "err", "out", "print_result", "print_table", "user_errors"]
+__all__ = [
+    "PAGE_ROWS",
+    "OutputFormat",
+    "err",
+    "out",
+    "print_result",
+    "print_stream",
+    "print_table",
+    "user_errors",
+]

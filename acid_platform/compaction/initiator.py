@@ -33,7 +33,13 @@ import numpy as np
 from acid_platform.compaction.config import CompactorConf, auto_compaction_disabled
 from acid_platform.compaction.context import CompactionContext, default_worker_id
 from acid_platform.errors import AcidError, NoSuchObjectError
-from acid_platform.format import AcidDir, ValidCompactorWriteIdList, acid_state
+from acid_platform.format import (
+    AcidDir,
+    ValidCompactorWriteIdList,
+    ValidTxnList,
+    ValidWriteIdList,
+    acid_state,
+)
 from acid_platform.metastore import CompactionType, Metastore, PartitionActivity, TableSpec
 
 log = logging.getLogger(__name__)
@@ -86,18 +92,23 @@ class Initiator:
         """One pass: check every partition with activity; returns one decision per partition."""
         ms = self.metastore
         ms.revoke_timed_out_workers(self.ctx.conf.worker_timeout_s)
+        rows = ms.show_compactions()
         active = {
             (row["Database"], row["Table"], row["Partition"])
-            for row in ms.show_compactions()
+            for row in rows
             if row["State"] in _ACTIVE_STATES
         }
+        seen = _PassCache(
+            ms,
+            {(r["Database"], r["Table"], r["Partition"]) for r in rows if r["State"] == "failed"},
+        )
         decisions = []
         for activity in ms.write_activity():
             key = (activity.db, activity.table, activity.partition)
             if key in active:
                 decisions.append(_decision(activity, None, "a compaction is already queued"))
                 continue
-            decisions.append(self._check(activity))
+            decisions.append(self._check(activity, seen))
         return decisions
 
     def decide(
@@ -106,25 +117,22 @@ class Initiator:
         """What the thresholds say for one partition (nothing is queued)."""
         activity = PartitionActivity(db, table, partition, 0, None, False, aborted_txns)
         spec = self.metastore.get_table(db, table)
-        return self._determine(activity, spec)
+        return self._determine(activity, spec, _PassCache(self.metastore, None))
 
     # ------------------------------------------------------------------ helpers
-    def _check(self, activity: PartitionActivity) -> InitiatorDecision:
+    def _check(self, activity: PartitionActivity, seen: _PassCache) -> InitiatorDecision:
         ms = self.metastore
         conf = self.ctx.conf
-        try:
-            spec = ms.get_table(activity.db, activity.table)
-        except NoSuchObjectError:
+        spec = seen.table(activity.db, activity.table)
+        if spec is None:
             return _decision(activity, None, "table no longer exists")
         if not spec.is_transactional or spec.is_insert_only:
             return _decision(activity, None, "not a full ACID table")
         if auto_compaction_disabled(spec.properties):
             return _decision(activity, None, "no_auto_compaction=true")
-        if activity.partition is not None and activity.partition not in ms.list_partitions(
-            spec.db, spec.name
-        ):
+        if activity.partition is not None and activity.partition not in seen.partitions(spec):
             return _decision(activity, None, "partition no longer exists")
-        if ms.too_many_failed_compactions(
+        if seen.failed_before(spec, activity.partition) and ms.too_many_failed_compactions(
             spec.db,
             spec.name,
             activity.partition,
@@ -141,7 +149,7 @@ class Initiator:
             )
             return _decision(activity, None, message)
         try:
-            decision = self._determine(activity, spec)
+            decision = self._determine(activity, spec, seen)
         except AcidError as exc:  # Hive records the failure so it is not retried every pass
             message = f"Caught exception while trying to determine if we should compact: {exc}"
             ms.mark_did_not_initiate(
@@ -157,7 +165,9 @@ class Initiator:
         reason = decision.reason if cq_id is not None else "a compaction is already queued"
         return _with(decision, cq_id=cq_id, reason=reason)
 
-    def _determine(self, activity: PartitionActivity, spec: TableSpec) -> InitiatorDecision:
+    def _determine(
+        self, activity: PartitionActivity, spec: TableSpec, seen: _PassCache
+    ) -> InitiatorDecision:
         conf = self.ctx.conf
         if activity.aborted_txns > conf.aborted_txn_threshold:
             return _decision(
@@ -166,7 +176,7 @@ class Initiator:
                 f"{activity.aborted_txns} aborted txns > hive.compactor.abortedtxn.threshold "
                 f"{conf.aborted_txn_threshold}",
             )
-        sizes = self._sizes(spec, activity.partition)
+        sizes = self._sizes(spec, activity.partition, seen)
         kind, reason = choose_compaction_type(
             sizes.base_size,
             sizes.delta_size,
@@ -188,10 +198,8 @@ class Initiator:
             activity.aborted_txns,
         )
 
-    def _sizes(self, spec: TableSpec, partition: str | None) -> _Sizes:
-        ms = self.metastore
-        txns = ms.valid_txns()
-        reader = ms.valid_write_ids(None, spec.db, spec.name, valid_txns=txns)
+    def _sizes(self, spec: TableSpec, partition: str | None, seen: _PassCache) -> _Sizes:
+        txns, reader = seen.snapshot(spec)
         location = self.ctx.location(spec, partition)
         state = acid_state(
             location.path,
@@ -206,6 +214,47 @@ class Initiator:
         delta_size = sum(f.size for d in state.deltas for f in d.files)
         multi_base = any(isinstance(d, AcidDir) and d.is_base for d in state.obsolete)
         return _Sizes(base_size, delta_size, len(state.deltas), multi_base)
+
+
+class _PassCache:
+    """What one initiator pass looks up once: tables, their partitions and write ids, the
+    transaction snapshot, and which partitions have failed compactions in the history
+    (``failed`` None: unknown, ask the metastore)."""
+
+    def __init__(self, ms: Metastore, failed: set[tuple[str, str, str | None]] | None) -> None:
+        self._ms = ms
+        self._failed = failed
+        self._tables: dict[tuple[str, str], TableSpec | None] = {}
+        self._partitions: dict[str, set[str]] = {}
+        self._write_ids: dict[str, ValidWriteIdList] = {}
+        self._txns: ValidTxnList | None = None
+
+    def table(self, db: str, table: str) -> TableSpec | None:
+        key = (db, table)
+        if key not in self._tables:
+            try:
+                self._tables[key] = self._ms.get_table(db, table)
+            except NoSuchObjectError:
+                self._tables[key] = None
+        return self._tables[key]
+
+    def partitions(self, spec: TableSpec) -> set[str]:
+        if spec.full_name not in self._partitions:
+            self._partitions[spec.full_name] = set(self._ms.list_partitions(spec.db, spec.name))
+        return self._partitions[spec.full_name]
+
+    def failed_before(self, spec: TableSpec, partition: str | None) -> bool:
+        return self._failed is None or (spec.db, spec.name, partition) in self._failed
+
+    def snapshot(self, spec: TableSpec) -> tuple[ValidTxnList, ValidWriteIdList]:
+        """The pass's transaction snapshot and the table's write ids in it."""
+        if self._txns is None:
+            self._txns = self._ms.valid_txns()
+        if spec.full_name not in self._write_ids:
+            self._write_ids[spec.full_name] = self._ms.valid_write_ids(
+                None, spec.db, spec.name, valid_txns=self._txns
+            )
+        return self._txns, self._write_ids[spec.full_name]
 
 
 def choose_compaction_type(

@@ -3,6 +3,8 @@
 Relations are registered as DuckDB views over Arrow tables (zero copy); the Hive-dialect plan is
 transpiled to DuckDB's dialect with sqlglot and its result fetched as Arrow. Each call runs on
 its own cursor, so registrations never leak between calls and one engine serves several threads.
+:meth:`EmbeddedEngine.execute_batches` streams: relations may be ``RecordBatchReader`` s (each
+scanned once, as read), and the result comes batch by batch as DuckDB computes it.
 
 >>> import pyarrow as pa
 >>> e = EmbeddedEngine()
@@ -13,7 +15,7 @@ its own cursor, so registrations never leak between calls and one engine serves 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import duckdb
@@ -23,8 +25,11 @@ from sqlglot import exp
 
 from acid_platform.errors import EngineError, InvalidExpressionError
 from acid_platform.table.engine import PLAN_DIALECT
+from acid_platform.table.stream import RowStream
 
 DIALECT = "duckdb"
+#: Rows per batch of a streamed result.
+BATCH_ROWS = 65_536
 
 
 class EmbeddedEngine:
@@ -49,24 +54,72 @@ class EmbeddedEngine:
     def execute(self, plan: exp.Expr | str, relations: Mapping[str, Any]) -> pa.Table:
         """Run ``plan`` over Arrow ``relations`` and return the result as an Arrow table."""
         sql = self.transpile(plan)
+        cursor = self._cursor(relations)
+        try:
+            result = _arrow(_run(cursor, sql))
+            return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
+        finally:
+            cursor.close()
+
+    def execute_batches(self, plan: exp.Expr | str, relations: Mapping[str, Any]) -> RowStream:
+        """Run ``plan`` and stream its rows (:data:`BATCH_ROWS` at a time). ``relations`` are
+        Arrow tables or ``RecordBatchReader`` s, each read once as DuckDB consumes it; the
+        cursor is released when the stream is done."""
+        sql = self.transpile(plan)
+        cursor = self._cursor(relations)
+        try:
+            result = _run(cursor, sql)
+            try:
+                reader = result.fetch_record_batch(BATCH_ROWS)
+            except duckdb.Error as exc:
+                raise EngineError(f"embedded engine failed: {exc}") from exc
+        except BaseException:
+            cursor.close()
+            raise
+        return RowStream(reader.schema, _batches(reader), cursor.close)
+
+    def _cursor(self, relations: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
+        """A cursor of its own with ``relations`` registered (closed by the caller)."""
         with self._lock:
             cursor = self._con.cursor()
         try:
             for name, data in relations.items():
                 cursor.register(name, _as_arrow(name, data))
-            try:
-                result = cursor.execute(sql).arrow()
-            except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException) as exc:
-                raise InvalidExpressionError(f"cannot run the statement: {exc}") from exc
-            except duckdb.Error as exc:
-                raise EngineError(f"embedded engine failed: {exc}") from exc
-            return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
-        finally:
+        except BaseException:
             cursor.close()
+            raise
+        return cursor
 
     def close(self) -> None:
         """Close the DuckDB connection."""
         self._con.close()
+
+
+def _run(cursor: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyConnection:
+    try:
+        return cursor.execute(sql)
+    except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException) as exc:
+        raise InvalidExpressionError(f"cannot run the statement: {exc}") from exc
+    except duckdb.Error as exc:
+        raise EngineError(f"embedded engine failed: {exc}") from exc
+
+
+def _arrow(cursor: duckdb.DuckDBPyConnection) -> pa.Table | pa.RecordBatchReader:
+    try:
+        return cursor.arrow()
+    except duckdb.Error as exc:
+        raise EngineError(f"embedded engine failed: {exc}") from exc
+
+
+def _batches(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except (duckdb.Error, pa.ArrowException) as exc:
+            raise EngineError(f"embedded engine failed: {exc}") from exc
+        yield batch
 
 
 def _parse(text: str) -> exp.Expr:
@@ -76,8 +129,8 @@ def _parse(text: str) -> exp.Expr:
         raise InvalidExpressionError(f"cannot parse plan: {exc}") from exc
 
 
-def _as_arrow(name: str, data: Any) -> pa.Table:
-    if isinstance(data, pa.Table):
+def _as_arrow(name: str, data: Any) -> pa.Table | pa.RecordBatchReader:
+    if isinstance(data, pa.Table | pa.RecordBatchReader):
         return data
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])

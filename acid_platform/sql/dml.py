@@ -25,7 +25,11 @@ from acid_platform.sql.subqueries import inline_subqueries
 
 
 def select(session: SessionState, stmt: st.Select) -> StatementResult:
-    """A query: rows under the statement's (or the open transaction's) snapshot."""
+    """A query: rows under the statement's (or the open transaction's) snapshot (streamed with
+    :attr:`SessionState.stream_queries`)."""
+    if session.stream_queries:
+        stream = session.stream(stmt.query)
+        return StatementResult(stmt, stream.schema.empty_table(), stream=stream)
     rows = session.query(stmt.query)
     return StatementResult(stmt, rows, f"{rows.num_rows} row(s)")
 

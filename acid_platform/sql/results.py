@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from acid_platform.sql.statements import Statement
 from acid_platform.table.statement import StatementMetrics
+from acid_platform.table.stream import RowStream
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ class StatementResult:
     notes: tuple[str, ...] = ()
     #: True for rows a user asked to see (queries, SHOW, DESCRIBE); False for DML metrics.
     is_query: bool = True
+    #: A streamed query's rows (``table`` is then empty, with the rows' schema): read them
+    #: before the next statement runs, which closes the stream.
+    stream: RowStream | None = None
 
 
 def empty_result(

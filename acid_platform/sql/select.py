@@ -1,10 +1,17 @@
 """SELECT on the embedded engine: snapshot scans of the tables a query names, then DuckDB.
 
-:func:`run_query` rewrites every table reference of a Hive query to a relation name, scans each
-table once through the table API (under the statement's snapshot: only the columns the query
-mentions, ``row__id`` when it mentions ``ROW__ID``, simple WHERE conjuncts pushed into the scan),
-and runs the rewritten query on the engine (which transpiles Hive to DuckDB). Output columns are
-named as Hive prints them: the alias, else the column name, else ``_c<position>``.
+:func:`run_query` rewrites every table reference of a Hive query to a relation name, plans one
+scan of each table through the table API (under the statement's snapshot: only the columns the
+query mentions, ``row__id`` when it mentions ``ROW__ID``, simple WHERE conjuncts pruning
+partitions and stripes), and runs the rewritten query on the engine (which transpiles Hive to
+DuckDB). Output columns are named as Hive prints them: the alias, else the column name, else
+``_c<position>``.
+
+:func:`stream_query` does the same without holding the whole of anything: a table the query
+reads once reaches the engine as a ``RecordBatchReader`` (split by split, stripe by stripe) and
+the result streams back as the engine computes it (:class:`~acid_platform.table.stream.RowStream`).
+A table read more than once, or by a query with a ``WITH`` clause, is read whole first: an
+engine may scan such a relation more than once, and a stream can be read only once.
 
 ``SELECT *`` never shows ``ROW__ID`` (it is a virtual column in Hive); ``SELECT row__id, *`` does.
 """
@@ -14,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import pyarrow as pa
 from sqlglot import exp
@@ -22,22 +30,59 @@ from acid_platform.errors import InvalidExpressionError, SemanticError, UnknownC
 from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql.functions import hive_builtins
 from acid_platform.sql.statements import TableName
-from acid_platform.table.engine import Engine
+from acid_platform.table.engine import Engine, StreamingEngine
+from acid_platform.table.stream import RowStream
 
 _RELATION_PREFIX = "__acid_rel_"
+
+
+class Rows(Protocol):
+    """A planned read of a relation: read once, whole or as a stream, then closed."""
+
+    def to_arrow(self) -> pa.Table:
+        """Every row (then the read is done)."""
+        ...
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """The rows as they are read (done when exhausted)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the read holds (a reader lease), read or not."""
+        ...
+
+
+@dataclass(frozen=True)
+class ArrowRows:
+    """:class:`Rows` already in memory (a temporary table)."""
+
+    table: pa.Table
+
+    def to_arrow(self) -> pa.Table:
+        """The table."""
+        return self.table
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """The table's batches."""
+        return self.table.to_reader()
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 @dataclass(frozen=True)
 class Relation:
     """A table the query can read: its columns (SQL order) and how to scan it.
 
-    ``scan(columns, filter, with_row_id)`` returns Arrow; ``columns=None`` means all, ``filter`` is
-    a predicate (syntax tree) over unqualified column names, or None.
+    ``scan(columns, filter, with_row_id)`` plans a read (:class:`Rows`); ``columns=None`` means
+    all; ``filter`` is a predicate (syntax tree) over unqualified column names (or None) the scan
+    may use to skip partitions, stripes and rows — the query still applies its WHERE to what it
+    reads.
     """
 
     name: str
     columns: tuple[str, ...]
-    scan: Callable[[Sequence[str] | None, exp.Expr | None, bool], pa.Table]
+    scan: Callable[[Sequence[str] | None, exp.Expr | None, bool], Rows]
     has_row_id: bool = True
 
 
@@ -46,26 +91,67 @@ Resolver = Callable[[TableName], Relation]
 
 @dataclass
 class PlannedQuery:
-    """A query rewritten over engine relations, with the data to run it on."""
+    """A query rewritten over engine relations, with the planned read of each."""
 
     query: exp.Query
-    relations: dict[str, pa.Table] = field(default_factory=dict)
+    scans: dict[str, Rows] = field(default_factory=dict)
     #: relation name -> the table it reads (for error messages)
     sources: dict[str, Relation] = field(default_factory=dict)
+    #: relations the engine may read as a stream (each scanned once by the query)
+    streamable: set[str] = field(default_factory=set)
+
+    def close(self) -> None:
+        """Release every scan (their reader leases)."""
+        for rows in self.scans.values():
+            rows.close()
 
 
 def run_query(engine: Engine, query: exp.Query, resolve: Resolver) -> pa.Table:
     """Run a Hive query over snapshot scans of the tables it names; Hive-style column names."""
     planned = plan_query(query, resolve)
     try:
-        result = engine.execute(planned.query, planned.relations)
+        relations = {alias: rows.to_arrow() for alias, rows in planned.scans.items()}
+    finally:
+        planned.close()
+    try:
+        result = engine.execute(planned.query, relations)
     except InvalidExpressionError as exc:
         raise _explain(exc, planned) from None
-    return result.rename_columns(output_names(planned.query, result))
+    return result.rename_columns(output_names(planned.query, result.schema))
+
+
+def stream_query(engine: Engine, query: exp.Query, resolve: Resolver) -> RowStream:
+    """:func:`run_query` as a stream (see module docs): the scans' snapshots are held until the
+    stream is exhausted or closed. An engine that cannot stream computes the whole result."""
+    planned = plan_query(query, resolve)
+    try:
+        streaming = isinstance(engine, StreamingEngine)
+        relations = {
+            alias: rows.to_batches()
+            if streaming and alias in planned.streamable
+            else rows.to_arrow()
+            for alias, rows in planned.scans.items()
+        }
+        try:
+            if isinstance(engine, StreamingEngine):
+                result = engine.execute_batches(planned.query, relations)
+            else:
+                table = engine.execute(planned.query, relations)
+                result = RowStream(table.schema, table.to_batches())
+        except InvalidExpressionError as exc:
+            raise _explain(exc, planned) from None
+    except BaseException:
+        planned.close()
+        raise
+    result.on_close(planned.close)
+    names = output_names(planned.query, result.schema)
+    schema = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
+    renamed = (pa.RecordBatch.from_arrays(b.columns, schema=schema) for b in result)
+    return RowStream(schema, renamed, result.close)
 
 
 def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
-    """Rewrite table references to relation names and scan each table once."""
+    """Rewrite table references to relation names and plan one scan of each table."""
     query = hive_builtins(query.copy())
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     references: dict[str, list[exp.Table]] = {}
@@ -92,22 +178,28 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
             raise SemanticError(f"{qualified} is not a transactional table: it has no ROW__ID")
         pushed = _pushdown(query, tables, relation) if len(tables) == 1 else None
         alias = f"{_RELATION_PREFIX}{index}"
-        planned.relations[alias] = relation.scan(columns, pushed, with_row_id)
+        try:
+            planned.scans[alias] = relation.scan(columns, pushed, with_row_id)
+        except BaseException:
+            planned.close()
+            raise
         planned.sources[alias] = relation
+        if len(tables) == 1 and not ctes:
+            planned.streamable.add(alias)
         for table in tables:
             _point_at(table, alias)
     if ROW_ID_COLUMN in wanted:
-        _hide_row_id_from_stars(query, set(planned.relations))
+        _hide_row_id_from_stars(query, set(planned.scans))
     return planned
 
 
-def output_names(query: exp.Expr, result: pa.Table) -> list[str]:
-    """Column names as Hive prints them for the result of ``query``."""
+def output_names(query: exp.Expr, result: pa.Schema) -> list[str]:
+    """Column names as Hive prints them for the result (of schema ``result``) of ``query``."""
     select = _leftmost_select(query)
     if select is None:
-        return [n.lower() for n in result.column_names]
+        return [n.lower() for n in result.names]
     projections = select.expressions
-    width = result.num_columns
+    width = len(result.names)
     if len(projections) == 1 and isinstance(projections[0], exp.Posexplode) and width == 2:
         return ["pos", "val"]  # Hive's names for a bare posexplode
     stars = [p for p in projections if _is_star(p)]
@@ -116,14 +208,12 @@ def output_names(query: exp.Expr, result: pa.Table) -> list[str]:
         or (not stars and len(projections) != width)
         or len(projections) - len(stars) > width
     ):
-        return [n.lower() for n in result.column_names]
+        return [n.lower() for n in result.names]
     star_width = width - (len(projections) - len(stars))
     names: list[str] = []
     for projection in projections:
         if _is_star(projection):
-            names.extend(
-                n.lower() for n in result.column_names[len(names) : len(names) + star_width]
-            )
+            names.extend(n.lower() for n in result.names[len(names) : len(names) + star_width])
             continue
         names.append(_projection_name(projection, len(names)))
     return names

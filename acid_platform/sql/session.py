@@ -37,27 +37,44 @@ class SqlSession(SessionState):
         return results[-1].table if results else pa.table({})
 
     def execute_script(
-        self, text: str, on_result: Callable[[StatementResult], None] | None = None
+        self,
+        text: str,
+        on_result: Callable[[StatementResult], None] | None = None,
+        *,
+        stream: bool = False,
     ) -> list[StatementResult]:
         """Parse all of ``text`` (nothing runs on a syntax error), then run it statement by statement.
 
         ``on_result`` sees each result as soon as its statement finished (the CLI prints there).
+        With ``stream`` (and ``on_result``), a SELECT's rows come as
+        :attr:`StatementResult.stream`, read as ``on_result`` consumes them: no query result is
+        ever held whole. The stream is closed when ``on_result`` returns.
         """
         statements = parse_script(text, self.hivevars, self.warehouse.conf)
-        return self.run_all(statements, on_result)
+        return self.run_all(statements, on_result, stream=stream)
 
     def run_all(
         self,
         statements: Sequence[Statement],
         on_result: Callable[[StatementResult], None] | None = None,
+        *,
+        stream: bool = False,
     ) -> list[StatementResult]:
         """Run parsed statements in order; the first failure stops the script."""
         results = []
-        for statement in statements:
-            result = execute_statement(self, statement)
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
+        self.stream_queries = stream and on_result is not None
+        try:
+            for statement in statements:
+                result = execute_statement(self, statement)
+                results.append(result)
+                try:
+                    if on_result is not None:
+                        on_result(result)
+                finally:
+                    if result.stream is not None:
+                        result.stream.close()
+        finally:
+            self.stream_queries = False
         return results
 
 

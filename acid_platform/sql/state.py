@@ -10,7 +10,7 @@ so the modules import one way: state <- handlers <- executor <- session.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -18,8 +18,9 @@ from sqlglot import exp
 
 from acid_platform.errors import NoSuchObjectError, SemanticError
 from acid_platform.metastore.names import DEFAULT_DATABASE
-from acid_platform.sql.select import Relation, run_query
+from acid_platform.sql.select import ArrowRows, Relation, Rows, run_query, stream_query
 from acid_platform.sql.statements import TableName
+from acid_platform.table.stream import RowStream
 from acid_platform.table.table import Table
 from acid_platform.table.warehouse import TableWarehouse
 
@@ -40,6 +41,9 @@ class SessionState:
     database: str = DEFAULT_DATABASE
     hivevars: dict[str, str] = field(default_factory=dict)
     temp_tables: dict[str, TempTable] = field(default_factory=dict)
+    #: SELECT results stream (:attr:`StatementResult.stream`) instead of being built whole;
+    #: set while a caller that consumes each result at once runs statements (the CLI).
+    stream_queries: bool = False
 
     def qualified(self, name: TableName) -> str:
         """``db.table`` with the current database filled in."""
@@ -66,8 +70,8 @@ class SessionState:
 
             def scan_temp(
                 columns: Sequence[str] | None, _filter: exp.Expr | None, _row_id: bool
-            ) -> pa.Table:
-                return data if columns is None else data.select(list(columns))
+            ) -> Rows:
+                return ArrowRows(data if columns is None else data.select(list(columns)))
 
             return Relation(
                 qualified, tuple(c for c, _ in temp.columns), scan_temp, has_row_id=False
@@ -79,9 +83,12 @@ class SessionState:
         spec = table.spec
         columns = tuple(c for c, _ in spec.columns) + tuple(c for c, _ in spec.partition_columns)
 
-        def scan(cols: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool) -> pa.Table:
-            return table.scan(
-                columns=None if cols is None else list(cols), filter=predicate, with_row_id=row_id
+        def scan(cols: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool) -> Rows:
+            return table.plan_scan(
+                columns=None if cols is None else list(cols),
+                filter=predicate,
+                with_row_id=row_id,
+                exact_filter=False,  # the query applies its WHERE itself
             )
 
         return Relation(qualified, columns, scan)
@@ -94,17 +101,45 @@ class SessionState:
         read at the same point (Hive takes one ValidTxnList per query); a one-table query needs
         no transaction, its scan takes its own snapshot.
         """
+        end = self._own_transaction(query)
+        try:
+            result = run_query(self.warehouse.engine, query, self.relation)
+        except BaseException:
+            end(False)
+            raise
+        end(True)
+        return result
+
+    def stream(self, query: exp.Query) -> RowStream:
+        """:meth:`query` as a stream (:func:`~acid_platform.sql.select.stream_query`): the
+        snapshot (or the query's own read-only transaction) is held until the stream is
+        exhausted or closed."""
+        end = self._own_transaction(query)
+        try:
+            rows = stream_query(self.warehouse.engine, query, self.relation)
+        except BaseException:
+            end(False)
+            raise
+        rows.on_close(lambda: end(True))
+        return rows
+
+    def _own_transaction(self, query: exp.Query) -> Callable[[bool], None]:
+        """Open the read-only transaction a query of two or more tables runs in outside
+        ``BEGIN … COMMIT`` (see :meth:`query`); returns how to end it (commit or roll back)."""
         wh = self.warehouse
         if wh.in_transaction or len(_table_names(query)) < 2:
-            return run_query(wh.engine, query, self.relation)
-        wh.begin()
-        try:
-            result = run_query(wh.engine, query, self.relation)
-        except BaseException:
-            wh.rollback()
-            raise
-        wh.commit()
-        return result
+            return lambda _ok: None
+        txn = wh.begin()
+
+        def end(ok: bool) -> None:
+            if wh.current_transaction is not txn:
+                return
+            if ok:
+                wh.commit()
+            else:
+                wh.rollback()
+
+        return end
 
 
 def _table_names(query: exp.Query) -> set[str]:

@@ -19,6 +19,8 @@ read in one pass: the probe then runs over every column the plan needs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,8 +32,9 @@ from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table import dml
 from acid_platform.table.engine import Engine
-from acid_platform.table.scan import PartitionFiles, plan_files, read_files, target_relation
+from acid_platform.table.scan import PartitionFiles, plan_files, read_files
 from acid_platform.table.scan_filter import hive_filter, pushdown_filters, resolve_filter
+from acid_platform.table.schema import table_schema
 
 #: Column of the narrow relation naming the partition (index into the planned partitions).
 PARTITION_INDEX = "__acid_part"
@@ -77,6 +80,27 @@ def read_target(
     if not missing or candidates.num_rows == 0:
         return _with_nulls(candidates, spec, read_columns)
     return _fetch(spec, location, snapshot, partitions, candidates, read_columns)
+
+
+def target_relation(
+    table: pa.Table, spec: TableSpec, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """The ``target`` relation of the DML plan from a scan with ``row__id``: ROW__ID flattened
+    into three columns, then data and partition columns.
+
+    With ``columns``, table columns not among them are typed NULL columns: the plan still sees
+    every column, but only ``columns`` are read.
+    """
+    row_id = table.column(ROW_ID_COLUMN)
+    arrays: list[pa.Array | pa.ChunkedArray] = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
+    names = [dml.WRITE_ID, dml.BUCKET_ID, dml.ROW_ID]
+    for f in table_schema(spec):
+        if columns is None or f.name in columns:
+            arrays.append(table.column(f.name))
+        else:
+            arrays.append(pa.nulls(table.num_rows, f.type))
+        names.append(f.name)
+    return pa.table(arrays, names=names)
 
 
 # --------------------------------------------------------------------------- helpers

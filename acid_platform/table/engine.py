@@ -16,6 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 from sqlglot import exp
 
+from acid_platform.table.stream import RowStream
+
 #: The dialect plans are written in (Hive's, as the rewrite rules are Hive's).
 PLAN_DIALECT = "hive"
 
@@ -40,4 +42,14 @@ class Engine(Protocol):
         ...
 
 
-__all__ = ["PLAN_DIALECT", "Engine"]
+@runtime_checkable
+class StreamingEngine(Engine, Protocol):
+    """An engine that can also hand a plan's result over as it is computed (the embedded one):
+    relations may then be ``RecordBatchReader`` s, each read once."""
+
+    def execute_batches(self, plan: exp.Expr | str, relations: Mapping[str, Any]) -> RowStream:
+        """Run ``plan`` over ``relations``; the rows stream (see :class:`RowStream`)."""
+        ...
+
+
+__all__ = ["PLAN_DIALECT", "Engine", "StreamingEngine"]

@@ -26,13 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from acid_platform.errors import ScanClosedError, UnknownColumnError
 from acid_platform.format import (
     ROW_ID_COLUMN,
-    ROW_ID_FIELDS,
     ROW_ID_TYPE,
     AcidState,
     DeleteSet,
@@ -47,7 +45,6 @@ from acid_platform.format import (
 from acid_platform.format.fs import Location
 from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore.model import TableSpec
-from acid_platform.table.dml import BUCKET_ID, ROW_ID, WRITE_ID
 from acid_platform.table.partitions import partition_values_table
 from acid_platform.table.scan_filter import Filters, ScanFilter
 from acid_platform.table.schema import data_schema, partition_schema, table_schema
@@ -381,27 +378,6 @@ def wanted_columns(
     return out
 
 
-def target_relation(
-    table: pa.Table, spec: TableSpec, columns: Sequence[str] | None = None
-) -> pa.Table:
-    """The ``target`` relation of the DML plan from a scan with ``row__id``: ROW__ID flattened
-    into three columns, then data and partition columns.
-
-    With ``columns``, table columns not among them are typed NULL columns: the plan still sees
-    every column, but only ``columns`` are read.
-    """
-    row_id = table.column(ROW_ID_COLUMN)
-    arrays: list[pa.Array | pa.ChunkedArray] = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
-    names = [WRITE_ID, BUCKET_ID, ROW_ID]
-    for f in table_schema(spec):
-        if columns is None or f.name in columns:
-            arrays.append(table.column(f.name))
-        else:
-            arrays.append(pa.nulls(table.num_rows, f.type))
-        names.append(f.name)
-    return pa.table(arrays, names=names)
-
-
 def _read_all(
     task: ScanTask,
     spec: TableSpec,
@@ -436,6 +412,5 @@ __all__ = [
     "read_files",
     "read_task",
     "split_tasks",
-    "target_relation",
     "wanted_columns",
 ]

@@ -31,6 +31,7 @@ from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
+from acid_platform.table.read_lease import take_snapshot
 from acid_platform.table.schema import data_schema
 from acid_platform.table.transaction import (
     Heartbeat,
@@ -363,26 +364,16 @@ def read_snapshot(
 class ReadLease:
     """A snapshot outside any transaction, held as a reader lease until closed.
 
-    The lease goes first, on a snapshot no newer than the one read with: between the two calls
-    the cleaner may run, and only a registered lease holds it back. Use :func:`read_snapshot`,
-    or this class directly where the lease must outlive a ``with`` block (a lazy scan).
+    The snapshot is taken by :func:`~.read_lease.take_snapshot` (lease first), and the lease
+    heartbeated while open. Use :func:`read_snapshot`, or this class directly where the lease
+    must outlive a ``with`` block (a lazy scan).
     """
 
     def __init__(self, warehouse: TableWarehouse, specs: Sequence[TableSpec]) -> None:
         ms = warehouse.metastore
         self._metastore = ms
-        self._lease: int | None = None
         self._beat: Heartbeat | None = None
-        if lease_enabled(warehouse):
-            names = ", ".join(s.full_name for s in specs)
-            self._lease = ms.open_read_lease(ms.valid_txns(), agent_info=f"scan {names}"[:128])
-        valid_txns = ms.valid_txns()
-        self.snapshots: dict[str, Snapshot] = {
-            s.full_name: Snapshot(
-                valid_txns, ms.valid_write_ids(None, s.db, s.name, valid_txns=valid_txns)
-            )
-            for s in specs
-        }
+        self.snapshots, self._lease = take_snapshot(ms, specs, lease=lease_enabled(warehouse))
         if self._lease is not None:
             lease_id = self._lease
             self._beat = Heartbeat(lambda: ms.heartbeat_read_lease(lease_id), ms.txn_timeout_s / 2)

@@ -1,7 +1,8 @@
 """``TableWarehouse``: a directory of Hive ACID tables plus the metastore that makes them transactional.
 
 >>> import tempfile
->>> wh = TableWarehouse.open(tempfile.mkdtemp())
+>>> from acid_platform import Warehouse  # this class, with the embedded engine and HiveQL
+>>> wh = Warehouse.open(tempfile.mkdtemp())
 >>> t = wh.create_table("employee", [("id", "int"), ("name", "string"), ("salary", "int")])
 >>> t.insert([{"id": 1, "name": "Jerry", "salary": 5000}]).rows_inserted
 1

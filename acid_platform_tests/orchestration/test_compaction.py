@@ -7,7 +7,8 @@ import os
 from dagster import DagsterInstance, RunRequest, SensorResult, build_sensor_context
 
 from acid_platform import Warehouse
-from acid_platform.metastore import CompactionState
+from acid_platform.compaction.hooks import on_checkpoint
+from acid_platform.metastore import CompactionState, LockComponent, LockType
 from acid_platform.orchestration import AcidWarehouseResource, compaction_job, compaction_sensor
 from acid_platform.orchestration.compaction import ENTRY_TAG, KEY_TAG
 from acid_platform_tests.helpers import acid_dirs
@@ -121,3 +122,39 @@ def test_finished_entries_leave_the_cursor(
 
     assert not after.run_requests
     assert after.cursor is not None and '"requested": {}' in after.cursor
+
+
+def test_a_writer_commits_while_the_compaction_job_runs(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    t = wh.create_table("t", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "t", 11)
+    (request,) = tick(instance, resource, None).run_requests or []
+    wh.conf["acid.lock.wait.timeout.s"] = "0"  # a writer that would wait fails instead
+    inserted = []
+
+    def write(step: str) -> None:  # the compactor's files are written, its txn still open
+        if step == "worker.files_written":
+            inserted.append(t.insert([{"id": 100, "name": "during"}]).rows_inserted)
+
+    with on_checkpoint(write):
+        assert run(instance, resource, request)
+
+    assert inserted == [1]
+    assert sorted(r["id"] for r in t.scan().to_pylist()) == [*range(11), 100]
+
+
+def test_the_compaction_job_is_not_held_up_by_a_writers_lock(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    wh.create_table("t", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "t", 11)
+    (request,) = tick(instance, resource, None).run_requests or []
+    holder = wh.begin()  # a writer holds an exclusive lock on the table throughout
+    holder.lock([LockComponent(LockType.EXCLUSIVE, "default", "t")])
+
+    assert run(instance, resource, request)
+
+    assert holder.is_open
+    holder.abort()
+    assert any(d.startswith("base_0000011_v") for d in acid_dirs(os.path.join(wh.root, "t")))

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from acid_platform.engines.embedded import EmbeddedEngine
 from acid_platform.format.types import ROW_ID_TYPE
-from acid_platform.sql.select import Relation, run_query
+from acid_platform.sql.select import ArrowRows, Relation, Rows, run_query, stream_query
 from acid_platform.sql.statements import TableName
 
 EMPLOYEE = pa.table(
@@ -38,13 +38,11 @@ class FakeCatalog:
         if name.name != "employee":
             raise KeyError(qualified)
 
-        def scan(
-            columns: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool
-        ) -> pa.Table:
+        def scan(columns: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool) -> Rows:
             text = None if predicate is None else predicate.sql(dialect="hive")
             self.scans.append((qualified, None if columns is None else list(columns), text, row_id))
             data = EMPLOYEE if columns is None else EMPLOYEE.select(list(columns))
-            return data.add_column(0, "row__id", ROW_IDS) if row_id else data
+            return ArrowRows(data.add_column(0, "row__id", ROW_IDS) if row_id else data)
 
         return Relation(qualified, tuple(EMPLOYEE.column_names), scan)
 
@@ -57,10 +55,14 @@ def engine() -> Iterator[EmbeddedEngine]:
 
 
 def run(engine: EmbeddedEngine, text: str) -> tuple[pa.Table, FakeCatalog]:
+    """The query's result and scans; streamed (each scan a one-shot reader), it is the same."""
     catalog = FakeCatalog()
     query = sqlglot.parse_one(text, read="hive")
     assert isinstance(query, sqlglot.exp.Query)
-    return run_query(engine, query, catalog.resolve), catalog
+    result = run_query(engine, query, catalog.resolve)
+    streamed = stream_query(engine, query, FakeCatalog().resolve).read_all()
+    assert streamed.equals(result)
+    return result, catalog
 
 
 def test_seed_000_select_row_id(engine: EmbeddedEngine) -> None:
@@ -142,3 +144,29 @@ def test_hive_builtins_keep_their_meaning(engine: EmbeddedEngine) -> None:
         "bad": None,
         "p": "007",
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SELECT a.id, b.id AS other FROM employee a JOIN employee b ON a.id < b.id ORDER BY 1, 2",
+        "WITH e AS (SELECT * FROM employee) SELECT x.name FROM e x JOIN e y ON x.id = y.id "
+        "ORDER BY 1",
+        "SELECT name FROM employee WHERE id IN (SELECT id FROM employee WHERE salary > 5500) "
+        "ORDER BY 1",
+    ],
+)
+def test_a_table_the_query_reads_twice_is_not_streamed(engine: EmbeddedEngine, text: str) -> None:
+    """A stream can be read once: a relation an engine may scan twice is read whole first."""
+    result, _ = run(engine, text)
+    assert result.num_rows > 0
+
+
+def test_streamed_output_keeps_hive_names_and_comes_in_batches(engine: EmbeddedEngine) -> None:
+    query = sqlglot.parse_one("SELECT upper(name), id AS ident FROM employee", read="hive")
+    assert isinstance(query, exp.Query)
+    with stream_query(engine, query, FakeCatalog().resolve) as rows:
+        assert rows.schema.names == ["_c0", "ident"]
+        batches = list(rows)
+    assert sum(b.num_rows for b in batches) == 3
+    assert all(b.schema.names == ["_c0", "ident"] for b in batches)

@@ -146,7 +146,7 @@ class SparkCompactionExecutor:
         except Exception as exc:  # noqa: BLE001 - py4j and Spark Connect raise different types
             raise CompactionError(
                 f"Spark job compacting {plan.request.path} ({n} bucket task(s)) failed: "
-                f"{_last_python_error(exc)}"
+                f"{last_python_error(exc)}"
             ) from exc
         outcomes = [pickle.loads(r[_OUTCOME]) for r in rows]
         return sorted(outcomes, key=lambda o: o.index)
@@ -185,7 +185,7 @@ def run_bucket_task(plan: RewritePlan, index: int) -> BucketOutcome:
             plan.filesystem.delete_file(task.output)
         written = run_task(plan, task)
     except Exception as exc:
-        if _retryable(exc):
+        if retryable(exc):
             raise
         return BucketOutcome(index, who, failure=_failure(exc))
     return BucketOutcome(index, who, written)
@@ -202,7 +202,7 @@ def _bucket_tasks(plan: RewritePlan, batches: Iterator[pa.RecordBatch]) -> Itera
             yield pa.RecordBatch.from_pydict({_OUTCOME: pa.array([pickle.dumps(outcome)])})
 
 
-def _retryable(exc: BaseException) -> bool:
+def retryable(exc: BaseException) -> bool:
     """I/O errors may pass (a storage hiccup); missing files and errors on the data do not."""
     permanent = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
     return isinstance(exc, OSError) and not isinstance(exc, (AcidError, *permanent))
@@ -230,7 +230,7 @@ def _refuse_speculation(spark: SparkSession, plan: RewritePlan) -> None:
 _PYTHON_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 
-def _last_python_error(exc: BaseException) -> str:
+def last_python_error(exc: BaseException) -> str:
     """The innermost Python error of a failed Spark job (its traceback is in the message)."""
     text = str(exc)
     found = _PYTHON_ERROR.findall(text)

@@ -112,7 +112,7 @@ def run_dml(
     )
     source_frame = relations.get(dml.SOURCE_RELATION)
     with PlanViews(spark, relations) as views:
-        if plan.probe is not None and _worth_probing(spark, source_frame):
+        if plan.probe is not None and worth_probing(spark, source_frame):
             # only the target rows the statement can touch (a broadcast semi-join for MERGE)
             if source_frame is not None:
                 views.replace(dml.SOURCE_RELATION, F.broadcast(source_frame))
@@ -142,7 +142,7 @@ def run_dml(
 # --------------------------------------------------------------------------- target
 
 
-def _worth_probing(spark: SparkSession, source: DataFrame | None) -> bool:
+def worth_probing(spark: SparkSession, source: DataFrame | None) -> bool:
     """Whether to narrow the target with the plan's ``probe`` first.
 
     UPDATE / DELETE (no source): the probe is the WHERE, pushed into the scan — always. MERGE:

@@ -34,8 +34,8 @@ from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.engines.spark import SparkCompactionExecutor, compaction_router
 from acid_platform.engines.spark.compaction import (
     SparkRewriteResult,
-    _last_python_error,
-    _retryable,
+    last_python_error,
+    retryable,
 )
 from acid_platform.errors import CompactionError
 from acid_platform.format import ValidCompactorWriteIdList
@@ -369,9 +369,9 @@ def test_a_failed_spark_job_reports_the_python_error_of_the_task(spark: SparkSes
 
     with pytest.raises(Exception) as failed:  # noqa: B017 - whatever PySpark raises
         spark.range(1).mapInArrow(_lose_the_disk, "id long").collect()
-    assert _retryable(OSError("Input/output error"))
-    assert not _retryable(FileNotFoundError("gone"))
-    assert not _retryable(CompactionError("bad data"))
-    assert _last_python_error(failed.value) == (
+    assert retryable(OSError("Input/output error"))
+    assert not retryable(FileNotFoundError("gone"))
+    assert not retryable(CompactionError("bad data"))
+    assert last_python_error(failed.value) == (
         "OSError: Input/output error reading /wh/t/delta_0000001_0000001_0000/bucket_00000"
     )

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from acid_platform import Warehouse
 from acid_platform.engines.spark import SparkEngine
-from acid_platform.engines.spark.dml import _worth_probing
+from acid_platform.engines.spark.dml import worth_probing
 from acid_platform.engines.spark.plans import broadcast_threshold
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.table import Table, TableWarehouse
@@ -141,7 +141,7 @@ def test_insert_and_merge_of_a_dataframe_run_on_spark_like_the_embedded_engine(
 ) -> None:
     emb, spk = _twins(wh, LAYOUTS[layout])
     parted = layout == "partitioned"
-    assert _worth_probing(spark, _frame(spark, _rows([1], parted))) is (join == "broadcast")
+    assert worth_probing(spark, _frame(spark, _rows([1], parted))) is (join == "broadcast")
 
     new = _rows(range(30, 36), parted, "n")
     _same_statement(emb, spk, emb.insert(new), spk.insert(_frame(spark, new)))
