@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from dagster import DagsterInstance, instance_for_test
+from dagster import AssetKey, DagsterInstance, instance_for_test
 
 from acid_platform import Warehouse
 from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
@@ -49,3 +50,10 @@ def insert_deltas(wh: Warehouse, name: str, count: int, partition: str | None = 
         if partition is not None:
             row["ds"] = partition
         table.insert([row])
+
+
+def latest_metadata(instance: DagsterInstance, key: str) -> dict[str, Any]:
+    """The metadata of the latest materialization of asset ``key`` (``a/b``), as values."""
+    event = instance.get_latest_materialization_event(AssetKey.from_user_string(key))
+    assert event is not None and event.asset_materialization is not None
+    return {k: v.value for k, v in event.asset_materialization.metadata.items()}

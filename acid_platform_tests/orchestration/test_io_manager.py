@@ -8,19 +8,14 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pytest
-from dagster import AssetIn, AssetKey, DagsterInstance, asset, materialize
+from dagster import AssetIn, DagsterInstance, asset, materialize
 
 from acid_platform.warehouse import Warehouse
+from acid_platform_tests.orchestration.conftest import latest_metadata
 
 
 def rows(wh: Warehouse, table: str, key: str = "id") -> list[dict[str, Any]]:
     return sorted(wh.table(table).scan().to_pylist(), key=lambda r: r[key])
-
-
-def latest_metadata(instance: DagsterInstance, key: str) -> dict[str, Any]:
-    event = instance.get_latest_materialization_event(AssetKey.from_user_string(key))
-    assert event is not None and event.asset_materialization is not None
-    return {k: v.value for k, v in event.asset_materialization.metadata.items()}
 
 
 def test_overwrite_replaces_the_table_and_reports_what_it_wrote(

@@ -30,7 +30,7 @@ from acid_platform import Warehouse
 from acid_platform.errors import LockTimeoutError
 from acid_platform.orchestration import AcidTableIOManager, AcidWarehouseResource
 from acid_platform_tests.helpers import acid_dirs
-from acid_platform_tests.orchestration.test_io_manager import latest_metadata
+from acid_platform_tests.orchestration.conftest import latest_metadata
 
 REGIONS = StaticPartitionsDefinition(["us", "eu"])
 DAILY = DailyPartitionsDefinition("2024-01-01", end_date="2024-01-10")

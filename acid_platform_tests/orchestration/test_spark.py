@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from acid_platform import Warehouse
 from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
 from acid_platform_tests.helpers import acid_dirs
-from acid_platform_tests.orchestration.test_io_manager import latest_metadata
+from acid_platform_tests.orchestration.conftest import latest_metadata
 
 pytestmark = pytest.mark.slow
 
