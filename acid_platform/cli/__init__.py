@@ -4,6 +4,8 @@
 * ``acid sql -w WAREHOUSE -e "STATEMENT"`` (or ``-f script.sql``, ``-f -`` for stdin) runs HiveQL
   and prints query results as a table, or as ``--format json|csv``;
 * ``acid show transactions|locks|compactions -w WAREHOUSE``;
+* ``acid platform materialize`` materializes the example Dagster platform
+  (:mod:`acid_platform.definitions`) in one run and prints what happened;
 * ``acid demo`` walks through the seed example (INSERT, UPDATE, MERGE) on a fresh warehouse and
   shows the directories written and the rows under two snapshots;
 * ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner;
@@ -11,18 +13,22 @@
   (``--spark-master URL``: large partitions on Spark); ``acid housekeep`` reaps transactions
   silent for ``hive.txn.timeout``; ``acid services`` runs all four until SIGTERM / Ctrl-C.
 
-Query rows go to stdout; status lines and notes to stderr (the demo prints everything to stdout).
+Query rows go to stdout; status lines and notes to stderr (the demo and ``acid platform``
+print everything to stdout).
 A user error (any :class:`~acid_platform.errors.AcidError`) prints one red line (plus the quoted
 source line of a syntax error) and exits with status 1; no traceback.
 
 Modules: :mod:`.commands` (the typer app), :mod:`.maintenance` (the compactor, cleaner and
 housekeeper commands), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`
-(printing), :mod:`.demo`.
+(printing), :mod:`.demo`, :mod:`.materialize` (``acid platform``).
 """
 
 from __future__ import annotations
 
-from acid_platform.cli import maintenance  # noqa: F401 - registers the maintenance commands
+from acid_platform.cli import (
+    maintenance,  # noqa: F401 - registers the maintenance commands
+    materialize,  # noqa: F401 - registers `acid platform`
+)
 from acid_platform.cli.commands import app, main
 
 __all__ = ["app", "main"]

@@ -17,14 +17,12 @@ from pathlib import Path
 from rich.markup import escape
 from rich.rule import Rule
 from rich.syntax import Syntax
-from rich.tree import Tree
 
 from acid_platform.cli.options import open_warehouse
-from acid_platform.cli.output import OutputFormat, out, print_result, print_table
+from acid_platform.cli.output import OutputFormat, layout_tree, out, print_result, print_table
 from acid_platform.errors import AlreadyExistsError
 from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql import SqlSession
-from acid_platform.table import Table
 
 DEMO_SETUP = """
 CREATE TABLE employee (id int, name string, salary int)
@@ -70,7 +68,7 @@ def run_demo(path: str, metastore_url: str | None = None) -> None:
         _run(writer, DEMO_CHANGES)
         _run(writer, "SHOW TRANSACTIONS;")
         out.print(Rule("directory layout of default.employee"))
-        out.print(_layout_tree(wh.table("default.employee")))
+        out.print(layout_tree(wh.table("default.employee").location))
         out.print(Rule("the same table under two snapshots"))
         print_table(
             reader.sql_session.execute(DEMO_QUERY),
@@ -111,25 +109,6 @@ def _acid_command() -> str:
 def _run(session: SqlSession, text: str) -> None:
     out.print(Syntax(text.strip(), "sql", theme="ansi_dark", background_color="default"))
     session.execute_script(text, on_result=lambda r: print_result(r, OutputFormat.table, out))
-
-
-def _layout_tree(table: Table) -> Tree:
-    """The table directory as a rich Tree (directories, then their files)."""
-    from pyarrow import fs as pafs
-
-    location = table.location
-    root = Tree(f"[bold]{escape(location.path)}[/]")
-    infos = location.filesystem.get_file_info(pafs.FileSelector(location.path, recursive=True))
-    nodes: dict[str, Tree] = {"": root}
-    for info in sorted(infos, key=lambda i: i.path):
-        relative = info.path[len(location.path.rstrip("/")) + 1 :]
-        parent, _, name = relative.rpartition("/")
-        node = nodes.get(parent, root)
-        if info.type == pafs.FileType.Directory:
-            nodes[relative] = node.add(f"[bold blue]{escape(name)}/[/]")
-        else:
-            node.add(f"{escape(name)} [dim]({info.size} bytes)[/]")
-    return root
 
 
 __all__ = ["DEMO_CHANGES", "DEMO_QUERY", "DEMO_SETUP", "next_command", "run_demo"]

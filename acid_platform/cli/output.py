@@ -20,8 +20,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
+from rich.tree import Tree
 
 from acid_platform.errors import AcidError, SqlSyntaxError
+from acid_platform.format.fs import Location
 from acid_platform.sql.display import hive_text, rows_as_json, rows_as_text
 from acid_platform.sql.results import StatementResult
 from acid_platform.table.stream import RowStream
@@ -122,6 +124,26 @@ def _print_boxed(table: pa.Table, title: str | None, first_record: int) -> None:
     out.print(rich_table)
 
 
+def layout_tree(location: Location, under: str = "") -> Tree:
+    """A table's directory (or its partition directory ``under``, e.g. ``ds=2024-01-01``) as a
+    rich Tree: directories, then their files with sizes."""
+    from pyarrow import fs as pafs
+
+    top = location.path.rstrip("/") + (f"/{under}" if under else "")
+    root = Tree(f"[bold]{escape(top)}[/]")
+    infos = location.filesystem.get_file_info(pafs.FileSelector(top, recursive=True))
+    nodes: dict[str, Tree] = {"": root}
+    for info in sorted(infos, key=lambda i: i.path):
+        relative = info.path[len(top) + 1 :]
+        parent, _, name = relative.rpartition("/")
+        node = nodes.get(parent, root)
+        if info.type == pafs.FileType.Directory:
+            nodes[relative] = node.add(f"[bold blue]{escape(name)}/[/]")
+        else:
+            node.add(f"{escape(name)} [dim]({info.size} bytes)[/]")
+    return root
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn an :class:`~acid_platform.errors.AcidError` into one red line and exit status 1."""
@@ -198,6 +220,7 @@ __all__ = [
     "PAGE_ROWS",
     "OutputFormat",
     "err",
+    "layout_tree",
     "out",
     "print_result",
     "print_stream",

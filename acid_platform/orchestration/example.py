@@ -197,7 +197,7 @@ def sales_restatement(acid_warehouse: AcidWarehouseResource) -> MaterializeResul
         f"customer_id IN ({members}) AND NOT discounted",
     )
     return change_result(
-        {"retail.sales": metrics}, members=MetadataValue.json(list(MEMBERS)), table="retail.sales"
+        {"retail.sales": metrics}, operation="update", members=MetadataValue.json(list(MEMBERS))
     )
 
 
@@ -216,7 +216,7 @@ def forget_customers(acid_warehouse: AcidWarehouseResource) -> MaterializeResult
             name: acid_warehouse.table(name).delete(where)
             for name in ("retail.sales", "mail.email_events")
         }
-    return change_result(changes, customers=MetadataValue.json(list(FORGOTTEN)))
+    return change_result(changes, operation="delete", customers=MetadataValue.json(list(FORGOTTEN)))
 
 
 @asset(
