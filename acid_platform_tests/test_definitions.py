@@ -16,6 +16,7 @@ from dagster import (
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
+    build_sensor_context,
     instance_for_test,
 )
 
@@ -176,3 +177,31 @@ def materialization(instance: DagsterInstance, key: AssetKey) -> dict[str, Any]:
     event = instance.get_latest_materialization_event(key)
     assert event is not None and event.asset_materialization is not None
     return {k: v.value for k, v in event.asset_materialization.metadata.items()}
+
+
+@pytest.mark.slow
+def test_the_maintenance_jobs_run_beside_the_acid_tables_io_manager(
+    tmp_path: Path, instance: DagsterInstance
+) -> None:
+    """The platform's ``io_manager`` is the ACID tables' one: the maintenance ops' outputs
+    (metadata only) must not go through it."""
+    conf = {"hive.compactor.check.interval": "0"}
+    platform = platform_definitions(
+        PlatformSettings(str(tmp_path / "wh"), spark_master="none", conf=conf)
+    )
+    with Warehouse.open(str(tmp_path / "wh"), create=True) as wh:
+        table = wh.create_table("t", [("id", "int")])
+        for i in range(11):
+            table.insert([{"id": i}])
+    sensor = platform.resolve_sensor_def("acid_compaction_sensor")
+    resources = {"acid_warehouse": (platform.resources or {})["acid_warehouse"]}
+    with build_sensor_context(
+        instance=instance, definitions=platform, resources=resources
+    ) as context:
+        (request,) = sensor(context).run_requests  # type: ignore[union-attr]
+    compaction = platform.resolve_job_def("acid_compaction").execute_in_process(
+        run_config=request.run_config, instance=instance, tags=request.tags
+    )
+    assert compaction.success
+    for job in ("acid_cleaner", "acid_housekeeping"):
+        assert platform.resolve_job_def(job).execute_in_process(instance=instance).success, job

@@ -19,7 +19,9 @@ from dagster import (
     DefaultScheduleStatus,
     DefaultSensorStatus,
     MetadataValue,
+    Nothing,
     OpExecutionContext,
+    Out,
     Output,
     RunRequest,
     ScheduleDefinition,
@@ -43,11 +45,10 @@ HOUSEKEEPING_SENSOR = "acid_housekeeping_sensor"
 MAX_LISTED = 500
 
 
-@op
-def acid_clean(
-    context: OpExecutionContext, acid_warehouse: AcidWarehouseResource
-) -> Output[dict[str, Any]]:
-    """One cleaner pass; what it removed goes to the run's metadata."""
+@op(out=Out(Nothing))
+def acid_clean(context: OpExecutionContext, acid_warehouse: AcidWarehouseResource) -> Output[None]:
+    """One cleaner pass; what it removed goes to the output's metadata and the run's tags (the
+    output holds no value: no IO manager stores it)."""
     with acid_warehouse.open_warehouse() as wh:
         report = run_cleaner(wh)
     removed = list(report.removed)
@@ -70,7 +71,7 @@ def acid_clean(
     context.log.info(
         f"cleaner: {len(report.cleaned_ids)} compaction(s) cleaned, {len(removed)} path(s) removed"
     )
-    return Output({"removed": removed, "cleaned": list(report.cleaned_ids)}, metadata=metadata)
+    return Output(None, metadata=metadata)
 
 
 @job(name=CLEANER_JOB, executor_def=in_process_executor, tags={"acid/service": "cleaner"})
@@ -98,10 +99,10 @@ def cleaner_schedule(
     )
 
 
-@op
+@op(out=Out(Nothing))
 def acid_housekeep(
     context: OpExecutionContext, acid_warehouse: AcidWarehouseResource
-) -> Output[dict[str, Any]]:
+) -> Output[None]:
     """Abort transactions silent for hive.txn.timeout (their locks go with them), expire silent
     locks and reader leases, purge history."""
     timeout = acid_warehouse.service_conf.txn_timeout_s
@@ -117,7 +118,7 @@ def acid_housekeep(
         "txn_timeout_s": timeout,
         "purged": MetadataValue.json(dict(report.purged)),
     }
-    return Output(report.as_dict(), metadata=metadata)
+    return Output(None, metadata=metadata)
 
 
 @job(name=HOUSEKEEPING_JOB, executor_def=in_process_executor, tags={"acid/service": "housekeeping"})

@@ -29,7 +29,9 @@ from dagster import (
     DefaultSensorStatus,
     Failure,
     MetadataValue,
+    Nothing,
     OpExecutionContext,
+    Out,
     Output,
     RunRequest,
     RunsFilter,
@@ -60,11 +62,13 @@ class CompactionConfig(Config):  # type: ignore[misc]
     compaction_id: int
 
 
-@op(pool=COMPACTOR_POOL)
+@op(pool=COMPACTOR_POOL, out=Out(Nothing))
 def acid_compact(
     context: OpExecutionContext, config: CompactionConfig, acid_warehouse: AcidWarehouseResource
-) -> Output[dict[str, object]]:
-    """Claim the entry and compact it (a no-op when another worker has it or had it)."""
+) -> Output[None]:
+    """Claim the entry and compact it (a no-op when another worker has it or had it). What it
+    did is the output's metadata; the output holds no value, so no IO manager stores it (the
+    platform's ``io_manager`` may be the ACID tables' one)."""
     with acid_warehouse.open_warehouse() as wh:
         worker = Worker(wh, executor=acid_warehouse.compaction_executor(wh))
         outcome = worker.run_once(config.compaction_id)
@@ -75,7 +79,7 @@ def acid_compact(
             "has it or had it; nothing to do"
         )
         return Output(
-            {"compaction_id": info.id, "state": info.state.value},
+            None,
             metadata={"compaction_id": info.id, "state": info.state.value, "claimed": False},
         )
     metadata = outcome_metadata(outcome)
@@ -85,7 +89,7 @@ def acid_compact(
             metadata=metadata,
         )
     context.log.info(f"compaction {outcome.id} of {_where(info)}: {outcome.message}")
-    return Output({"compaction_id": outcome.id, "state": outcome.state.value}, metadata=metadata)
+    return Output(None, metadata=metadata)
 
 
 @job(name=COMPACTION_JOB, executor_def=in_process_executor, tags={"acid/service": "compaction"})
