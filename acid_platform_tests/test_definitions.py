@@ -16,6 +16,7 @@ from dagster import (
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
+    SensorResult,
     build_sensor_context,
     instance_for_test,
 )
@@ -198,7 +199,9 @@ def test_the_maintenance_jobs_run_beside_the_acid_tables_io_manager(
     with build_sensor_context(
         instance=instance, definitions=platform, resources=resources
     ) as context:
-        (request,) = sensor(context).run_requests  # type: ignore[union-attr]
+        tick = sensor(context)
+    assert isinstance(tick, SensorResult) and tick.run_requests
+    (request,) = tick.run_requests
     compaction = platform.resolve_job_def("acid_compaction").execute_in_process(
         run_config=request.run_config, instance=instance, tags=request.tags
     )
