@@ -19,7 +19,6 @@ from sqlglot import exp
 from acid_platform.engines.spark.schema import spark_arrow_schema
 from acid_platform.orchestration.frames import Frame
 from acid_platform.orchestration.handlers import AcidTypeHandler
-from acid_platform.orchestration.options import WriteOptions
 from acid_platform.orchestration.reading import TableRead
 from acid_platform.table import Table
 from acid_platform.table.partitions import make_partition_name
@@ -50,19 +49,18 @@ class SparkFrame:
     def distinct(self, columns: Sequence[str]) -> DataFrame:
         return self.data.select(*columns).distinct()
 
+    def conformed(self, table: Table, *, keys_only: bool = False) -> SparkFrame:
+        """As they are: the Spark engine conforms the rows to the table as it writes them."""
+        return self
+
 
 class SparkTypeHandler(AcidTypeHandler[DataFrame]):
     """``pyspark.sql.DataFrame`` outputs and loads."""
 
-    def frame(
-        self, wh: Warehouse, table: Table | None, obj: DataFrame, options: WriteOptions
-    ) -> Frame:
+    def frame(self, wh: Warehouse, obj: DataFrame) -> Frame:
         if not any(engine.name == "spark" for engine in wh.native_engines):
             wh.register_spark(obj.sparkSession)
         return SparkFrame(obj.toDF(*[c.lower() for c in obj.columns]))
-
-    def schema(self, obj: DataFrame) -> pa.Schema:
-        return spark_arrow_schema(obj.schema)
 
     def load(self, read: TableRead, connection: AcidConnection, target: type) -> Any:
         return read.to_spark(connection.resource.spark_session())
