@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from dagster import DagsterInstance, RunRequest, SensorResult, build_sensor_context
 
 from acid_platform import Warehouse
@@ -158,3 +159,46 @@ def test_the_compaction_job_is_not_held_up_by_a_writers_lock(
     assert holder.is_open
     holder.abort()
     assert any(d.startswith("base_0000011_v") for d in acid_dirs(os.path.join(wh.root, "t")))
+
+
+@pytest.mark.slow
+def test_one_tick_requests_new_entries_and_retries_of_many_tables(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    # The runs of all the tick's keys come from one query of the run storage.
+    for name in ("a", "b"):
+        wh.create_table(name, [("id", "int"), ("name", "string")])
+        insert_deltas(wh, name, 11)
+    first = tick(instance, resource, None)
+    by_key = {r.run_key or "": r for r in first.run_requests or []}
+    assert sorted(by_key) == ["default.a::11", "default.b::11"]
+    broken = RunRequest(  # a's run fails before its worker claims the entry; b's is not launched
+        run_key="default.a::11",
+        run_config={"ops": {"acid_compact": {"config": {"compaction_id": 999}}}},
+        tags=by_key["default.a::11"].tags,
+    )
+    assert not run(instance, resource, broken)
+    wh.create_table("c", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "c", 11)
+
+    second = tick(instance, resource, first.cursor)
+
+    assert sorted(r.run_key or "" for r in second.run_requests or []) == [
+        "default.a::11#retry1",
+        "default.c::11",
+    ]
+
+
+def test_an_entry_whose_key_an_earlier_run_had_gets_a_key_of_its_own(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    wh.create_table("t", [("id", "int"), ("name", "string")])
+    insert_deltas(wh, "t", 11)
+    first = tick(instance, resource, None)
+    assert run(instance, resource, (first.run_requests or [])[0])
+    wh.compact("t", kind="major")  # asked again with no write since: the same high-water mark
+    (entry,) = wh.metastore.queued_compactions(CompactionState.INITIATED)
+
+    (request,) = tick(instance, resource, first.cursor).run_requests or []
+
+    assert request.run_key == f"default.t::11#{entry.id}"
