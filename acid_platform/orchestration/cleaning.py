@@ -8,6 +8,9 @@
   aborts them, which releases their locks: a crashed client holds a table no longer than the
   time-out plus one sensor interval. The run key names what is due, so a repeated tick
   requests nothing twice.
+
+Both skip their ticks while the warehouse does not exist yet (a new deployment, before the
+first write), as the compaction sensor does.
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of ops and sensors
@@ -25,12 +28,14 @@ from dagster import (
     Output,
     RunRequest,
     ScheduleDefinition,
+    ScheduleEvaluationContext,
     SensorDefinition,
     SensorEvaluationContext,
     SkipReason,
     in_process_executor,
     job,
     op,
+    schedule,
     sensor,
 )
 
@@ -87,8 +92,10 @@ def cleaner_schedule(
     execution_timezone: str | None = None,
     default_status: DefaultScheduleStatus = DefaultScheduleStatus.RUNNING,
 ) -> ScheduleDefinition:
-    """The cleaner on ``cron_schedule``; RUNNING by default."""
-    return ScheduleDefinition(
+    """The cleaner on ``cron_schedule``; RUNNING by default. A tick skips while the warehouse
+    does not exist yet."""
+
+    @schedule(
         name=name,
         cron_schedule=cron_schedule,
         job=cleaner_job,
@@ -97,6 +104,12 @@ def cleaner_schedule(
         description="Deletes directories compactions made obsolete and aborted transactions "
         "left, once no snapshot needs them.",
     )
+    def _cleaner_schedule(
+        context: ScheduleEvaluationContext, acid_warehouse: AcidWarehouseResource
+    ) -> RunRequest | SkipReason:
+        return acid_warehouse.skip_if_absent() or RunRequest()
+
+    return _cleaner_schedule
 
 
 @op(out=Out(Nothing))
@@ -147,6 +160,9 @@ def housekeeping_sensor(
     def _housekeeping_sensor(
         context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
     ) -> RunRequest | SkipReason:
+        skip = acid_warehouse.skip_if_absent()
+        if skip is not None:
+            return skip
         timeout = acid_warehouse.service_conf.txn_timeout_s
         with acid_warehouse.open_warehouse() as wh:
             due = find_timed_out(wh, timeout)

@@ -7,7 +7,8 @@
   write id high-water mark when the entry is first seen), so a repeated tick requests nothing
   twice; the cursor remembers which entry got which key. An entry whose run finished without
   claiming it (the run failed before the worker started, or the worker died and its claim was
-  revoked) is requested again under ``<key>#retry<n>``.
+  revoked) is requested again under ``<key>#retry<n>``. Until the warehouse exists, ticks
+  skip.
 * :data:`compaction_job` — claims exactly its entry and runs the worker: embedded, or with
   ``engine="spark"`` large partitions on Spark (``acid.compactor.large.partition.bytes``). Its
   op is in the ``acid_compactor`` pool: ``dagster instance concurrency set acid_compactor N``
@@ -38,6 +39,7 @@ from dagster import (
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
+    SkipReason,
     in_process_executor,
     job,
     op,
@@ -206,7 +208,10 @@ def compaction_sensor(
     )
     def _compaction_sensor(
         context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
-    ) -> SensorResult:
+    ) -> SensorResult | SkipReason:
+        skip = acid_warehouse.skip_if_absent()
+        if skip is not None:
+            return skip
         cursor = CompactionCursor.parse(context.cursor)
         settings = acid_warehouse.service_conf
         queued = 0

@@ -36,13 +36,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from dagster import ConfigurableResource, InitResourceContext, ResourceDependency
+from dagster import ConfigurableResource, InitResourceContext, ResourceDependency, SkipReason
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field, PrivateAttr
 
 from acid_platform.compaction import ExecutorRouter, ServiceConf
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
 from acid_platform.table import Table, TableWarehouse, Transaction
+from acid_platform.table.catalog_ops import warehouse_exists
 from acid_platform.warehouse import Warehouse
 
 #: The directory that holds the ``acid_platform`` package (what Spark's Python workers import).
@@ -135,6 +136,17 @@ class AcidWarehouseResource(ConfigurableResource):
                 wh.register_spark(self.spark_session())
             self._warehouse = wh
         return self._warehouse
+
+    def exists(self) -> bool:
+        """Whether the warehouse exists (this creates nothing)."""
+        return warehouse_exists(self.warehouse, self.metastore_url)
+
+    def skip_if_absent(self) -> SkipReason | None:
+        """While the warehouse does not exist (a new deployment: the first write creates it),
+        why a sensor or schedule tick skips; else ``None``."""
+        if self.exists():
+            return None
+        return SkipReason(f"no warehouse at {self.warehouse} yet (the first write creates it)")
 
     @contextmanager
     def open_warehouse(self) -> Iterator[Warehouse]:

@@ -55,7 +55,9 @@ def test_cleaner_schedule_runs_the_cleaner_and_reports_what_it_removed(
     table_dir = os.path.join(wh.root, "t")
     assert len(acid_dirs(table_dir)) == 12
 
-    data = cleaner_schedule("*/10 * * * *").evaluate_tick(build_schedule_context(instance))
+    resources = {"acid_warehouse": resource}
+    with build_schedule_context(instance, resources=resources) as context:
+        data = cleaner_schedule("*/10 * * * *").evaluate_tick(context)
     (request,) = data.run_requests or []
     result = cleaner_job.execute_in_process(
         run_config=request.run_config,
