@@ -16,6 +16,10 @@ Built from the seeds' use cases, on two Hive databases:
   event type, smallest source first, in one transaction;
 * ``retail.store_sales_daily`` (group ``reporting``): revenue per store and day, computed and
   written by Spark's executors (local Spark; left out with ``ACID_SPARK_MASTER=none``);
+* ``retail.returns`` (group ``ingest``): store returns loaded from the files that land in the
+  landing directory (Parquet, CSV or JSON lines with :data:`RETURNS_COLUMNS` and ``ds``) by the
+  ``acid_returns_ingest`` sensor — one ``acid_ingest`` run per new file, each file loaded
+  exactly once (a re-run is a no-op); the table is created on the first load;
 * the maintenance (:func:`~acid_platform.orchestration.maintenance_definitions`: compaction
   sensor and job, cleaner schedule, housekeeping sensor and job) and asset checks
   (:func:`~acid_platform.orchestration.acid_table_checks`) on every table.
@@ -30,7 +34,10 @@ module is loaded):
 * ``ACID_SPARK_MASTER``: Spark's master for the Spark asset (``local[1]``; ``none`` leaves it out);
 * ``ACID_CONF``: Hive settings, ``key=value`` separated by commas
   (``hive.compactor.check.interval=10s,hive.txn.timeout=60s``);
-* ``ACID_CLEANER_CRON``: the cleaner schedule's cron (``*/5 * * * *``).
+* ``ACID_CLEANER_CRON``: the cleaner schedule's cron (``*/5 * * * *``);
+* ``ACID_LANDING``: the landing directory (a path or URI) the ingest sensor watches; default
+  ``landing`` beside the warehouse (``$DAGSTER_HOME/landing``). While it does not exist the
+  sensor skips.
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of assets
@@ -64,6 +71,8 @@ from acid_platform.orchestration import (
     AcidTableIOManager,
     AcidWarehouseResource,
     acid_table_checks,
+    ingest_job,
+    ingest_sensor,
     maintenance_definitions,
     spark_resource,
 )
@@ -73,14 +82,20 @@ from acid_platform.orchestration.example import (
     EMAIL_SUMMARY,
     FORGET,
     RESTATEMENT,
+    RETURNS,
+    RETURNS_COLUMNS,
+    RETURNS_PARTITION,
     SALES,
     STORE_SALES_DAILY,
     STORES,
     example_assets,
+    returns_table,
 )
 
 PLATFORM_JOB = "acid_platform"
 STORES_SCHEDULE = "acid_stores_daily"
+RETURNS_SENSOR = "acid_returns_ingest"
+RETURNS_TABLE = "retail.returns"
 NO_SPARK = "none"
 
 __all__ = [
@@ -91,6 +106,9 @@ __all__ = [
     "NO_SPARK",
     "PLATFORM_JOB",
     "RESTATEMENT",
+    "RETURNS",
+    "RETURNS_SENSOR",
+    "RETURNS_TABLE",
     "SALES",
     "STORES",
     "STORES_SCHEDULE",
@@ -112,6 +130,8 @@ class PlatformSettings:
     spark_master: str = "local[1]"
     conf: Mapping[str, str] = field(default_factory=dict)
     cleaner_cron: str = "*/5 * * * *"
+    #: The landing directory; empty: ``landing`` beside the warehouse.
+    landing: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "PlatformSettings":
@@ -126,11 +146,23 @@ class PlatformSettings:
             spark_master=env.get("ACID_SPARK_MASTER") or "local[1]",
             conf={k.strip(): v.strip() for k, _, v in pairs},
             cleaner_cron=env.get("ACID_CLEANER_CRON") or "*/5 * * * *",
+            landing=env.get("ACID_LANDING") or "",
         )
 
     @property
     def with_spark(self) -> bool:
         return self.spark_master.lower() != NO_SPARK
+
+    @property
+    def landing_location(self) -> str:
+        """The landing directory: ``landing``, else ``landing`` beside the warehouse."""
+        if self.landing:
+            return self.landing
+        if "://" in self.warehouse:
+            head, _, query = self.warehouse.partition("?")
+            parent = head.rstrip("/").rpartition("/")[0]
+            return f"{parent}/landing" + (f"?{query}" if query else "")
+        return str(Path(self.warehouse).resolve().parent / "landing")
 
 
 def table_assets(assets: list[AssetsDefinition]) -> dict[AssetKey, str]:
@@ -155,7 +187,8 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         spark=spark,
     )
     assets = example_assets(with_spark=settings.with_spark)
-    checks = [c for key, name in table_assets(assets).items() for c in acid_table_checks(key, name)]
+    tables = {**table_assets(assets), RETURNS: RETURNS_TABLE}
+    checks = [c for key, name in tables.items() for c in acid_table_checks(key, name)]
     platform = define_asset_job(
         PLATFORM_JOB,
         selection=AssetSelection.assets(*assets),
@@ -170,11 +203,20 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         default_status=DefaultScheduleStatus.RUNNING,
         description="Merges the day's store feed into retail.stores.",
     )
+    returns_ingest = ingest_sensor(
+        settings.landing_location,
+        RETURNS_TABLE,
+        name=RETURNS_SENSOR,
+        columns=RETURNS_COLUMNS,
+        partition_columns=RETURNS_PARTITION,
+        asset_key=RETURNS,
+    )
     example = Definitions(
-        assets=assets,
+        assets=[*assets, returns_table],
         asset_checks=checks,
-        jobs=[platform],
+        jobs=[platform, ingest_job],
         schedules=[stores_daily],
+        sensors=[returns_ingest],
         resources={
             "acid_warehouse": acid,
             "io_manager": AcidTableIOManager(acid_warehouse=acid),
