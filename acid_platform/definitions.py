@@ -16,6 +16,10 @@ Built from the seeds' use cases, on two Hive databases:
   event type, smallest source first, in one transaction;
 * ``retail.store_sales_daily`` (group ``reporting``): revenue per store and day, computed and
   written by Spark's executors (local Spark; left out with ``ACID_SPARK_MASTER=none``);
+* ``retail.returns`` (group ``ingest``): store returns loaded from the files that land in the
+  landing directory (Parquet, CSV or JSON lines with :data:`RETURNS_COLUMNS` and ``ds``) by the
+  ``acid_returns_ingest`` sensor — one ``acid_ingest`` run per new file, each file loaded
+  exactly once (a re-run is a no-op); the table is created on the first load;
 * the maintenance (:func:`~acid_platform.orchestration.maintenance_definitions`: compaction
   sensor and job, cleaner schedule, housekeeping sensor and job) and asset checks
   (:func:`~acid_platform.orchestration.acid_table_checks`) on every table.
@@ -31,6 +35,9 @@ module is loaded):
 * ``ACID_CONF``: Hive settings, ``key=value`` separated by commas
   (``hive.compactor.check.interval=10s,hive.txn.timeout=60s``);
 * ``ACID_CLEANER_CRON``: the cleaner schedule's cron (``*/5 * * * *``);
+* ``ACID_LANDING``: the landing directory (a path or URI) the ingest sensor watches; default
+  ``landing`` beside the warehouse (``$DAGSTER_HOME/landing``). While it does not exist the
+  sensor skips;
 * ``ACID_COMPACTION_SENSOR_INTERVAL``: seconds between the compaction sensor's ticks (30);
 * ``ACID_HOUSEKEEPING_SENSOR_INTERVAL``: seconds between the housekeeping sensor's ticks
   (default: half ``hive.txn.timeout``, between 5 and 30, so a crashed client's locks go soon
@@ -71,6 +78,8 @@ from acid_platform.orchestration import (
     AcidTableIOManager,
     AcidWarehouseResource,
     acid_table_checks,
+    ingest_job,
+    ingest_sensor,
     maintenance_definitions,
     spark_resource,
 )
@@ -80,14 +89,20 @@ from acid_platform.orchestration.example import (
     EMAIL_SUMMARY,
     FORGET,
     RESTATEMENT,
+    RETURNS,
+    RETURNS_COLUMNS,
+    RETURNS_PARTITION,
     SALES,
     STORE_SALES_DAILY,
     STORES,
     example_assets,
+    returns_table,
 )
 
 PLATFORM_JOB = "acid_platform"
 STORES_SCHEDULE = "acid_stores_daily"
+RETURNS_SENSOR = "acid_returns_ingest"
+RETURNS_TABLE = "retail.returns"
 NO_SPARK = "none"
 #: About how often Dagster's daemon evaluates a sensor at most.
 MIN_SENSOR_INTERVAL_S = 5
@@ -100,6 +115,9 @@ __all__ = [
     "NO_SPARK",
     "PLATFORM_JOB",
     "RESTATEMENT",
+    "RETURNS",
+    "RETURNS_SENSOR",
+    "RETURNS_TABLE",
     "SALES",
     "STORES",
     "STORES_SCHEDULE",
@@ -123,6 +141,8 @@ class PlatformSettings:
     cleaner_cron: str = "*/5 * * * *"
     compaction_interval_s: int = 30
     housekeeping_interval_s: int | None = None  # None: from hive.txn.timeout
+    #: The landing directory; empty: ``landing`` beside the warehouse.
+    landing: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "PlatformSettings":
@@ -139,6 +159,7 @@ class PlatformSettings:
             cleaner_cron=env.get("ACID_CLEANER_CRON") or "*/5 * * * *",
             compaction_interval_s=_seconds(env, "ACID_COMPACTION_SENSOR_INTERVAL") or 30,
             housekeeping_interval_s=_seconds(env, "ACID_HOUSEKEEPING_SENSOR_INTERVAL"),
+            landing=env.get("ACID_LANDING") or "",
         )
 
     @property
@@ -153,6 +174,17 @@ class PlatformSettings:
     @property
     def with_spark(self) -> bool:
         return self.spark_master.lower() != NO_SPARK
+
+    @property
+    def landing_location(self) -> str:
+        """The landing directory: ``landing``, else ``landing`` beside the warehouse."""
+        if self.landing:
+            return self.landing
+        if "://" in self.warehouse:
+            head, _, query = self.warehouse.partition("?")
+            parent = head.rstrip("/").rpartition("/")[0]
+            return f"{parent}/landing" + (f"?{query}" if query else "")
+        return str(Path(self.warehouse).resolve().parent / "landing")
 
 
 def _seconds(env: Mapping[str, str], name: str) -> int | None:
@@ -186,7 +218,8 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         spark=spark,
     )
     assets = example_assets(with_spark=settings.with_spark)
-    checks = [c for key, name in table_assets(assets).items() for c in acid_table_checks(key, name)]
+    tables = {**table_assets(assets), RETURNS: RETURNS_TABLE}
+    checks = [c for key, name in tables.items() for c in acid_table_checks(key, name)]
     platform = define_asset_job(
         PLATFORM_JOB,
         selection=AssetSelection.assets(*assets),
@@ -201,11 +234,20 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         default_status=DefaultScheduleStatus.RUNNING,
         description="Merges the day's store feed into retail.stores.",
     )
+    returns_ingest = ingest_sensor(
+        settings.landing_location,
+        RETURNS_TABLE,
+        name=RETURNS_SENSOR,
+        columns=RETURNS_COLUMNS,
+        partition_columns=RETURNS_PARTITION,
+        asset_key=RETURNS,
+    )
     example = Definitions(
-        assets=assets,
+        assets=[*assets, returns_table],
         asset_checks=checks,
-        jobs=[platform],
+        jobs=[platform, ingest_job],
         schedules=[stores_daily],
+        sensors=[returns_ingest],
         resources={
             "acid_warehouse": acid,
             "io_manager": AcidTableIOManager(acid_warehouse=acid),

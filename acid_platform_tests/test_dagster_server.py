@@ -36,10 +36,12 @@ def test_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
     server = DagsterServer({"stubborn": [sys.executable, "-c", STUBBORN]}, env={}, logs=tmp_path)
     with server:
         log = tmp_path / "stubborn.log"
-        line = server.wait_for(
-            "the child's pid", lambda: "child " in log.read_text() and log.read_text(), 60
-        )
-        child = int(line.split()[1])
+
+        def child_pid() -> int | None:
+            text = log.read_text()
+            return int(text.split()[1]) if text.startswith("child ") else None
+
+        child = server.wait_for("the child's pid", child_pid, 60)
         (proc,) = server.processes.values()
         assert os.getpgid(child) == proc.pid  # the command's own group
     server.stop(grace_s=0.5)  # already stopped: stopping again is harmless

@@ -46,6 +46,7 @@ TABLES = {
     "retail/sales": "retail.sales",
     "mail/email_events": "mail.email_events",
     "mail/email_summary": "mail.email_summary",
+    "retail/returns": "retail.returns",
 }
 
 
