@@ -115,6 +115,28 @@ def test_the_settings_come_from_the_environment(tmp_path: Path) -> None:
     assert schedule.cron_schedule == "* * * * *"
 
 
+def test_the_sensor_intervals_come_from_the_environment(tmp_path: Path) -> None:
+    env = {
+        "ACID_WAREHOUSE": str(tmp_path / "wh"),
+        "ACID_SPARK_MASTER": "none",
+        "ACID_COMPACTION_SENSOR_INTERVAL": "5",
+        "ACID_HOUSEKEEPING_SENSOR_INTERVAL": "7",
+    }
+    platform = platform_definitions(PlatformSettings.from_env(env))
+    assert platform.resolve_sensor_def("acid_compaction_sensor").minimum_interval_seconds == 5
+    assert platform.resolve_sensor_def("acid_housekeeping_sensor").minimum_interval_seconds == 7
+
+    def housekeeping(conf: str) -> int:
+        return PlatformSettings.from_env({"ACID_CONF": conf}).housekeeping_sensor_interval_s
+
+    # by default every half hive.txn.timeout, between 5 and 30 s
+    assert PlatformSettings.from_env({}).compaction_interval_s == 30
+    assert [housekeeping(""), housekeeping("hive.txn.timeout=20s")] == [30, 10]
+    assert housekeeping("hive.txn.timeout=2s") == 5
+    with pytest.raises(ValueError, match="ACID_COMPACTION_SENSOR_INTERVAL='0'"):
+        PlatformSettings.from_env({"ACID_COMPACTION_SENSOR_INTERVAL": "0"})
+
+
 def rows(wh: Warehouse, table: str) -> list[dict[str, Any]]:
     return wh.table(table).scan().to_pylist()
 

@@ -13,9 +13,10 @@ metastore, and the run's records are in Dagster's PostgreSQL storage.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
-import shutil
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,18 +29,13 @@ from sqlalchemy import create_engine, text
 from acid_platform import Warehouse
 from acid_platform.definitions import PLATFORM_JOB, STORE_SALES_DAILY, platform_run_tags
 from acid_platform.orchestration.example import DAYS, FORGOTTEN, sales_of
+from acid_platform_tests.dagster_server import DagsterServer, bin_path, dagster_home
 from acid_platform_tests.helpers import fresh_pg_database
-from acid_platform_tests.native_topology import (
-    LOOPBACK,
-    Processes,
-    code_location_loaded,
-    http_json,
-)
 from acid_platform_tests.topology import (
     DAGSTER_DB,
+    LOOPBACK,
     METASTORE_DB,
     ROOT,
-    SERVICES,
     Placement,
     native_placement,
 )
@@ -49,7 +45,6 @@ pytestmark = pytest.mark.slow
 #: The day whose store feed the run merges into retail.stores.
 AS_OF = {"ops": {"retail__stores": {"config": {"as_of": "2024-01-02"}}}}
 DONE = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
-BIN = Path(sys.executable).parent
 
 
 @pytest.fixture
@@ -69,80 +64,75 @@ def placement() -> Iterator[Placement]:
 
 def native_command(placement: Placement, service: str) -> list[str]:
     """The topology's command for ``service`` bound to 127.0.0.1, its program from this
-    interpreter's ``bin/`` (spark-class, dagster-webserver, dagster-daemon)."""
-    argv = placement.command(service, LOOPBACK)
-    program = BIN / argv[0]
-    return [str(program) if program.exists() else shutil.which(argv[0]) or argv[0], *argv[1:]]
+    interpreter's environment (spark-class, dagster-webserver, dagster-daemon)."""
+    program, *args = placement.command(service, LOOPBACK)
+    return [bin_path(program), *args]
 
 
-def service_envs(placement: Placement, home: Path, warehouse: Path, tmp: Path) -> dict[str, Any]:
-    """Each service's environment: this one, Spark on loopback with this interpreter (and the
-    project on its path) for its Python workers, and the platform's for the platform services."""
-    base = os.environ | {
-        "SPARK_LOCAL_IP": LOOPBACK,
-        "SPARK_LOG_DIR": str(tmp / "spark-logs"),
-        "SPARK_WORKER_DIR": str(tmp / "spark-work"),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")]),
-    }
-    platform = base | placement.platform_env(str(home), str(warehouse))
-    return {name: platform if s.platform else base for name, s in SERVICES.items()}
+def http_json(url: str) -> Any | None:
+    """The JSON at ``url`` (a Spark master's or worker's ``/json/``); ``None`` while nothing
+    answers there."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return json.loads(response.read())
+    except (OSError, ValueError):
+        return None
 
 
 def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
     tmp_path: Path, placement: Placement, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home, warehouse = tmp_path / "home", tmp_path / "warehouse"
-    home.mkdir()
-    shutil.copy(ROOT / "docker" / "dagster.yaml", home / "dagster.yaml")  # compose's instance
-    envs = service_envs(placement, home, warehouse, tmp_path)
+    home = dagster_home(tmp_path / "home", ROOT / "docker" / "dagster.yaml")  # compose's
+    warehouse = tmp_path / "warehouse"
+    # the platform services' environment (as compose's), Spark on loopback with this Python
+    # (and the project on its path) on the driver and in the executors' Python workers
+    env = placement.platform_env(str(home), str(warehouse)) | {
+        "SPARK_LOCAL_IP": LOOPBACK,
+        "SPARK_LOG_DIR": str(tmp_path / "spark-logs"),
+        "SPARK_WORKER_DIR": str(tmp_path / "spark-work"),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     master_ui = f"http://{LOOPBACK}:{placement.port('spark-master', 'webui')}/json/"
     worker_ui = f"http://{LOOPBACK}:{placement.port('spark-worker', 'webui')}/json/"
-    web_port = placement.port("dagster-webserver", "http")
     for key, value in placement.dagster_pg_env().items():  # this process reads the instance too
         monkeypatch.setenv(key, value)
 
-    with Processes(tmp_path / "logs") as procs:
+    def servers(*names: str, port: int | None = None) -> DagsterServer:
+        """``names`` started together, each in a process group of its own; the Spark master
+        gets the platform's environment too (compose gives it none; it reads none of it)."""
+        commands = {name: native_command(placement, name) for name in names}
+        return DagsterServer(commands, env=env, logs=tmp_path / "logs", port=port)
 
-        def start(name: str) -> None:
-            procs.start(name, native_command(placement, name), envs[name], ROOT)
-
-        start("spark-master")
-        procs.wait_for("the Spark master answers", lambda: http_json(master_ui))
-        start("spark-worker")
-        procs.wait_for(
+    web_port = placement.port("dagster-webserver", "http")
+    with servers("spark-master", "spark-worker") as spark:
+        spark.wait_for(
             "the worker registered with the master",
             lambda: (http_json(master_ui) or {}).get("aliveworkers", 0) >= 1,
         )
-        start("dagster-webserver")
-        start("dagster-daemon")
-        procs.wait_for(
-            "the webserver has loaded the platform's code location",
-            lambda: code_location_loaded(web_port, "acid_platform"),
-            timeout_s=300,
-        )
-
-        client = DagsterGraphQLClient(LOOPBACK, port_number=web_port)
-        run_id = client.submit_job_execution(
-            PLATFORM_JOB,
-            repository_location_name="acid_platform",
-            run_config=AS_OF,
-            tags=platform_run_tags(),
-        )
-        status = procs.wait_for(
-            f"run {run_id} (queued, then started by the daemon) ends",
-            lambda: (s := client.get_run_status(run_id)) in DONE and s,
-            timeout_s=600,
-        )
-        with DagsterInstance.from_config(str(home)) as instance:
-            assert status == DagsterRunStatus.SUCCESS, run_failures(instance, run_id) + procs.logs()
-            event = instance.get_latest_materialization_event(STORE_SALES_DAILY)
-            assert event is not None and event.asset_materialization is not None
-            assert event.run_id == run_id
-            meta: dict[str, Any] = {
-                k: v.value for k, v in event.asset_materialization.metadata.items()
-            }
+        with servers("dagster-webserver", "dagster-daemon", port=web_port) as dagster:
+            dagster.wait_ready(timeout_s=300)
+            client = DagsterGraphQLClient(LOOPBACK, port_number=web_port)
+            run_id = client.submit_job_execution(
+                PLATFORM_JOB,
+                repository_location_name="acid_platform",
+                run_config=AS_OF,
+                tags=platform_run_tags(),
+            )
+            status = dagster.wait_for(
+                f"run {run_id} (queued, then started by the daemon) ends",
+                lambda: (s := client.get_run_status(run_id)) in DONE and s,
+                timeout_s=600,
+            )
+            with DagsterInstance.from_config(str(home)) as instance:
+                failures = run_failures(instance, run_id)
+                assert status == DagsterRunStatus.SUCCESS, failures + dagster.log_tail()
+                event = instance.get_latest_materialization_event(STORE_SALES_DAILY)
+                assert event is not None and event.asset_materialization is not None
+                assert event.run_id == run_id
+                meta: dict[str, Any] = {
+                    k: v.value for k, v in event.asset_materialization.metadata.items()
+                }
 
         # the Spark asset's tasks ran on executors of the standalone worker, not in the driver
         app_id = meta["spark/app_id"]
@@ -150,7 +140,7 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
         writers = meta["spark/writers"]
         assert meta["spark/tasks"] == sum(w["tasks"] for w in writers) >= 1
         assert meta["spark/driver"]["pid"] not in {w["pid"] for w in writers}
-        done = procs.wait_for(
+        (app,) = spark.wait_for(
             f"the master lists application {app_id} as completed",
             lambda: [
                 a
@@ -158,8 +148,8 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
                 if a["id"] == app_id
             ],
         )
-        assert done[0]["name"] == "acid_platform"
-        executors = procs.wait_for(
+        assert app["name"] == "acid_platform"
+        assert spark.wait_for(
             f"the worker lists the executors of {app_id} as finished",
             lambda: [
                 e
@@ -167,7 +157,6 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
                 if e["appid"] == app_id
             ],
         )
-        assert executors
 
     assert_runs_in_postgres(placement, run_id)
     assert not (home / "history").exists()  # no SQLite run storage beside it

@@ -18,9 +18,11 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
 
-from acid_platform_tests.native_topology import LOOPBACK, free_port
+from acid_platform_tests.pg_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Where every service listens in a native placement.
+LOOPBACK = "127.0.0.1"
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,6 @@
   aborts them, which releases their locks: a crashed client holds a table no longer than the
   time-out plus one sensor interval. The run key names what is due, so a repeated tick
   requests nothing twice.
-
-Both skip their ticks while the warehouse does not exist yet (a new deployment, before the
-first write), as the compaction sensor does.
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of ops and sensors
@@ -40,7 +37,7 @@ from dagster import (
 )
 
 from acid_platform.compaction import find_timed_out, run_cleaner, run_housekeeping
-from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.orchestration.resources import AcidWarehouseResource, no_warehouse_yet
 
 CLEANER_JOB = "acid_cleaner"
 CLEANER_SCHEDULE = "acid_cleaner_schedule"
@@ -92,8 +89,8 @@ def cleaner_schedule(
     execution_timezone: str | None = None,
     default_status: DefaultScheduleStatus = DefaultScheduleStatus.RUNNING,
 ) -> ScheduleDefinition:
-    """The cleaner on ``cron_schedule``; RUNNING by default. A tick skips while the warehouse
-    does not exist yet."""
+    """The cleaner on ``cron_schedule``; RUNNING by default. A tick before the warehouse exists
+    is skipped (nothing to clean)."""
 
     @schedule(
         name=name,
@@ -107,7 +104,9 @@ def cleaner_schedule(
     def _cleaner_schedule(
         context: ScheduleEvaluationContext, acid_warehouse: AcidWarehouseResource
     ) -> RunRequest | SkipReason:
-        return acid_warehouse.skip_if_absent() or RunRequest()
+        if not acid_warehouse.exists():
+            return SkipReason(no_warehouse_yet(acid_warehouse))
+        return RunRequest()
 
     return _cleaner_schedule
 
@@ -160,9 +159,8 @@ def housekeeping_sensor(
     def _housekeeping_sensor(
         context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
     ) -> RunRequest | SkipReason:
-        skip = acid_warehouse.skip_if_absent()
-        if skip is not None:
-            return skip
+        if not acid_warehouse.exists():
+            return SkipReason(no_warehouse_yet(acid_warehouse))
         timeout = acid_warehouse.service_conf.txn_timeout_s
         with acid_warehouse.open_warehouse() as wh:
             due = find_timed_out(wh, timeout)

@@ -7,8 +7,7 @@
   write id high-water mark when the entry is first seen), so a repeated tick requests nothing
   twice; the cursor remembers which entry got which key. An entry whose run finished without
   claiming it (the run failed before the worker started, or the worker died and its claim was
-  revoked) is requested again under ``<key>#retry<n>``. Until the warehouse exists, ticks
-  skip.
+  revoked) is requested again under ``<key>#retry<n>``.
 * :data:`compaction_job` — claims exactly its entry and runs the worker: embedded, or with
   ``engine="spark"`` large partitions on Spark (``acid.compactor.large.partition.bytes``). Its
   op is in the ``acid_compactor`` pool: ``dagster instance concurrency set acid_compactor N``
@@ -39,7 +38,6 @@ from dagster import (
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
-    SkipReason,
     in_process_executor,
     job,
     op,
@@ -48,7 +46,7 @@ from dagster import (
 
 from acid_platform.compaction import CompactionOutcome, Initiator, Worker
 from acid_platform.metastore import CompactionInfo, CompactionState, Metastore
-from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.orchestration.resources import AcidWarehouseResource, no_warehouse_yet
 
 COMPACTION_JOB = "acid_compaction"
 COMPACTION_SENSOR = "acid_compaction_sensor"
@@ -208,10 +206,9 @@ def compaction_sensor(
     )
     def _compaction_sensor(
         context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
-    ) -> SensorResult | SkipReason:
-        skip = acid_warehouse.skip_if_absent()
-        if skip is not None:
-            return skip
+    ) -> SensorResult:
+        if not acid_warehouse.exists():
+            return SensorResult(skip_reason=no_warehouse_yet(acid_warehouse))
         cursor = CompactionCursor.parse(context.cursor)
         settings = acid_warehouse.service_conf
         queued = 0

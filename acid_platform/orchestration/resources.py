@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from dagster import ConfigurableResource, InitResourceContext, ResourceDependency, SkipReason
+from dagster import ConfigurableResource, InitResourceContext, ResourceDependency
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field, PrivateAttr
 
@@ -138,15 +138,9 @@ class AcidWarehouseResource(ConfigurableResource):
         return self._warehouse
 
     def exists(self) -> bool:
-        """Whether the warehouse exists (this creates nothing)."""
+        """Whether the warehouse exists yet (the first write creates it; until then the
+        maintenance has nothing to do and skips its ticks)."""
         return warehouse_exists(self.warehouse, self.metastore_url)
-
-    def skip_if_absent(self) -> SkipReason | None:
-        """While the warehouse does not exist (a new deployment: the first write creates it),
-        why a sensor or schedule tick skips; else ``None``."""
-        if self.exists():
-            return None
-        return SkipReason(f"no warehouse at {self.warehouse} yet (the first write creates it)")
 
     @contextmanager
     def open_warehouse(self) -> Iterator[Warehouse]:
@@ -254,4 +248,15 @@ class AcidReader(ConfigurableResource):
         )
 
 
-__all__ = ["PROJECT_ROOT", "AcidReader", "AcidWarehouseResource", "spark_resource"]
+def no_warehouse_yet(resource: AcidWarehouseResource) -> str:
+    """The skip reason of a maintenance tick before the warehouse exists."""
+    return f"no warehouse at {resource.warehouse} yet (the first write creates it)"
+
+
+__all__ = [
+    "PROJECT_ROOT",
+    "AcidReader",
+    "AcidWarehouseResource",
+    "no_warehouse_yet",
+    "spark_resource",
+]

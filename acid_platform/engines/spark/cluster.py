@@ -113,7 +113,7 @@ class LocalCluster:
         """Stop workers, then the master (SIGTERM, then SIGKILL after 15 s); remove the work
         directory if the cluster made it."""
         for proc in reversed(self._procs):
-            stop_process_group(proc)
+            _terminate(proc)
         self._procs.clear()
         for log in self._logs:
             log.close()
@@ -217,18 +217,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
-    """Stop the process group ``proc`` leads (started with ``start_new_session=True``): SIGTERM,
-    SIGKILL after ``grace_s``; then SIGKILL what is left of the group (children that outlived
-    their leader, such as a worker's executors)."""
-    if proc.poll() is None:
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
