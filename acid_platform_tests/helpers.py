@@ -217,3 +217,17 @@ def count_parses(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
 
     monkeypatch.setattr(Parser, "parse", parse)
     return parses
+
+
+# --------------------------------------------------------------------------- test artifacts
+
+
+def artifacts_dir(*parts: str) -> Path:
+    """A directory for what a test keeps for people to look at (screenshots, server logs):
+    ``$ACID_TEST_ARTIFACTS`` or ``test-artifacts/`` in the repository (gitignored), then
+    ``parts``."""
+    default = Path(__file__).resolve().parents[1] / "test-artifacts"
+    root = Path(os.environ.get("ACID_TEST_ARTIFACTS") or default)
+    path = root.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path

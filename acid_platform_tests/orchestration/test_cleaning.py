@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from dagster import (
     DagsterInstance,
@@ -15,6 +16,8 @@ from dagster import (
     DefaultSensorStatus,
     Definitions,
     RunRequest,
+    SensorResult,
+    SkipReason,
     build_schedule_context,
     build_sensor_context,
 )
@@ -24,6 +27,7 @@ from acid_platform.orchestration import (
     AcidWarehouseResource,
     cleaner_job,
     cleaner_schedule,
+    compaction_sensor,
     housekeeping_job,
     housekeeping_sensor,
     maintenance_definitions,
@@ -46,6 +50,39 @@ def test_maintenance_is_loadable_and_running_by_default(resource: AcidWarehouseR
     assert schedule.cron_schedule == "*/10 * * * *"
 
 
+def test_the_maintenance_skips_its_ticks_until_the_warehouse_exists(
+    tmp_path: Path, instance: DagsterInstance
+) -> None:
+    """A platform's sensors and schedule run before its first write creates the warehouse
+    (``dagster dev`` on a fresh checkout): their ticks skip, saying why, instead of failing."""
+    root = str(tmp_path / "wh")
+    resource = AcidWarehouseResource(warehouse=root, conf={"hive.compactor.check.interval": "0"})
+
+    def ticks() -> list[str | None]:
+        resources = {"acid_warehouse": resource}
+        with build_sensor_context(instance=instance, resources=resources) as context:
+            compaction = compaction_sensor()(context)
+        with build_sensor_context(instance=instance, resources=resources) as context:
+            housekeeping = housekeeping_sensor()(context)
+        with build_schedule_context(instance, resources=resources) as context:
+            cleaner = cleaner_schedule().evaluate_tick(context)
+        assert isinstance(compaction, SensorResult) and not compaction.run_requests
+        assert isinstance(housekeeping, SkipReason)
+        skipped = None if cleaner.run_requests else cleaner.skip_message
+        return [
+            compaction.skip_reason and compaction.skip_reason.skip_message,
+            housekeeping.skip_message,
+            skipped,
+        ]
+
+    assert ticks() == [f"no warehouse at {root} yet (the first write creates it)"] * 3
+    assert not os.path.exists(root)  # nothing created
+    Warehouse.open(root).close()
+    compaction, housekeeping, cleaner = ticks()
+    assert compaction is not None and compaction.startswith("initiator queued 0")
+    assert housekeeping == "no transaction or lock silent for 300s" and cleaner is None
+
+
 def test_cleaner_schedule_runs_the_cleaner_and_reports_what_it_removed(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
 ) -> None:
@@ -55,7 +92,8 @@ def test_cleaner_schedule_runs_the_cleaner_and_reports_what_it_removed(
     table_dir = os.path.join(wh.root, "t")
     assert len(acid_dirs(table_dir)) == 12
 
-    data = cleaner_schedule("*/10 * * * *").evaluate_tick(build_schedule_context(instance))
+    with build_schedule_context(instance, resources={"acid_warehouse": resource}) as context:
+        data = cleaner_schedule("*/10 * * * *").evaluate_tick(context)
     (request,) = data.run_requests or []
     result = cleaner_job.execute_in_process(
         run_config=request.run_config,
