@@ -37,7 +37,14 @@ module is loaded):
 * ``ACID_CLEANER_CRON``: the cleaner schedule's cron (``*/5 * * * *``);
 * ``ACID_LANDING``: the landing directory (a path or URI) the ingest sensor watches; default
   ``landing`` beside the warehouse (``$DAGSTER_HOME/landing``). While it does not exist the
-  sensor skips.
+  sensor skips;
+* ``ACID_INGEST_SENSOR_INTERVAL``: seconds between the ingest sensor's ticks (30);
+* ``ACID_COMPACTION_SENSOR_INTERVAL``: seconds between the compaction sensor's ticks (30);
+* ``ACID_HOUSEKEEPING_SENSOR_INTERVAL``: seconds between the housekeeping sensor's ticks
+  (default: half ``hive.txn.timeout``, between 5 and 30, so a crashed client's locks go soon
+  after the time-out).
+
+The daemon evaluates sensors at most every 5 s or so: shorter intervals change nothing.
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of assets
@@ -66,6 +73,7 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
+from acid_platform.compaction import ServiceConf
 from acid_platform.orchestration import (
     AcidReader,
     AcidTableIOManager,
@@ -97,6 +105,8 @@ STORES_SCHEDULE = "acid_stores_daily"
 RETURNS_SENSOR = "acid_returns_ingest"
 RETURNS_TABLE = "retail.returns"
 NO_SPARK = "none"
+#: About how often Dagster's daemon evaluates a sensor at most.
+MIN_SENSOR_INTERVAL_S = 5
 
 __all__ = [
     "DAYS",
@@ -130,8 +140,11 @@ class PlatformSettings:
     spark_master: str = "local[1]"
     conf: Mapping[str, str] = field(default_factory=dict)
     cleaner_cron: str = "*/5 * * * *"
+    compaction_interval_s: int = 30
+    housekeeping_interval_s: int | None = None  # None: from hive.txn.timeout
     #: The landing directory; empty: ``landing`` beside the warehouse.
     landing: str = ""
+    ingest_interval_s: int = 30
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "PlatformSettings":
@@ -146,8 +159,20 @@ class PlatformSettings:
             spark_master=env.get("ACID_SPARK_MASTER") or "local[1]",
             conf={k.strip(): v.strip() for k, _, v in pairs},
             cleaner_cron=env.get("ACID_CLEANER_CRON") or "*/5 * * * *",
+            compaction_interval_s=_seconds(env, "ACID_COMPACTION_SENSOR_INTERVAL") or 30,
+            housekeeping_interval_s=_seconds(env, "ACID_HOUSEKEEPING_SENSOR_INTERVAL"),
             landing=env.get("ACID_LANDING") or "",
+            ingest_interval_s=_seconds(env, "ACID_INGEST_SENSOR_INTERVAL") or 30,
         )
+
+    @property
+    def housekeeping_sensor_interval_s(self) -> int:
+        """Seconds between the housekeeping sensor's ticks: as set, else half
+        ``hive.txn.timeout`` between 5 and 30."""
+        if self.housekeeping_interval_s is not None:
+            return self.housekeeping_interval_s
+        half = ServiceConf.from_conf(self.conf).txn_timeout_s / 2
+        return int(min(max(half, MIN_SENSOR_INTERVAL_S), 30))
 
     @property
     def with_spark(self) -> bool:
@@ -163,6 +188,15 @@ class PlatformSettings:
             parent = head.rstrip("/").rpartition("/")[0]
             return f"{parent}/landing" + (f"?{query}" if query else "")
         return str(Path(self.warehouse).resolve().parent / "landing")
+
+
+def _seconds(env: Mapping[str, str], name: str) -> int | None:
+    text = (env.get(name) or "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{name}={text!r}: a whole number of seconds, at least 1")
+    return int(text)
 
 
 def table_assets(assets: list[AssetsDefinition]) -> dict[AssetKey, str]:
@@ -210,6 +244,7 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         columns=RETURNS_COLUMNS,
         partition_columns=RETURNS_PARTITION,
         asset_key=RETURNS,
+        minimum_interval_seconds=settings.ingest_interval_s,
     )
     example = Definitions(
         assets=[*assets, returns_table],
@@ -224,7 +259,12 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         },
         executor=in_process_executor,
     )
-    return Definitions.merge(example, maintenance_definitions(cleaner_cron=settings.cleaner_cron))
+    maintenance = maintenance_definitions(
+        cleaner_cron=settings.cleaner_cron,
+        compaction_interval_s=settings.compaction_interval_s,
+        housekeeping_interval_s=settings.housekeeping_sensor_interval_s,
+    )
+    return Definitions.merge(example, maintenance)
 
 
 def platform_run_tags(start: str | None = None, end: str | None = None) -> dict[str, str]:

@@ -271,7 +271,7 @@ def email_summary(
     context.log.info("merged smallest source first: " + ", ".join(s["event_type"] for s in order))
     partitions = {make_partition_name(["ds"], [d]) for d in days}
     metadata = materialization_metadata(
-        table, "merge", metrics, table_health(table, partitions), partitioned=True
+        table, "merge", metrics, table_health(table, partitions), partitions=len(days)
     )
     metadata["merge_order"] = MetadataValue.json(steps)
     return MaterializeResult(metadata=metadata)

@@ -93,7 +93,8 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
         conformed = rows.conformed(table, keys_only=options.mode is WriteMode.DELETE)
         metrics = write_slice(table, conformed, options, slice_)
         health = table_health(table, slice_partitions(table, slice_), connection.row_counts)
-        return materialization_metadata(table, options.mode.value, metrics, health, bool(dims))
+        partitions = len(context.asset_partition_keys) if dims else 0
+        return materialization_metadata(table, options.mode.value, metrics, health, partitions)
 
     def load_input(
         self, context: InputContext, table_slice: TableSlice, connection: AcidConnection

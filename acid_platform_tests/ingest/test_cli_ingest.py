@@ -31,7 +31,9 @@ def test_acid_ingest_loads_once_and_refuses_a_bad_file(tmp_path: Path) -> None:
     assert "committed by txnid:1 already" in again.output
     failed = runner.invoke(app, ["ingest", str(bad), "-t", "t", "-w", root])
     assert failed.exit_code == 1
-    assert "LandingFileError" in failed.output and "bad.jsonl does not parse as json" in failed.output
+    assert (
+        "LandingFileError" in failed.output and "bad.jsonl does not parse as json" in failed.output
+    )
 
     with Warehouse.open(root, create=False) as wh:
         assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == [1, 2]
