@@ -1,9 +1,9 @@
 """``docker-compose.yml`` describes the topology ``test_native_topology`` runs (``topology.py``,
 with compose's placement): the same services and ports (published on 127.0.0.1 only), the same
 commands, the same environment of the platform services (values computed from the placement),
-one warehouse volume, health checks; ``docker/dagster.yaml`` is the project's ``dagster.yaml``
-with its PostgreSQL block uncommented, and an instance it configures works on PostgreSQL as
-dagster-webserver uses it. Docker does not run here: the compose file is read, not run."""
+the warehouse and landing volumes, health checks; ``docker/dagster.yaml`` is the project's
+``dagster.yaml`` with its PostgreSQL block uncommented, and an instance it configures works on
+PostgreSQL as dagster-webserver uses it. Docker does not run here: the compose file is read, not run."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from acid_platform_tests.helpers import fresh_pg_database
 from acid_platform_tests.topology import (
     COMPOSE,
     COMPOSE_HOME,
+    COMPOSE_LANDING,
     COMPOSE_WAREHOUSE,
     DAGSTER_DB,
     DAGSTER_PG_ENV,
@@ -73,11 +74,12 @@ def test_the_platform_services_share_the_environment_and_the_warehouse(
             continue
         # the native run's environment, computed from the same placement (values as strings)
         assert {k: str(v) for k, v in env.items()} == COMPOSE.platform_env(
-            COMPOSE_HOME, COMPOSE_WAREHOUSE
+            COMPOSE_HOME, COMPOSE_WAREHOUSE, COMPOSE_LANDING
         ), name
         assert set(env) == set(PLATFORM_ENV) | set(DAGSTER_PG_ENV), name
-        assert f"warehouse:{COMPOSE_WAREHOUSE}" in svc[name]["volumes"], name
-    assert "warehouse" in compose["volumes"]
+        volumes = svc[name]["volumes"]
+        assert {f"warehouse:{COMPOSE_WAREHOUSE}", f"landing:{COMPOSE_LANDING}"} <= set(volumes)
+    assert {"warehouse", "landing"} <= set(compose["volumes"])
 
     postgres = svc["postgres"]["environment"]
     assert (postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"]) == (

@@ -86,7 +86,7 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
     warehouse = tmp_path / "warehouse"
     # the platform services' environment (as compose's), Spark on loopback with this Python
     # (and the project on its path) on the driver and in the executors' Python workers
-    env = placement.platform_env(str(home), str(warehouse)) | {
+    env = placement.platform_env(str(home), str(warehouse), str(tmp_path / "landing")) | {
         "SPARK_LOCAL_IP": LOOPBACK,
         "SPARK_LOG_DIR": str(tmp_path / "spark-logs"),
         "SPARK_WORKER_DIR": str(tmp_path / "spark-work"),

@@ -79,7 +79,13 @@ SERVICES: dict[str, Service] = {
 #: Services that run the project's code (they mount the warehouse and read PLATFORM_ENV).
 PLATFORM_SERVICES = tuple(name for name, s in SERVICES.items() if s.platform)
 #: What the example platform and the Dagster instance read from the environment.
-PLATFORM_ENV = ("DAGSTER_HOME", "ACID_WAREHOUSE", "ACID_METASTORE_URL", "ACID_SPARK_MASTER")
+PLATFORM_ENV = (
+    "DAGSTER_HOME",
+    "ACID_WAREHOUSE",
+    "ACID_METASTORE_URL",
+    "ACID_SPARK_MASTER",
+    "ACID_LANDING",
+)
 #: What the PostgreSQL block of dagster.yaml reads (docker/dagster.yaml has it uncommented).
 DAGSTER_PG_ENV = (
     "DAGSTER_PG_HOST",
@@ -149,11 +155,17 @@ class Placement:
             "DAGSTER_PG_DB": self.databases[DAGSTER_DB],
         }
 
-    def platform_env(self, home: str, warehouse: str) -> dict[str, str]:
+    def platform_env(self, home: str, warehouse: str, landing: str) -> dict[str, str]:
         """The environment of a platform service: :data:`PLATFORM_ENV` and
-        :data:`DAGSTER_PG_ENV` (``DAGSTER_HOME`` = ``home``, ``ACID_WAREHOUSE`` = ``warehouse``)."""
+        :data:`DAGSTER_PG_ENV` (``DAGSTER_HOME`` = ``home``, ``ACID_WAREHOUSE`` = ``warehouse``,
+        ``ACID_LANDING`` = ``landing``)."""
         return platform_env(
-            home, warehouse, self.metastore_url, self.spark_master, **self.dagster_pg_env()
+            home,
+            warehouse,
+            self.metastore_url,
+            self.spark_master,
+            ACID_LANDING=landing,
+            **self.dagster_pg_env(),
         )
 
 
@@ -186,9 +198,10 @@ def native_placement(metastore_url: str, dagster_url: str) -> Placement:
     )
 
 
-#: Where the compose services keep the Dagster instance and the warehouse volume.
+#: Where the compose services keep the Dagster instance, the warehouse and landing volumes.
 COMPOSE_HOME = "/opt/dagster/home"
 COMPOSE_WAREHOUSE = "/warehouse"
+COMPOSE_LANDING = "/landing"
 
 
 def platform_env(
