@@ -327,7 +327,7 @@ def test_a_landing_uri_is_watched_and_loaded_through_pyarrow_fs(
 
     (request,) = requests(first)
     assert files_of(request) == [f"file://{landing}/a.csv"]
-    assert request.run_key.startswith(f"file://{landing}/a.csv|size=")
+    assert (request.run_key or "").startswith(f"file://{landing}/a.csv|size=")
     assert execute(instance, resource, request)[0]
     assert ids_in(wh) == [0, 1, 2]
     assert requests(tick(instance, resource, sensor, first.cursor)) == []
