@@ -16,6 +16,10 @@ Built from the seeds' use cases, on two Hive databases:
   event type, smallest source first, in one transaction;
 * ``retail.store_sales_daily`` (group ``reporting``): revenue per store and day, computed and
   written by Spark's executors (local Spark; left out with ``ACID_SPARK_MASTER=none``);
+* ``retail.returns`` (group ``ingest``): store returns loaded from the files that land in the
+  landing directory (Parquet, CSV or JSON lines with :data:`RETURNS_COLUMNS` and ``ds``) by the
+  ``acid_returns_ingest`` sensor — one ``acid_ingest`` run per new file, each file loaded
+  exactly once (a re-run is a no-op); the table is created on the first load;
 * the maintenance (:func:`~acid_platform.orchestration.maintenance_definitions`: compaction
   sensor and job, cleaner schedule, housekeeping sensor and job) and asset checks
   (:func:`~acid_platform.orchestration.acid_table_checks`) on every table.
@@ -30,7 +34,17 @@ module is loaded):
 * ``ACID_SPARK_MASTER``: Spark's master for the Spark asset (``local[1]``; ``none`` leaves it out);
 * ``ACID_CONF``: Hive settings, ``key=value`` separated by commas
   (``hive.compactor.check.interval=10s,hive.txn.timeout=60s``);
-* ``ACID_CLEANER_CRON``: the cleaner schedule's cron (``*/5 * * * *``).
+* ``ACID_CLEANER_CRON``: the cleaner schedule's cron (``*/5 * * * *``);
+* ``ACID_LANDING``: the landing directory (a path or URI) the ingest sensor watches; default
+  ``landing`` beside the warehouse (``$DAGSTER_HOME/landing``). While it does not exist the
+  sensor skips;
+* ``ACID_INGEST_SENSOR_INTERVAL``: seconds between the ingest sensor's ticks (30);
+* ``ACID_COMPACTION_SENSOR_INTERVAL``: seconds between the compaction sensor's ticks (30);
+* ``ACID_HOUSEKEEPING_SENSOR_INTERVAL``: seconds between the housekeeping sensor's ticks
+  (default: half ``hive.txn.timeout``, between 5 and 30, so a crashed client's locks go soon
+  after the time-out).
+
+The daemon evaluates sensors at most every 5 s or so: shorter intervals change nothing.
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of assets
@@ -59,11 +73,14 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
+from acid_platform.compaction import ServiceConf
 from acid_platform.orchestration import (
     AcidReader,
     AcidTableIOManager,
     AcidWarehouseResource,
     acid_table_checks,
+    ingest_job,
+    ingest_sensor,
     maintenance_definitions,
     spark_resource,
 )
@@ -73,15 +90,23 @@ from acid_platform.orchestration.example import (
     EMAIL_SUMMARY,
     FORGET,
     RESTATEMENT,
+    RETURNS,
+    RETURNS_COLUMNS,
+    RETURNS_PARTITION,
     SALES,
     STORE_SALES_DAILY,
     STORES,
     example_assets,
+    returns_table,
 )
 
 PLATFORM_JOB = "acid_platform"
 STORES_SCHEDULE = "acid_stores_daily"
+RETURNS_SENSOR = "acid_returns_ingest"
+RETURNS_TABLE = "retail.returns"
 NO_SPARK = "none"
+#: About how often Dagster's daemon evaluates a sensor at most.
+MIN_SENSOR_INTERVAL_S = 5
 
 __all__ = [
     "DAYS",
@@ -91,6 +116,9 @@ __all__ = [
     "NO_SPARK",
     "PLATFORM_JOB",
     "RESTATEMENT",
+    "RETURNS",
+    "RETURNS_SENSOR",
+    "RETURNS_TABLE",
     "SALES",
     "STORES",
     "STORES_SCHEDULE",
@@ -112,6 +140,11 @@ class PlatformSettings:
     spark_master: str = "local[1]"
     conf: Mapping[str, str] = field(default_factory=dict)
     cleaner_cron: str = "*/5 * * * *"
+    compaction_interval_s: int = 30
+    housekeeping_interval_s: int | None = None  # None: from hive.txn.timeout
+    #: The landing directory; empty: ``landing`` beside the warehouse.
+    landing: str = ""
+    ingest_interval_s: int = 30
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "PlatformSettings":
@@ -126,11 +159,44 @@ class PlatformSettings:
             spark_master=env.get("ACID_SPARK_MASTER") or "local[1]",
             conf={k.strip(): v.strip() for k, _, v in pairs},
             cleaner_cron=env.get("ACID_CLEANER_CRON") or "*/5 * * * *",
+            compaction_interval_s=_seconds(env, "ACID_COMPACTION_SENSOR_INTERVAL") or 30,
+            housekeeping_interval_s=_seconds(env, "ACID_HOUSEKEEPING_SENSOR_INTERVAL"),
+            landing=env.get("ACID_LANDING") or "",
+            ingest_interval_s=_seconds(env, "ACID_INGEST_SENSOR_INTERVAL") or 30,
         )
+
+    @property
+    def housekeeping_sensor_interval_s(self) -> int:
+        """Seconds between the housekeeping sensor's ticks: as set, else half
+        ``hive.txn.timeout`` between 5 and 30."""
+        if self.housekeeping_interval_s is not None:
+            return self.housekeeping_interval_s
+        half = ServiceConf.from_conf(self.conf).txn_timeout_s / 2
+        return int(min(max(half, MIN_SENSOR_INTERVAL_S), 30))
 
     @property
     def with_spark(self) -> bool:
         return self.spark_master.lower() != NO_SPARK
+
+    @property
+    def landing_location(self) -> str:
+        """The landing directory: ``landing``, else ``landing`` beside the warehouse."""
+        if self.landing:
+            return self.landing
+        if "://" in self.warehouse:
+            head, _, query = self.warehouse.partition("?")
+            parent = head.rstrip("/").rpartition("/")[0]
+            return f"{parent}/landing" + (f"?{query}" if query else "")
+        return str(Path(self.warehouse).resolve().parent / "landing")
+
+
+def _seconds(env: Mapping[str, str], name: str) -> int | None:
+    text = (env.get(name) or "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{name}={text!r}: a whole number of seconds, at least 1")
+    return int(text)
 
 
 def table_assets(assets: list[AssetsDefinition]) -> dict[AssetKey, str]:
@@ -155,7 +221,8 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         spark=spark,
     )
     assets = example_assets(with_spark=settings.with_spark)
-    checks = [c for key, name in table_assets(assets).items() for c in acid_table_checks(key, name)]
+    tables = {**table_assets(assets), RETURNS: RETURNS_TABLE}
+    checks = [c for key, name in tables.items() for c in acid_table_checks(key, name)]
     platform = define_asset_job(
         PLATFORM_JOB,
         selection=AssetSelection.assets(*assets),
@@ -170,11 +237,21 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         default_status=DefaultScheduleStatus.RUNNING,
         description="Merges the day's store feed into retail.stores.",
     )
+    returns_ingest = ingest_sensor(
+        settings.landing_location,
+        RETURNS_TABLE,
+        name=RETURNS_SENSOR,
+        columns=RETURNS_COLUMNS,
+        partition_columns=RETURNS_PARTITION,
+        asset_key=RETURNS,
+        minimum_interval_seconds=settings.ingest_interval_s,
+    )
     example = Definitions(
-        assets=assets,
+        assets=[*assets, returns_table],
         asset_checks=checks,
-        jobs=[platform],
+        jobs=[platform, ingest_job],
         schedules=[stores_daily],
+        sensors=[returns_ingest],
         resources={
             "acid_warehouse": acid,
             "io_manager": AcidTableIOManager(acid_warehouse=acid),
@@ -182,7 +259,12 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         },
         executor=in_process_executor,
     )
-    return Definitions.merge(example, maintenance_definitions(cleaner_cron=settings.cleaner_cron))
+    maintenance = maintenance_definitions(
+        cleaner_cron=settings.cleaner_cron,
+        compaction_interval_s=settings.compaction_interval_s,
+        housekeeping_interval_s=settings.housekeeping_sensor_interval_s,
+    )
+    return Definitions.merge(example, maintenance)
 
 
 def platform_run_tags(start: str | None = None, end: str | None = None) -> dict[str, str]:

@@ -105,6 +105,13 @@ class TooManyOpenTxnsError(MetastoreError):
     """The number of open transactions reached `hive.max.open.txns`."""
 
 
+class DuplicateSourceError(MetastoreError):
+    """A source (a landing file) is already committed into the table, or already recorded in
+    the transaction: loading it again would duplicate its rows. Raised when it is recorded
+    (the statement then aborts) or at commit, when a concurrent transaction committed it first
+    (this one is then aborted: nothing it wrote becomes visible)."""
+
+
 class CompactionError(AcidError):
     """A compaction failed; its queue entry records the message."""
 
@@ -193,6 +200,12 @@ class TransactionStateError(AcidError):
 
 class EngineError(AcidError):
     """An engine failed while running a plan (e.g. a cast that fails on a value at run time)."""
+
+
+# --------------------------------------------------------------------------- ingest
+class LandingFileError(AcidError, ValueError):
+    """A landing file cannot be loaded: it is missing, unreadable, of an unknown format, or
+    does not parse; nothing was written."""
 
 
 # --------------------------------------------------------------------------- orchestration

@@ -31,6 +31,7 @@ LAYERS = (
     "metastore",
     "table",
     "compaction",
+    "ingest",
     "engines",
     "streaming",
     "sql",

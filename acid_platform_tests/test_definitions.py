@@ -46,6 +46,7 @@ TABLES = {
     "retail/sales": "retail.sales",
     "mail/email_events": "mail.email_events",
     "mail/email_summary": "mail.email_summary",
+    "retail/returns": "retail.returns",
 }
 
 
@@ -114,6 +115,28 @@ def test_the_settings_come_from_the_environment(tmp_path: Path) -> None:
     assert schedule.cron_schedule == "* * * * *"
 
 
+def test_the_sensor_intervals_come_from_the_environment(tmp_path: Path) -> None:
+    env = {
+        "ACID_WAREHOUSE": str(tmp_path / "wh"),
+        "ACID_SPARK_MASTER": "none",
+        "ACID_COMPACTION_SENSOR_INTERVAL": "5",
+        "ACID_HOUSEKEEPING_SENSOR_INTERVAL": "7",
+    }
+    platform = platform_definitions(PlatformSettings.from_env(env))
+    assert platform.resolve_sensor_def("acid_compaction_sensor").minimum_interval_seconds == 5
+    assert platform.resolve_sensor_def("acid_housekeeping_sensor").minimum_interval_seconds == 7
+
+    def housekeeping(conf: str) -> int:
+        return PlatformSettings.from_env({"ACID_CONF": conf}).housekeeping_sensor_interval_s
+
+    # by default every half hive.txn.timeout, between 5 and 30 s
+    assert PlatformSettings.from_env({}).compaction_interval_s == 30
+    assert [housekeeping(""), housekeeping("hive.txn.timeout=20s")] == [30, 10]
+    assert housekeeping("hive.txn.timeout=2s") == 5
+    with pytest.raises(ValueError, match="ACID_COMPACTION_SENSOR_INTERVAL='0'"):
+        PlatformSettings.from_env({"ACID_COMPACTION_SENSOR_INTERVAL": "0"})
+
+
 def rows(wh: Warehouse, table: str) -> list[dict[str, Any]]:
     return wh.table(table).scan().to_pylist()
 
@@ -161,7 +184,8 @@ def test_one_run_materializes_the_platform_end_to_end(
     order = [step["source_rows"] for step in meta["merge_order"]]
     assert order == sorted(order) and len(order) == len(EVENT_TYPES)
     assert meta["dagster/row_count"] == len(summary)
-    assert materialization(instance, SALES)["dagster/partition_row_count"] == 600
+    sales = materialization(instance, SALES)  # one run of three days, 200 rows each
+    assert sales["partition_range_row_count"] == 600 and "dagster/partition_row_count" not in sales
 
     # the next day's feed: store 4 closed (deleted), store 1 grew and store 6 shrank (updated)
     again = {"ops": {"retail__stores": {"config": {"as_of": "2024-01-03"}}}}

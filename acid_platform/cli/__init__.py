@@ -4,6 +4,8 @@
 * ``acid sql -w WAREHOUSE -e "STATEMENT"`` (or ``-f script.sql``, ``-f -`` for stdin) runs HiveQL
   and prints query results as a table, or as ``--format json|csv``;
 * ``acid show transactions|locks|compactions -w WAREHOUSE``;
+* ``acid ingest FILE… --table db.t -w WAREHOUSE`` loads landing files (Parquet, CSV, JSON
+  lines) into a table, each exactly once;
 * ``acid platform materialize`` materializes the example Dagster platform
   (:mod:`acid_platform.definitions`) in one run and prints what happened;
 * ``acid demo`` walks through the seed example (INSERT, UPDATE, MERGE) on a fresh warehouse and
@@ -19,13 +21,14 @@ A user error (any :class:`~acid_platform.errors.AcidError`) prints one red line 
 source line of a syntax error) and exits with status 1; no traceback.
 
 Modules: :mod:`.commands` (the typer app), :mod:`.maintenance` (the compactor, cleaner and
-housekeeper commands), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`
+housekeeper commands), :mod:`.ingest` (``acid ingest``), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`
 (printing), :mod:`.demo`, :mod:`.materialize` (``acid platform``).
 """
 
 from __future__ import annotations
 
 from acid_platform.cli import (
+    ingest,  # noqa: F401 - registers `acid ingest`
     maintenance,  # noqa: F401 - registers the maintenance commands
     materialize,  # noqa: F401 - registers `acid platform`
 )

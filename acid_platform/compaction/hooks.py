@@ -1,4 +1,4 @@
-"""Named steps of the worker and the cleaner, where tests can stop or observe them.
+"""Named steps of the worker, the cleaner and ingest, where tests can stop or observe them.
 
 The worker and the cleaner call :func:`checkpoint` at each step that leaves a distinct state on
 disk or in the metastore. Two ways to use a step:
@@ -14,6 +14,7 @@ Steps of the worker: ``worker.claimed``, ``worker.planned``, ``worker.dirs_creat
 ``worker.bucket_written`` (first bucket file closed), ``worker.files_written`` (everything
 written, compactor txn still open), ``worker.committed``. Steps of the cleaner:
 ``cleaner.selected``, ``cleaner.deleted_one``, ``cleaner.deleted_all``, ``cleaner.marked``.
+Step of ingest: ``ingest.files_read``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ WORKER_STEPS = (
     "worker.committed",
 )
 CLEANER_STEPS = ("cleaner.selected", "cleaner.deleted_one", "cleaner.deleted_all", "cleaner.marked")
+#: Steps of an ingest (:mod:`acid_platform.ingest.load`): files read and fitted, no txn open yet.
+INGEST_STEPS = ("ingest.files_read",)
 
 _callbacks: list[Callable[[str], None]] = []
 

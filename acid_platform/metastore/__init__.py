@@ -1,4 +1,5 @@
-"""The metastore: catalog, transactions, write ids, locks, compaction queue, reader leases.
+"""The metastore: catalog, transactions, write ids, locks, compaction queue, reader leases,
+sources loaded by transactions.
 
 Hive metastore semantics (TxnHandler / CompactionTxnHandler, Hive 4) on SQLAlchemy Core, with
 the schema versioned by Alembic. SQLite (a file in the warehouse) by default, PostgreSQL when
@@ -9,6 +10,7 @@ shared, MySQL/MariaDB as well.
 
 from acid_platform.metastore.metastore import METASTORE_FILE, Metastore
 from acid_platform.metastore.model import (
+    CommittedSource,
     CompactionInfo,
     CompactionState,
     CompactionType,
@@ -19,6 +21,7 @@ from acid_platform.metastore.model import (
     LockType,
     OperationType,
     PartitionActivity,
+    Source,
     TableSpec,
     TxnState,
 )
@@ -33,6 +36,7 @@ __all__ = [
     "SHOW_COMPACTIONS_COLUMNS",
     "SHOW_LOCKS_COLUMNS",
     "SHOW_TRANSACTIONS_COLUMNS",
+    "CommittedSource",
     "CompactionInfo",
     "CompactionState",
     "CompactionType",
@@ -44,6 +48,7 @@ __all__ = [
     "Metastore",
     "OperationType",
     "PartitionActivity",
+    "Source",
     "TableSpec",
     "TxnState",
 ]

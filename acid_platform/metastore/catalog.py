@@ -17,6 +17,7 @@ from acid_platform.errors import AlreadyExistsError, MetastoreError, NoSuchObjec
 from acid_platform.metastore.model import Database, TableSpec
 from acid_platform.metastore.names import normalize_identifier, normalize_partition_name
 from acid_platform.metastore.schema import (
+    committed_sources,
     compaction_queue,
     completed_compactions,
     completed_txn_components,
@@ -25,6 +26,7 @@ from acid_platform.metastore.schema import (
     partitions,
     tbls,
     txn_components,
+    txn_sources,
     txn_to_write_id,
     write_set,
 )
@@ -189,6 +191,8 @@ def drop_table(conn: Connection, db: str, table: str, if_exists: bool) -> bool:
             completed_txn_components.c.ctc_table,
         ),
         (write_set, write_set.c.ws_database, write_set.c.ws_table),
+        (txn_sources, txn_sources.c.ts_database, txn_sources.c.ts_table),
+        (committed_sources, committed_sources.c.cs_database, committed_sources.c.cs_table),
         (compaction_queue, compaction_queue.c.cq_database, compaction_queue.c.cq_table),
         (
             completed_compactions,

@@ -20,7 +20,7 @@ from acid_platform.metastore.model import (
 from acid_platform.metastore.store import Store
 
 
-class _Plumbing:
+class MetastorePlumbing:
     """What the mixins need from the facade."""
 
     _store: Store
@@ -36,7 +36,7 @@ class _Plumbing:
         raise NotImplementedError
 
 
-class CompactionQueueApi(_Plumbing):
+class CompactionQueueApi(MetastorePlumbing):
     """Enqueue, claim, finish, clean and inspect compactions (Hive's CompactionTxnHandler)."""
 
     def enqueue_compaction(
@@ -188,7 +188,7 @@ class CompactionQueueApi(_Plumbing):
         return self._read(compaction_history.write_activity, since_ms)  # type: ignore[no-any-return]
 
 
-class ReadLeaseApi(_Plumbing):
+class ReadLeaseApi(MetastorePlumbing):
     """Reader leases: snapshots held by long reads, honoured by the cleaner."""
 
     def open_read_lease(

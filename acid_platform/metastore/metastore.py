@@ -50,14 +50,16 @@ from acid_platform.metastore.model import (
     TxnState,
     TxnType,
 )
+from acid_platform.metastore.source_api import SourceApi
 from acid_platform.metastore.store import Store
 
 METASTORE_FILE = "_metastore.db"
 _POLL_START_S, _POLL_MAX_S = 0.002, 0.02
 
 
-class Metastore(CompactionQueueApi, ReadLeaseApi):
-    """Catalog, transactions, write ids, locks, compaction queue and reader leases.
+class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi):
+    """Catalog, transactions, write ids, locks, compaction queue, reader leases and the
+    sources transactions loaded.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path/_metastore.db`` (embedded, the default via
     :meth:`for_warehouse`), ``postgresql://user@host/db`` (shared; psycopg 3), or

@@ -328,6 +328,35 @@ class TableSpec:
         return tuple(c for c, _ in self.partition_columns)
 
 
+@dataclass(frozen=True)
+class Source:
+    """What a statement loads into a table, by identity: ``key`` names it exactly once (a
+    landing file's URI, size and modification time), ``info`` describes it (JSON values).
+    Recorded with the loading transaction, it is committed into the table exactly when the
+    transaction commits (see :mod:`acid_platform.metastore.sources`)."""
+
+    key: str
+    info: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not self.key:
+            raise ValueError(f"a source key must be a non-empty string, not {self.key!r}")
+
+
+@dataclass(frozen=True)
+class CommittedSource:
+    """A source committed into a table: by which transaction, with which write id (``None``
+    when it held no rows), when (epoch ms), and its ``info``."""
+
+    db: str
+    table: str
+    key: str
+    txn_id: int
+    write_id: int | None
+    committed_at: int
+    info: Mapping[str, object] = field(default_factory=dict)
+
+
 def _normalize_columns(columns: object, table: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     seen: set[str] = set()

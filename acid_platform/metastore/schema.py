@@ -151,6 +151,38 @@ write_set = Table(
     Index("ix_ws_commit_id", "ws_commit_id"),
 )
 
+# --------------------------------------------------------------------------- sources
+txn_sources = Table(
+    "txn_sources",
+    metadata,
+    Column("ts_txnid", BigInteger, nullable=False),
+    Column("ts_database", NAME, nullable=False),
+    Column("ts_table", NAME, nullable=False),
+    Column("ts_source_hash", String(64), nullable=False),
+    Column("ts_source", Text, nullable=False),
+    Column("ts_info", Text, nullable=False),
+    PrimaryKeyConstraint(
+        "ts_txnid", "ts_database", "ts_table", "ts_source_hash", name="pk_txn_sources"
+    ),
+)
+"""Sources an open transaction loads (pending; dropped when it aborts)."""
+
+committed_sources = Table(
+    "committed_sources",
+    metadata,
+    Column("cs_database", NAME, nullable=False),
+    Column("cs_table", NAME, nullable=False),
+    Column("cs_source_hash", String(64), nullable=False),
+    Column("cs_source", Text, nullable=False),
+    Column("cs_info", Text, nullable=False),
+    Column("cs_txnid", BigInteger, nullable=False),
+    Column("cs_writeid", BigInteger),
+    Column("cs_committed", BigInteger, nullable=False),
+    PrimaryKeyConstraint("cs_database", "cs_table", "cs_source_hash", name="pk_committed_sources"),
+)
+"""Sources committed into a table: at most one row per (table, source), published by the
+committing transaction (``ts_``/``cs_source_hash`` is the SHA-256 of the source key)."""
+
 # --------------------------------------------------------------------------- locks
 hive_locks = Table(
     "hive_locks",

@@ -19,6 +19,7 @@ from sqlalchemy import bindparam, delete, exists, func, insert, literal, or_, se
 from sqlalchemy.engine import Connection, Row
 
 from acid_platform.errors import (
+    DuplicateSourceError,
     MetastoreError,
     NoSuchTxnError,
     TooManyOpenTxnsError,
@@ -26,13 +27,14 @@ from acid_platform.errors import (
     WriteConflictError,
 )
 from acid_platform.format.txn_list import ValidTxnList
-from acid_platform.metastore import write_sets
+from acid_platform.metastore import sources, write_sets
 from acid_platform.metastore.model import OperationType, TxnState, TxnType
 from acid_platform.metastore.schema import (
     acid_sequences,
     completed_txn_components,
     hive_locks,
     txn_components,
+    txn_sources,
     txns,
 )
 from acid_platform.metastore.store import CommitAndRaise, Store, tuples
@@ -206,6 +208,14 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
     assert probe is not None
     txn_type = TxnType(probe.txn_type)
     commit_id: int | None = None
+    if probe.has_sources:
+        # Commits publishing sources run one at a time (the txn sequence mutex), so the
+        # second of two loading the same source finds it committed (see ``sources``).
+        store.lock_sequence(conn, "txn")
+        clash = sources.first_committed(conn, txn_id)
+        if clash is not None:
+            abort_locked(conn, [txn_id])
+            raise CommitAndRaise(DuplicateSourceError(sources.already_committed(clash, txn_id)))
     if txn_type == TxnType.COMPACTION:
         commit_id = store.lock_sequence(conn, "txn") - 1
     elif txn_type != TxnType.READ_ONLY and probe.has_update_delete:
@@ -223,6 +233,8 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
         if txn_type not in (TxnType.READ_ONLY, TxnType.COMPACTION):
             _move_components_to_completed(conn, now, txn_id, update_delete=commit_id is not None)
         conn.execute(delete(txn_components).where(txn_components.c.tc_txnid == txn_id))
+    if probe.has_sources:
+        sources.publish(conn, now, txn_id)
     if probe.has_locks:
         conn.execute(delete(hive_locks).where(hive_locks.c.hl_txnid == txn_id))
     conn.execute(_MARK_COMMITTED, {"b_txn_id": txn_id, "b_now": now})
@@ -291,7 +303,8 @@ def abort_txns(conn: Connection, txn_ids: Iterable[int]) -> list[int]:
 def abort_locked(conn: Connection, txn_ids: Sequence[int]) -> None:
     """Mark (already locked, open) txns aborted and release their locks.
 
-    TXN_COMPONENTS stay: readers and the compactor need to know which writes to ignore.
+    TXN_COMPONENTS stay: readers and the compactor need to know which writes to ignore; the
+    sources they recorded go (they were not loaded).
     """
     for chunk in chunks(list(txn_ids)):
         conn.execute(
@@ -300,6 +313,7 @@ def abort_locked(conn: Connection, txn_ids: Sequence[int]) -> None:
             .values(txn_state=ABORTED)
         )
         conn.execute(delete(hive_locks).where(hive_locks.c.hl_txnid.in_(chunk)))
+        sources.discard(conn, chunk)
 
 
 # --------------------------------------------------------------------------- heartbeats
@@ -377,7 +391,7 @@ def _is_update_delete(column: Any) -> Any:
 
 def _build_commit_probe() -> Any:
     """One round trip: lock the txn row and learn what commit has to do."""
-    tc, hl = txn_components, hive_locks
+    tc, hl, ts = txn_components, hive_locks, txn_sources
     txn_id: Any = bindparam("b_txn_id")
     return (
         select(
@@ -388,6 +402,7 @@ def _build_commit_probe() -> Any:
             .label("has_update_delete"),
             exists().where(tc.c.tc_txnid == txn_id).label("has_components"),
             exists().where(hl.c.hl_txnid == txn_id).label("has_locks"),
+            exists().where(ts.c.ts_txnid == txn_id).label("has_sources"),
         )
         .where(txns.c.txn_id == txn_id)
         .with_for_update()

@@ -15,6 +15,8 @@ Only this layer (and those above it) imports Dagster.
   (:mod:`.metadata`, :mod:`.health`);
 * :mod:`.compaction` — the compaction sensor (initiator + one run per queued entry) and job;
 * :mod:`.cleaning` — the cleaner schedule and job, the housekeeping sensor and job;
+* :mod:`.ingest` — the ingest sensor (one run per new landing file or batch) and job (each
+  file loaded exactly once);
 * :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``;
 * :mod:`.checks` — ``acid_table_checks(asset_key, table_name)``: blocking consistency checks and
   WARN-level health checks of one table.
@@ -29,6 +31,7 @@ from acid_platform.orchestration.cleaning import (
 )
 from acid_platform.orchestration.compaction import compaction_job, compaction_sensor
 from acid_platform.orchestration.health import TableHealth, table_health
+from acid_platform.orchestration.ingest import ingest_job, ingest_sensor
 from acid_platform.orchestration.io_manager import AcidTableIOManager
 from acid_platform.orchestration.maintenance import maintenance_definitions
 from acid_platform.orchestration.options import MergeOptions, WriteMode
@@ -51,6 +54,8 @@ __all__ = [
     "compaction_sensor",
     "housekeeping_job",
     "housekeeping_sensor",
+    "ingest_job",
+    "ingest_sensor",
     "maintenance_definitions",
     "spark_resource",
     "table_health",

@@ -25,17 +25,19 @@ from dagster import (
     Output,
     RunRequest,
     ScheduleDefinition,
+    ScheduleEvaluationContext,
     SensorDefinition,
     SensorEvaluationContext,
     SkipReason,
     in_process_executor,
     job,
     op,
+    schedule,
     sensor,
 )
 
 from acid_platform.compaction import find_timed_out, run_cleaner, run_housekeeping
-from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.orchestration.resources import AcidWarehouseResource, no_warehouse_yet
 
 CLEANER_JOB = "acid_cleaner"
 CLEANER_SCHEDULE = "acid_cleaner_schedule"
@@ -87,8 +89,10 @@ def cleaner_schedule(
     execution_timezone: str | None = None,
     default_status: DefaultScheduleStatus = DefaultScheduleStatus.RUNNING,
 ) -> ScheduleDefinition:
-    """The cleaner on ``cron_schedule``; RUNNING by default."""
-    return ScheduleDefinition(
+    """The cleaner on ``cron_schedule``; RUNNING by default. A tick before the warehouse exists
+    is skipped (nothing to clean)."""
+
+    @schedule(
         name=name,
         cron_schedule=cron_schedule,
         job=cleaner_job,
@@ -97,6 +101,14 @@ def cleaner_schedule(
         description="Deletes directories compactions made obsolete and aborted transactions "
         "left, once no snapshot needs them.",
     )
+    def _cleaner_schedule(
+        context: ScheduleEvaluationContext, acid_warehouse: AcidWarehouseResource
+    ) -> RunRequest | SkipReason:
+        if not acid_warehouse.exists():
+            return SkipReason(no_warehouse_yet(acid_warehouse))
+        return RunRequest()
+
+    return _cleaner_schedule
 
 
 @op(out=Out(Nothing))
@@ -147,6 +159,8 @@ def housekeeping_sensor(
     def _housekeeping_sensor(
         context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
     ) -> RunRequest | SkipReason:
+        if not acid_warehouse.exists():
+            return SkipReason(no_warehouse_yet(acid_warehouse))
         timeout = acid_warehouse.service_conf.txn_timeout_s
         with acid_warehouse.open_warehouse() as wh:
             due = find_timed_out(wh, timeout)

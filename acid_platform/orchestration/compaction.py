@@ -46,7 +46,7 @@ from dagster import (
 
 from acid_platform.compaction import CompactionOutcome, Initiator, Worker
 from acid_platform.metastore import CompactionInfo, CompactionState, Metastore
-from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.orchestration.resources import AcidWarehouseResource, no_warehouse_yet
 
 COMPACTION_JOB = "acid_compaction"
 COMPACTION_SENSOR = "acid_compaction_sensor"
@@ -207,6 +207,8 @@ def compaction_sensor(
     def _compaction_sensor(
         context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
     ) -> SensorResult:
+        if not acid_warehouse.exists():
+            return SensorResult(skip_reason=no_warehouse_yet(acid_warehouse))
         cursor = CompactionCursor.parse(context.cursor)
         settings = acid_warehouse.service_conf
         queued = 0

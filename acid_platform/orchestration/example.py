@@ -2,7 +2,9 @@
 :mod:`acid_platform.definitions`), from the seeds' use cases: events into day-partitioned tables,
 a slowly changing dimension merged daily, a restatement (UPDATE), a right-to-be-forgotten
 DELETE, seed 003's email summary built by MERGEs smallest source first, and one aggregate
-computed by Spark. The rows are made up, the same for the same day.
+computed by Spark; and ``retail.returns``, loaded by the ingest sensor from files landing in a
+directory (:data:`RETURNS_COLUMNS`; :func:`returns_of` makes a day's file). The rows are made
+up, the same for the same day.
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of assets
@@ -18,6 +20,7 @@ from dagster import (
     AssetIn,
     AssetKey,
     AssetsDefinition,
+    AssetSpec,
     BackfillPolicy,
     Config,
     DailyPartitionsDefinition,
@@ -43,6 +46,17 @@ RESTATEMENT = AssetKey(["retail", "sales_restatement"])
 FORGET = AssetKey(["privacy", "forget_customers"])
 EMAIL_SUMMARY = AssetKey(["mail", "email_summary"])
 STORE_SALES_DAILY = AssetKey(["retail", "store_sales_daily"])
+RETURNS = AssetKey(["retail", "returns"])
+#: The columns of ``retail.returns`` (partitioned by ``ds``): what a landing file must hold.
+RETURNS_COLUMNS = {
+    "return_id": "bigint",
+    "sale_id": "bigint",
+    "store_id": "int",
+    "amount": "double",
+    "reason": "string",
+    "returned_at": "timestamp",
+}
+RETURNS_PARTITION = {"ds": "date"}
 #: Customers who joined the membership: their earlier sales are restated at the member price.
 MEMBERS = (3, 7, 11)
 MEMBER_DISCOUNT = 0.9
@@ -257,7 +271,7 @@ def email_summary(
     context.log.info("merged smallest source first: " + ", ".join(s["event_type"] for s in order))
     partitions = {make_partition_name(["ds"], [d]) for d in days}
     metadata = materialization_metadata(
-        table, "merge", metrics, table_health(table, partitions), partitioned=True
+        table, "merge", metrics, table_health(table, partitions), partitions=len(days)
     )
     metadata["merge_order"] = MetadataValue.json(steps)
     return MaterializeResult(metadata=metadata)
@@ -310,6 +324,39 @@ def store_sales_daily(sales: DataFrame, stores: DataFrame) -> DataFrame:
     )
 
 
+def returns_of(day: dt.date, count: int = 12) -> pa.Table:
+    """A day's returns as a landing file would hold them (``RETURNS_COLUMNS`` and ``ds``)."""
+    rng = random.Random(day.toordinal() * 7)
+    reasons = ("damaged", "wrong size", "changed mind", "late delivery")
+    rows = [
+        {
+            "return_id": day.toordinal() * 100 + i,
+            "sale_id": day.toordinal() * 1000 + rng.randint(0, 199),
+            "store_id": rng.randint(1, 5),
+            "amount": round(rng.uniform(2, 120), 2),
+            "reason": rng.choice(reasons),
+            "returned_at": dt.datetime.combine(day, dt.time(9)) + dt.timedelta(minutes=17 * i),
+            "ds": day,
+        }
+        for i in range(count)
+    ]
+    types = {"bigint": pa.int64(), "int": pa.int32(), "double": pa.float64(),
+             "string": pa.string(), "timestamp": pa.timestamp("us")}  # fmt: skip
+    schema = pa.schema([(c, types[t]) for c, t in RETURNS_COLUMNS.items()] + [("ds", pa.date32())])
+    return pa.Table.from_pylist(rows, schema)
+
+
+#: ``retail.returns`` as an asset: written by the ingest job (which reports its materializations).
+returns_table = AssetSpec(
+    RETURNS,
+    group_name="ingest",
+    kinds={"hive", "orc"},
+    metadata={TABLE: True},
+    description="Store returns, loaded from the files landing in the landing directory by the "
+    "ingest sensor (each file exactly once); one Hive partition per day (ds).",
+)
+
+
 def example_assets(*, with_spark: bool = True) -> list[AssetsDefinition]:
     """The example's assets (the Spark one unless ``with_spark`` is false)."""
     assets = [stores, sales, email_events, sales_restatement, forget_customers, email_summary]
@@ -325,12 +372,17 @@ __all__ = [
     "FORGOTTEN",
     "MEMBERS",
     "RESTATEMENT",
+    "RETURNS",
+    "RETURNS_COLUMNS",
+    "RETURNS_PARTITION",
     "SALES",
     "STORES",
     "STORE_SALES_DAILY",
     "TABLE",
     "example_assets",
     "email_events_of",
+    "returns_of",
+    "returns_table",
     "sales_of",
     "store_feed",
 ]

@@ -94,7 +94,8 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
         slice_ = slice_of(name, dims, _types(table.schema), partitions_def, asset)
         metrics = write_slice(table, self.frame(wh, table, obj, options), options, slice_)
         health = table_health(table, slice_partitions(table, slice_), connection.row_counts)
-        return materialization_metadata(table, options.mode.value, metrics, health, bool(dims))
+        partitions = len(context.asset_partition_keys) if dims else 0
+        return materialization_metadata(table, options.mode.value, metrics, health, partitions)
 
     def load_input(
         self, context: InputContext, table_slice: TableSlice, connection: AcidConnection

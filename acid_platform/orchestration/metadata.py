@@ -1,7 +1,10 @@
 """The metadata every materialization carries.
 
 * Dagster's standard keys: ``dagster/row_count`` (the table's rows after the write),
-  ``dagster/partition_row_count`` (the rows of the asset's partitions, for a partitioned asset),
+  ``dagster/partition_row_count`` (the rows of the asset's partition, when the write was of one
+  partition; a write of several — a single-run backfill — reports their rows together as
+  ``partition_range_row_count`` instead: Dagster gives every partition of the range the same
+  metadata, so a per-partition key would claim the range's rows for each),
   ``dagster/column_schema`` (partition and bucketing columns described as such) and
   ``dagster/table_name``;
 * what the write did, from :meth:`StatementMetrics.as_dict` (summed over the statements of its
@@ -9,7 +12,9 @@
   ``rows_updated`` / ``rows_deleted``, ``dirs_written``, ``files_written``, ``bytes_written``,
   ``duration_s``; and ``operation`` (the write mode);
 * the table's health (:mod:`.health`): ``table_partitions``, ``delta_count``,
-  ``delete_delta_count``, ``delete_ratio``, ``table_bytes`` — numbers the UI plots over time.
+  ``delete_delta_count``, ``delete_ratio``, ``table_bytes`` — numbers the UI plots over time;
+* for a Spark output, who wrote it (:func:`.spark_io.spark_metadata`): ``spark/app_id``,
+  ``spark/master``, ``spark/driver``, ``spark/tasks``, ``spark/writers``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from acid_platform.table.statement import StatementMetrics
 
 ROW_COUNT = "dagster/row_count"
 PARTITION_ROW_COUNT = "dagster/partition_row_count"
+RANGE_ROW_COUNT = "partition_range_row_count"
 COLUMN_SCHEMA = "dagster/column_schema"
 TABLE_NAME = "dagster/table_name"
 
@@ -66,9 +72,10 @@ def materialization_metadata(
     operation: str,
     metrics: Sequence[StatementMetrics],
     health: TableHealth,
-    partitioned: bool,
+    partitions: int,
 ) -> dict[str, Any]:
-    """All of the module docs' keys for one write of ``table``."""
+    """All of the module docs' keys for one write of ``table`` covering ``partitions`` of the
+    asset's partitions (0: an unpartitioned asset)."""
     out: dict[str, Any] = {
         TABLE_NAME: table.name,
         COLUMN_SCHEMA: column_schema(table),
@@ -79,8 +86,8 @@ def materialization_metadata(
     out |= health_metadata(health)
     if health.rows is not None:
         out[ROW_COUNT] = health.rows
-    if partitioned and health.slice_rows is not None:
-        out[PARTITION_ROW_COUNT] = health.slice_rows
+    if partitions and health.slice_rows is not None:
+        out[PARTITION_ROW_COUNT if partitions == 1 else RANGE_ROW_COUNT] = health.slice_rows
     return out
 
 
@@ -101,6 +108,7 @@ def health_metadata(health: TableHealth) -> dict[str, Any]:
 __all__ = [
     "COLUMN_SCHEMA",
     "PARTITION_ROW_COUNT",
+    "RANGE_ROW_COUNT",
     "ROW_COUNT",
     "TABLE_NAME",
     "column_schema",

@@ -43,6 +43,7 @@ from pydantic import Field, PrivateAttr
 from acid_platform.compaction import ExecutorRouter, ServiceConf
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
 from acid_platform.table import Table, TableWarehouse, Transaction
+from acid_platform.table.catalog_ops import warehouse_exists
 from acid_platform.warehouse import Warehouse
 
 #: The directory that holds the ``acid_platform`` package (what Spark's Python workers import).
@@ -135,6 +136,11 @@ class AcidWarehouseResource(ConfigurableResource):
                 wh.register_spark(self.spark_session())
             self._warehouse = wh
         return self._warehouse
+
+    def exists(self) -> bool:
+        """Whether the warehouse exists yet (the first write creates it; until then the
+        maintenance has nothing to do and skips its ticks)."""
+        return warehouse_exists(self.warehouse, self.metastore_url)
 
     @contextmanager
     def open_warehouse(self) -> Iterator[Warehouse]:
@@ -242,4 +248,15 @@ class AcidReader(ConfigurableResource):
         )
 
 
-__all__ = ["PROJECT_ROOT", "AcidReader", "AcidWarehouseResource", "spark_resource"]
+def no_warehouse_yet(resource: AcidWarehouseResource) -> str:
+    """The skip reason of a maintenance tick before the warehouse exists."""
+    return f"no warehouse at {resource.warehouse} yet (the first write creates it)"
+
+
+__all__ = [
+    "PROJECT_ROOT",
+    "AcidReader",
+    "AcidWarehouseResource",
+    "no_warehouse_yet",
+    "spark_resource",
+]

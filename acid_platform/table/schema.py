@@ -161,6 +161,13 @@ def _text(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
     return arr.cast(target, safe=True)
 
 
+def _widened(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    # An integer type casts to a decimal only if every value of the type would fit; cast to
+    # one wide enough first, then to the column's, checking the values themselves.
+    wide = pa.decimal128(min(38, 19 + max(target.scale, 0)), target.scale)
+    return arr.cast(wide, safe=True).cast(target, safe=True)
+
+
 def _conversion(source: pa.DataType, target: pa.DataType) -> _Rule | None:
     t = pa.types
     if t.is_null(source):
@@ -173,6 +180,8 @@ def _conversion(source: pa.DataType, target: pa.DataType) -> _Rule | None:
         if t.is_integer(source):
             return _plain
         return _truncating if numeric else None
+    if t.is_decimal(target) and t.is_integer(source):
+        return _widened
     if t.is_floating(target) or t.is_decimal(target):
         if numeric:
             return _plain

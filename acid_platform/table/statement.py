@@ -3,8 +3,8 @@
 Every write — SQL, the Python API, Spark, and the layers above (Dagster, streaming) — goes
 through :func:`run_write`::
 
-    open txn (or join wh.transaction()) -> lock -> snapshot check -> reserve statement ids
-      -> the engine computes rows and writes event files (``write(ctx)``)
+    open txn (or join wh.transaction()) -> lock -> snapshot check -> record sources
+      -> reserve statement ids -> the engine computes rows and writes event files (``write(ctx)``)
       -> record write components, register partitions -> commit, or abort on any failure
 
 and returns a frozen :class:`StatementMetrics`. An engine supplies only ``write(ctx)``: compute
@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
-from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
+from acid_platform.metastore.model import (
+    LockComponent,
+    LockType,
+    OperationType,
+    Source,
+    TableSpec,
+)
 from acid_platform.table.read_lease import take_snapshot
 from acid_platform.table.schema import data_schema
 from acid_platform.table.transaction import (
@@ -98,17 +104,27 @@ class WriteRequest:
     #: The statement ids (offsets from the first reserved) the statement writes with.
     statement_offsets: tuple[int, ...] = (0,)
     overwrite: bool = False
+    #: What the statement loads (landing files): recorded in its transaction before the
+    #: write, committed into the table with it, at most once (see ``Transaction.record_source``).
+    sources: tuple[Source, ...] = ()
 
     @classmethod
     def insert(
-        cls, spec: TableSpec, conf: Mapping[str, str], partition: str | None, overwrite: bool
+        cls,
+        spec: TableSpec,
+        conf: Mapping[str, str],
+        partition: str | None,
+        overwrite: bool,
+        sources: Sequence[Source] = (),
     ) -> WriteRequest:
-        """INSERT (SHARED_READ) or INSERT OVERWRITE (EXCLUSIVE) of one table or partition."""
+        """INSERT (SHARED_READ) or INSERT OVERWRITE (EXCLUSIVE) of one table or partition,
+        loading ``sources``."""
         lock = write_lock_type(conf, overwrite=True) if overwrite else insert_lock_type(conf)
         return cls(
             (LockComponent(lock, spec.db, spec.name, partition),),
             check_outdated=overwrite,
             overwrite=overwrite,
+            sources=tuple(sources),
         )
 
     @classmethod
@@ -179,6 +195,8 @@ def run_write(
         txn.lock(request.locks)
         if request.check_outdated:
             txn.check_outdated(spec)
+        if request.sources:
+            txn.record_source(spec, *request.sources)
         first = txn.reserve_statements(spec, request.statement_count, overwrite=request.overwrite)
         ctx = WriteContext(warehouse, txn, spec, location, first)
         outcome = write(ctx)

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
-from acid_platform.metastore.model import LockComponent, TableSpec
+from acid_platform.metastore.model import CommittedSource, LockComponent, Source, TableSpec
 from acid_platform.table import dml, dml_write, inserts
 from acid_platform.table.changes import ChangeScan, change_window
 from acid_platform.table.expressions import expression_or_none, to_expression
@@ -252,6 +252,7 @@ class Table:
         partition: Mapping[str, Any] | None = None,
         overwrite: bool = False,
         engine: NativeEngine | None = None,
+        sources: Sequence[Source] = (),
     ) -> StatementMetrics:
         """INSERT INTO (or INSERT OVERWRITE with ``overwrite=True``) the rows of ``data``.
 
@@ -261,6 +262,11 @@ class Table:
         ``partition`` (static) or from the data's partition columns (dynamic). INSERT OVERWRITE
         replaces the partitions it writes (the table if unpartitioned) with a ``base_<w>``
         directory. ``engine``: write with this native engine whatever the data.
+
+        ``sources`` name what the rows were loaded from (landing files): they are committed
+        into the table with the statement's transaction, at most once — a source committed
+        already raises :class:`~acid_platform.errors.DuplicateSourceError` and nothing is
+        written (see :meth:`committed_sources`).
         """
         wh = self.warehouse
         native = engine or wh.native_engines.for_data(data)
@@ -281,8 +287,13 @@ class Table:
                 return inserts.write_empty_base(ctx, static_name)
             return outcome
 
-        request = WriteRequest.insert(spec, wh.conf, static_name, overwrite)
+        request = WriteRequest.insert(spec, wh.conf, static_name, overwrite, sources)
         return run_write(wh, spec, self.location, request, write)
+
+    def committed_sources(self, keys: Sequence[str] | None = None) -> list[CommittedSource]:
+        """The sources committed into this table (those among ``keys``, if given), in commit
+        order: what each was, and which transaction and write id loaded it."""
+        return self.warehouse.metastore.committed_sources(self._spec.db, self._spec.name, keys)
 
     def update(
         self,

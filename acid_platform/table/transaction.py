@@ -37,7 +37,13 @@ from acid_platform.errors import (
     UnsupportedOperationError,
 )
 from acid_platform.format import Snapshot, ValidTxnList, ValidWriteIdList
-from acid_platform.metastore.model import LockComponent, LockType, OperationType, TableSpec
+from acid_platform.metastore.model import (
+    LockComponent,
+    LockType,
+    OperationType,
+    Source,
+    TableSpec,
+)
 
 if TYPE_CHECKING:
     from acid_platform.metastore import Metastore
@@ -166,6 +172,15 @@ class Transaction:
                 self.txn_id, spec.db, spec.name, valid_txns=self.valid_txns
             )
         return write_id
+
+    def record_source(self, spec: TableSpec, *sources: Source) -> None:
+        """Record that this transaction loads ``sources`` into the table: committed into it
+        with the transaction, forgotten if it aborts. A source committed into the table
+        already raises :class:`~acid_platform.errors.DuplicateSourceError` here; one a
+        concurrent transaction commits first raises it from :meth:`commit` (this transaction
+        is then aborted). Call it before writing the sources' rows."""
+        self.check_open()
+        self.warehouse.metastore.record_sources(self.txn_id, spec.db, spec.name, sources)
 
     def write_id_of(self, spec: TableSpec) -> int | None:
         """The transaction's write id on the table (``None`` before its first write)."""

@@ -12,7 +12,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import make_url
 
-from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
+from acid_platform.metastore import LockComponent, LockType, Metastore, Source, TableSpec
 from acid_platform.metastore.migrate import HEAD, VERSION_TABLE, current_revision, migrations_dir
 from acid_platform.metastore.schema import metadata
 from acid_platform.metastore.store import normalize_url
@@ -88,11 +88,20 @@ def test_every_statement_binds_user_values(url: str, clock: FakeClock) -> None:
         ms.add_write_components(txn, "zqdb", "zqtable", ["zqpart=zqval"], "update")
         ms.valid_write_ids(txn, "zqdb", "zqtable")
         ms.heartbeat(txn)
+        ms.record_source(txn, "zqdb", "zqtable", Source("zqsource", {"zqinfo": "zqvalue"}))
         other = ms.open_txn()
         ms.add_write_components(other, "zqdb", "zqtable", ["zqpart=zqval"], "delete")
         ms.commit_txn(txn)
         with pytest.raises(Exception, match="write conflict"):
             ms.commit_txn(other)
+        assert ms.committed_source("zqdb", "zqtable", "zqsource") is not None
+        late = ms.open_txn()
+        ms.record_source(late, "zqdb", "zqtable", Source("zqlate"))
+        clash = ms.open_txn()
+        ms.record_source(clash, "zqdb", "zqtable", Source("zqlate"))
+        ms.commit_txn(late)
+        with pytest.raises(Exception, match="already committed"):
+            ms.commit_txn(clash)
         free = ms.lock(None, [LockComponent(LockType.EXCLUSIVE, "zqdb")], user="zquser")
         ms.unlock(free.lock_id)
         cq = ms.enqueue_compaction(

@@ -8,13 +8,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from dagster import (
     DagsterInstance,
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
     RunRequest,
+    SensorResult,
+    SkipReason,
     build_schedule_context,
     build_sensor_context,
 )
@@ -24,11 +29,12 @@ from acid_platform.orchestration import (
     AcidWarehouseResource,
     cleaner_job,
     cleaner_schedule,
+    compaction_sensor,
     housekeeping_job,
     housekeeping_sensor,
     maintenance_definitions,
 )
-from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.helpers import acid_dirs, fresh_namespace
 from acid_platform_tests.orchestration.conftest import insert_deltas
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -46,6 +52,56 @@ def test_maintenance_is_loadable_and_running_by_default(resource: AcidWarehouseR
     assert schedule.cron_schedule == "*/10 * * * *"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def metastore_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str | None]:
+    """No metastore URL (SQLite inside the warehouse), or an empty PostgreSQL namespace (the
+    compose topology's metastore before its first write)."""
+    if request.param == "sqlite":
+        yield None
+        return
+    url, cleanup = fresh_namespace("postgresql", tmp_path)
+    try:
+        yield url
+    finally:
+        cleanup()
+
+
+def test_the_maintenance_skips_its_ticks_until_the_warehouse_exists(
+    tmp_path: Path, instance: DagsterInstance, metastore_url: str | None
+) -> None:
+    """A platform's sensors and schedule run before its first write creates the warehouse
+    (``dagster dev`` on a fresh checkout, a new compose deployment): their ticks skip, saying
+    why, instead of failing."""
+    root = str(tmp_path / "wh")
+    resource = AcidWarehouseResource(
+        warehouse=root, metastore_url=metastore_url, conf={"hive.compactor.check.interval": "0"}
+    )
+
+    def ticks() -> list[str | None]:
+        resources = {"acid_warehouse": resource}
+        with build_sensor_context(instance=instance, resources=resources) as context:
+            compaction = compaction_sensor()(context)
+        with build_sensor_context(instance=instance, resources=resources) as context:
+            housekeeping = housekeeping_sensor()(context)
+        with build_schedule_context(instance, resources=resources) as context:
+            cleaner = cleaner_schedule().evaluate_tick(context)
+        assert isinstance(compaction, SensorResult) and not compaction.run_requests
+        assert isinstance(housekeeping, SkipReason)
+        skipped = None if cleaner.run_requests else cleaner.skip_message
+        return [
+            compaction.skip_reason and compaction.skip_reason.skip_message,
+            housekeeping.skip_message,
+            skipped,
+        ]
+
+    assert ticks() == [f"no warehouse at {root} yet (the first write creates it)"] * 3
+    assert not os.path.exists(root)  # nothing created
+    Warehouse.open(root, metastore_url).close()
+    compaction, housekeeping, cleaner = ticks()
+    assert compaction is not None and compaction.startswith("initiator queued 0")
+    assert housekeeping == "no transaction or lock silent for 300s" and cleaner is None
+
+
 def test_cleaner_schedule_runs_the_cleaner_and_reports_what_it_removed(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
 ) -> None:
@@ -55,7 +111,8 @@ def test_cleaner_schedule_runs_the_cleaner_and_reports_what_it_removed(
     table_dir = os.path.join(wh.root, "t")
     assert len(acid_dirs(table_dir)) == 12
 
-    data = cleaner_schedule("*/10 * * * *").evaluate_tick(build_schedule_context(instance))
+    with build_schedule_context(instance, resources={"acid_warehouse": resource}) as context:
+        data = cleaner_schedule("*/10 * * * *").evaluate_tick(context)
     (request,) = data.run_requests or []
     result = cleaner_job.execute_in_process(
         run_config=request.run_config,

@@ -213,3 +213,7 @@ def test_wrong_data_types_for_the_whole_table(wh: Warehouse) -> None:
         t.insert([{"d": "not a date"}])
     with pytest.raises(SchemaMismatchError, match="'n'"):
         t.insert(pa.table({"n": pa.array([1234.5])}))
+    t.insert([{"n": 7}])  # an integer fits a decimal column when its value does
+    assert sorted(str(r["n"]) for r in t.scan(columns=["n"]).to_pylist()) == ["1.25", "7.00"]
+    with pytest.raises(SchemaMismatchError, match="'n'"):
+        t.insert([{"n": 1234}])

@@ -1,0 +1,28 @@
+"""Ingest: landing files loaded into ACID tables, each exactly once.
+
+* :mod:`.landing` — landing files in a local directory or under a URI (``pyarrow.fs``), each
+  with its identity (URI, size, modification time);
+* :mod:`.readers` — Parquet, CSV and JSON lines, read and fitted to the table;
+* :mod:`.load` — :func:`load_files`: one INSERT of the files not yet loaded, their identities
+  committed with it (a re-run is a no-op; of two concurrent loads one commits).
+
+The Dagster sensor and job that run it by themselves are in
+:mod:`acid_platform.orchestration.ingest`; ``acid ingest`` runs it from the shell.
+
+>>> # load_files(wh, "retail.returns", ["/landing/returns-2024-01-01.csv"]).rows
+"""
+
+from acid_platform.ingest.landing import LandingFile, list_landing, stat_landing
+from acid_platform.ingest.load import LoadResult, ensure_table, load_files
+from acid_platform.ingest.readers import FileFormat, format_of
+
+__all__ = [
+    "FileFormat",
+    "LandingFile",
+    "LoadResult",
+    "ensure_table",
+    "format_of",
+    "list_landing",
+    "load_files",
+    "stat_landing",
+]

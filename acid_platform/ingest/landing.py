@@ -1,0 +1,119 @@
+"""Landing files: what lands in a landing location (a local directory or a URI, through
+``pyarrow.fs``), and the identity each is loaded under.
+
+A file's identity is its URI, size and modification time (:attr:`LandingFile.key`): the same
+file unchanged is the same source, loaded once; a file rewritten in place (new size or time) is
+a new one. Names starting with ``.`` or ``_`` (hidden files, ``_SUCCESS`` markers, files still
+being written under a temporary name) are not landing files.
+
+>>> LandingFile("/landing/a.csv", 10, 1700000000000000000).key
+'/landing/a.csv|size=10|mtime_ns=1700000000000000000'
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+from acid_platform.errors import LandingFileError
+from acid_platform.format.fs import Location, resolve
+from acid_platform.metastore.model import Source
+
+
+@dataclass(frozen=True)
+class LandingFile:
+    """One landing file as seen at one moment: URI (a local absolute path or a URI), size in
+    bytes and modification time in nanoseconds."""
+
+    uri: str
+    size: int
+    mtime_ns: int
+
+    @property
+    def key(self) -> str:
+        """The file's identity: ``uri|size=…|mtime_ns=…``."""
+        return f"{self.uri}|size={self.size}|mtime_ns={self.mtime_ns}"
+
+    @property
+    def name(self) -> str:
+        """The file name (the last part of the URI)."""
+        return self.uri.partition("?")[0].rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def source(self) -> Source:
+        """The file as a :class:`~acid_platform.metastore.Source` to record with its load."""
+        return Source(self.key, {"uri": self.uri, "size": self.size, "mtime_ns": self.mtime_ns})
+
+    def location(self) -> Location:
+        """Where to read it (file system and path)."""
+        return resolve(self.uri)
+
+
+def canonical(uri: str | os.PathLike[str]) -> str:
+    """A landing URI as identities spell it: a local path made absolute, a URI as given."""
+    text = os.fspath(uri)
+    return text if "://" in text else os.path.abspath(text)
+
+
+def stat_landing(uri: str | os.PathLike[str]) -> LandingFile:
+    """The landing file at ``uri`` as it is now (:class:`LandingFileError` if it is missing or
+    not a file)."""
+    text = canonical(uri)
+    try:
+        loc = resolve(text)
+        info = loc.filesystem.get_file_info(loc.path)
+    except (OSError, ValueError) as exc:
+        raise LandingFileError(f"landing file {text} cannot be reached: {exc}") from exc
+    if info.type == pafs.FileType.NotFound:
+        raise LandingFileError(f"landing file {text} does not exist")
+    if info.type != pafs.FileType.File:
+        raise LandingFileError(f"landing file {text} is not a file")
+    return LandingFile(text, int(info.size or 0), int(info.mtime_ns or 0))
+
+
+def list_landing(
+    landing: str | os.PathLike[str], pattern: str = "*", *, recursive: bool = False
+) -> list[LandingFile] | None:
+    """The landing files under ``landing`` whose path relative to it matches the glob
+    ``pattern``, oldest first (then by URI); ``None`` when ``landing`` does not exist.
+    ``recursive`` descends into sub-directories (``pattern`` then sees ``dir/file``)."""
+    base = canonical(landing)
+    loc = resolve(base)
+    fs = loc.filesystem
+    info = fs.get_file_info(loc.path)
+    if info.type == pafs.FileType.NotFound:
+        return None
+    if info.type != pafs.FileType.Directory:
+        raise LandingFileError(f"landing location {base} is not a directory")
+    root = loc.path.rstrip("/")
+    found = []
+    for entry in fs.get_file_info(pafs.FileSelector(root, recursive=recursive)):
+        if entry.type != pafs.FileType.File:
+            continue
+        relative = entry.path[len(root) :].lstrip("/")
+        if any(part.startswith((".", "_")) for part in relative.split("/")):
+            continue
+        if not fnmatch.fnmatchcase(relative, pattern):
+            continue
+        found.append(
+            LandingFile(child_uri(base, relative), int(entry.size or 0), int(entry.mtime_ns or 0))
+        )
+    return sorted(found, key=lambda f: (f.mtime_ns, f.uri))
+
+
+def child_uri(base: str, relative: str) -> str:
+    """The URI of ``relative`` under the landing location ``base`` (a URI's query kept).
+
+    >>> child_uri("s3://bucket/in?region=eu-west-1", "a.csv")
+    's3://bucket/in/a.csv?region=eu-west-1'
+    """
+    if "://" not in base:
+        return os.path.join(base, *relative.split("/"))
+    head, sep, query = base.partition("?")
+    return f"{head.rstrip('/')}/{relative}{sep}{query}"
+
+
+__all__ = ["LandingFile", "canonical", "child_uri", "list_landing", "stat_landing"]

@@ -1,0 +1,156 @@
+"""Reading a landing file into a table's rows: Parquet, CSV (with a header line) and JSON
+lines, chosen by the file's suffix or given; ``.gz``, ``.bz2``, ``.zst`` and ``.lz4`` text
+files are decompressed on the fly.
+
+Every file is read whole and fitted to the table before anything is written: a file that does
+not parse raises :class:`~acid_platform.errors.LandingFileError`, one whose columns or values
+do not fit the table :class:`~acid_platform.errors.SchemaMismatchError` — both naming the file.
+Columns match the table's by name (case-insensitive, as Hive); every table column must be in
+the file, and no other. CSV values are parsed straight into the table's types (``'007'`` stays
+text in a ``string`` column); JSON and Parquet values convert under the table layer's rules
+(:func:`~acid_platform.table.schema.conform`).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+import pyarrow.parquet as pq
+
+from acid_platform.errors import LandingFileError, SchemaMismatchError
+from acid_platform.ingest.landing import LandingFile
+
+#: Suffixes of compressed text files (``pyarrow.fs`` decompresses them when opened).
+COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+#: What a landing file failing to parse raises inside pyarrow.
+PARSE_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError)
+
+
+class FileFormat(enum.StrEnum):
+    """Formats a landing file can have."""
+
+    PARQUET = "parquet"
+    CSV = "csv"
+    JSON = "json"
+
+
+_SUFFIXES = {
+    ".parquet": FileFormat.PARQUET,
+    ".pq": FileFormat.PARQUET,
+    ".csv": FileFormat.CSV,
+    ".jsonl": FileFormat.JSON,
+    ".ndjson": FileFormat.JSON,
+    ".json": FileFormat.JSON,
+}
+
+
+def format_of(name: str) -> FileFormat | None:
+    """The format a file name says (``None`` when it says none).
+
+    >>> format_of("2024-01-01.csv.gz"), format_of("a.parquet"), format_of("notes.txt")
+    (<FileFormat.CSV: 'csv'>, <FileFormat.PARQUET: 'parquet'>, None)
+    """
+    lower = name.lower().partition("?")[0]
+    for suffix in COMPRESSED:
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+            break
+    for suffix, fmt in _SUFFIXES.items():
+        if lower.endswith(suffix):
+            return fmt
+    return None
+
+
+def resolve_format(file: LandingFile, fmt: FileFormat | str | None) -> FileFormat:
+    """``fmt`` if given, else the one the file's name says (:class:`LandingFileError` when it
+    says none)."""
+    if fmt:
+        try:
+            return FileFormat(str(fmt).lower())
+        except ValueError:
+            known = ", ".join(f.value for f in FileFormat)
+            raise LandingFileError(f"unknown landing file format {fmt!r}; use {known}") from None
+    found = format_of(file.name)
+    if found is None:
+        raise LandingFileError(
+            f"landing file {file.uri}: its name does not say its format (.parquet, .csv, "
+            ".jsonl, optionally .gz); give the format"
+        )
+    return found
+
+
+def read_landing(
+    file: LandingFile, schema: pa.Schema, fmt: FileFormat | str | None = None
+) -> pa.Table:
+    """The rows of ``file`` as read (its own column names), CSV columns typed as ``schema``
+    (the table's) says; :class:`LandingFileError` if it does not parse."""
+    kind = resolve_format(file, fmt)
+    loc = file.location()
+    try:
+        if kind is FileFormat.PARQUET:
+            return pq.read_table(loc.path, filesystem=loc.filesystem)
+        if kind is FileFormat.JSON:
+            with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
+                return pjson.read_json(stream)
+        with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
+            header = pcsv.open_csv(stream).schema.names
+        types = csv_types(header, schema)
+        with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
+            return pcsv.read_csv(stream, convert_options=pcsv.ConvertOptions(column_types=types))
+    except PARSE_ERRORS as exc:
+        raise LandingFileError(
+            f"landing file {file.uri} does not parse as {kind.value}: {exc}"
+        ) from exc
+
+
+def csv_types(header: list[str], schema: pa.Schema) -> dict[str, pa.DataType]:
+    """The table's type of each CSV column it has (by name, case-insensitive), for the types
+    a CSV value parses into directly."""
+    out: dict[str, pa.DataType] = {}
+    for name in header:
+        index = schema.get_field_index(name.lower())
+        if index >= 0 and _csv_parses(schema.field(index).type):
+            out[name] = schema.field(index).type
+    return out
+
+
+def _csv_parses(t: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_string(t)
+        or pa.types.is_date32(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_decimal(t)
+    )
+
+
+def check_columns(file: LandingFile, table: str, data: pa.Table, schema: pa.Schema) -> None:
+    """Every column of ``schema`` in ``data`` and no other (names case-insensitive), else
+    :class:`SchemaMismatchError` naming the file."""
+    have = [n.lower() for n in data.column_names]
+    missing = [n for n in schema.names if n not in have]
+    extra = [n for n, low in zip(data.column_names, have, strict=True) if low not in schema.names]
+    if missing or extra:
+        parts = ([f"lacks column(s) {missing}"] if missing else []) + (
+            [f"has column(s) {extra} the table does not"] if extra else []
+        )
+        raise SchemaMismatchError(
+            f"landing file {file.uri} does not fit table {table}: it {' and '.join(parts)} "
+            f"(the table's columns are {schema.names}); nothing was written"
+        )
+
+
+__all__ = [
+    "COMPRESSED",
+    "FileFormat",
+    "check_columns",
+    "csv_types",
+    "format_of",
+    "read_landing",
+    "resolve_format",
+]

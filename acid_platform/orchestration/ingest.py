@@ -1,0 +1,343 @@
+"""Ingest that runs by itself: a sensor watches a landing location, a job loads what lands.
+
+* :func:`ingest_sensor` — on each tick lists the landing location (a local directory or a URI
+  such as ``s3://bucket/in``, through ``pyarrow.fs``) for files matching its glob whose format
+  is known (``.parquet``, ``.csv``, ``.jsonl``/``.json``, optionally compressed) or given, and
+  requests one run of the ingest job per new file — or per batch of ``batch_size`` files. A
+  file's identity is its URI, size and modification time; the run key is that identity (a
+  batch's: its first file's and a digest of all), so a repeated tick requests nothing twice.
+  The cursor keeps the identity of every file present that was requested (or found committed
+  already); a file rewritten in place is a new file. Files already committed into the table
+  (a reset cursor) are not requested again. A missing landing location: the sensor skips.
+* :data:`ingest_job` — loads its files with :func:`acid_platform.ingest.load_files`: ONE
+  INSERT statement (one transaction) with each file's identity recorded in it, so a re-run is
+  a no-op (``skipped``), and of two runs loading the same file one commits the rows. A file that
+  does not parse, or does not fit the table, fails the run with a :class:`~dagster.Failure`
+  naming the file and the error; nothing is written (with ``columns`` given, a missing table
+  is created first). The output's metadata: table, txn id, write id, rows, the files loaded
+  and those skipped — also reported as the table asset's materialization when the run
+  names its ``asset_key``.
+
+A run that failed is not requested again (the file would fail again); fix the file (a new
+identity: requested anew) or re-execute the run.
+"""
+
+# no `from __future__ import annotations`: Dagster reads the annotations of ops and sensors
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dagster import (
+    AssetKey,
+    AssetMaterialization,
+    Config,
+    DefaultSensorStatus,
+    Failure,
+    JobDefinition,
+    MetadataValue,
+    Nothing,
+    OpExecutionContext,
+    Out,
+    Output,
+    RunRequest,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SensorResult,
+    in_process_executor,
+    job,
+    op,
+    sensor,
+)
+from pydantic import Field
+
+from acid_platform.errors import (
+    LandingFileError,
+    NoSuchObjectError,
+    NotNullViolationError,
+    SchemaMismatchError,
+)
+from acid_platform.ingest import (
+    LandingFile,
+    LoadResult,
+    ensure_table,
+    format_of,
+    list_landing,
+    load_files,
+)
+from acid_platform.orchestration.resources import AcidWarehouseResource
+
+INGEST_JOB = "acid_ingest"
+INGEST_SENSOR = "acid_ingest_sensor"
+#: Run tags: the table loaded, how many files, the first file's name.
+TABLE_TAG = "acid/table"
+FILES_TAG = "acid/ingest_files"
+FILE_TAG = "acid/ingest_file"
+#: What fails an ingest run with a clear message (nothing written).
+BAD_INPUT = (LandingFileError, SchemaMismatchError, NotNullViolationError, NoSuchObjectError)
+
+
+class IngestConfig(Config):  # type: ignore[misc]
+    """What an ingest run loads, and where."""
+
+    table: str = Field(description="The ACID table (db.table) the files are loaded into.")
+    files: list[str] = Field(description="Landing files (local paths or URIs), loaded together.")
+    format: str = Field(
+        default="", description="parquet, csv or json (JSON lines); empty: by each file's suffix."
+    )
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="If the table does not exist, create it with these columns (name: Hive "
+        "type); empty: the table must exist.",
+    )
+    partition_columns: dict[str, str] = Field(
+        default_factory=dict, description="Partition columns of a table created (name: type)."
+    )
+    asset_key: list[str] = Field(
+        default_factory=list,
+        description="The table's asset key (path): a load is reported as its materialization.",
+    )
+
+
+@op(out=Out(Nothing))
+def acid_ingest_files(
+    context: OpExecutionContext, config: IngestConfig, acid_warehouse: AcidWarehouseResource
+) -> Output[None]:
+    """Load the files exactly once (a no-op for files committed already). What it did is the
+    output's metadata; the output holds no value, so no IO manager stores it."""
+    wh = acid_warehouse.get_warehouse()
+    try:
+        if config.columns:
+            ensure_table(wh, config.table, config.columns, config.partition_columns)
+        result = load_files(wh, config.table, config.files, fmt=config.format or None)
+    except BAD_INPUT as exc:
+        raise Failure(
+            description=f"ingest into {config.table} failed, nothing was written: {exc}",
+            metadata={
+                "table": config.table,
+                "files": MetadataValue.json(list(config.files)),
+                "error": type(exc).__name__,
+            },
+        ) from exc
+    metadata = ingest_metadata(result)
+    if config.asset_key and not result.is_noop:
+        context.log_event(AssetMaterialization(AssetKey(config.asset_key), metadata=metadata))
+    if result.is_noop:
+        context.log.info(
+            f"{len(result.skipped)} file(s) already committed into {result.table} by "
+            f"txnid:{result.txn_id}: nothing to do"
+        )
+    else:
+        context.log.info(
+            f"loaded {result.rows} row(s) from {len(result.loaded)} file(s) into {result.table} "
+            f"(txnid:{result.txn_id}, write id {result.write_id})"
+        )
+    return Output(None, metadata=metadata)
+
+
+@job(name=INGEST_JOB, executor_def=in_process_executor, tags={"acid/service": "ingest"})
+def ingest_job() -> None:
+    """Load landing files into an ACID table (config: ``ops.acid_ingest_files.config``)."""
+    acid_ingest_files()
+
+
+def ingest_metadata(result: LoadResult) -> dict[str, Any]:
+    """Output metadata of one ingest run."""
+    return {
+        "table": result.table,
+        "skipped": result.is_noop,
+        "rows": result.rows,
+        "txn_id": result.txn_id or 0,
+        "write_id": result.write_id or 0,
+        "files_loaded": MetadataValue.json([f.uri for f in result.loaded]),
+        "sources": MetadataValue.json([f.key for f in result.loaded]),
+        "already_committed": MetadataValue.json(
+            [{"source": s.key, "txn_id": s.txn_id, "write_id": s.write_id} for s in result.skipped]
+        ),
+        "dirs_written": MetadataValue.json(
+            list(result.metrics.dirs_written) if result.metrics else []
+        ),
+        "bytes_written": result.metrics.bytes_written if result.metrics else 0,
+    }
+
+
+# --------------------------------------------------------------------------- the sensor
+
+
+@dataclass
+class IngestCursor:
+    """The sensor's memory: ``size:mtime_ns`` of each landing file (by URI) requested or found
+    loaded, among those present at the last tick."""
+
+    seen: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str | None) -> "IngestCursor":
+        if not text:
+            return cls()
+        return cls({str(k): str(v) for k, v in json.loads(text).get("seen", {}).items()})
+
+    def dump(self) -> str:
+        return json.dumps({"seen": dict(sorted(self.seen.items()))})
+
+    def is_new(self, file: LandingFile) -> bool:
+        return self.seen.get(file.uri) != stamp(file)
+
+
+def stamp(file: LandingFile) -> str:
+    """What the cursor remembers of a file: ``size:mtime_ns``."""
+    return f"{file.size}:{file.mtime_ns}"
+
+
+def batch_key(files: Sequence[LandingFile]) -> str:
+    """The run key of a batch: a single file's identity, else the first's, how many more and a
+    digest of all their identities."""
+    if len(files) == 1:
+        return files[0].key
+    digest = hashlib.sha256("\n".join(f.key for f in files).encode()).hexdigest()[:16]
+    return f"{files[0].key}+{len(files) - 1}:{digest}"
+
+
+@dataclass(frozen=True)
+class IngestTarget:
+    """What a sensor's runs load into, and how (the run config's part beside the files)."""
+
+    table: str
+    format: str = ""
+    columns: Mapping[str, str] = field(default_factory=dict)
+    partition_columns: Mapping[str, str] = field(default_factory=dict)
+    asset_key: AssetKey | None = None
+
+    def request(self, files: Sequence[LandingFile]) -> RunRequest:
+        """The run request loading ``files``."""
+        config = {
+            "table": self.table,
+            "files": [f.uri for f in files],
+            "format": self.format,
+            "columns": dict(self.columns),
+            "partition_columns": dict(self.partition_columns),
+            "asset_key": list(self.asset_key.path) if self.asset_key else [],
+        }
+        return RunRequest(
+            run_key=batch_key(files),
+            run_config={"ops": {"acid_ingest_files": {"config": config}}},
+            tags={TABLE_TAG: self.table, FILES_TAG: str(len(files)), FILE_TAG: files[0].name},
+        )
+
+
+def plan_ingest(
+    files: Sequence[LandingFile],
+    cursor: IngestCursor,
+    committed: set[str],
+    *,
+    batch_size: int = 1,
+    max_runs: int = 100,
+) -> tuple[list[list[LandingFile]], list[LandingFile], IngestCursor]:
+    """The batches to request for the new ``files`` (not in ``cursor``, not ``committed``:
+    keys), at most ``max_runs``; the new files found committed already; the cursor after."""
+    new = [f for f in files if cursor.is_new(f)]
+    loaded = [f for f in new if f.key in committed]
+    todo = [f for f in new if f.key not in committed]
+    size = max(batch_size, 1)
+    batches = [todo[i : i + size] for i in range(0, len(todo), size)][: max(max_runs, 0)]
+    requested = {f.uri for batch in batches for f in batch}
+    deferred = {f.uri for f in todo} - requested
+    seen = {f.uri: stamp(f) for f in files if f.uri not in deferred}
+    return batches, loaded, IngestCursor(seen)
+
+
+def ingest_sensor(
+    landing: str,
+    table: str,
+    *,
+    name: str = INGEST_SENSOR,
+    pattern: str = "*",
+    recursive: bool = False,
+    file_format: str = "",
+    batch_size: int = 1,
+    max_runs_per_tick: int = 100,
+    columns: Mapping[str, str] | None = None,
+    partition_columns: Mapping[str, str] | None = None,
+    asset_key: AssetKey | None = None,
+    minimum_interval_seconds: int = 30,
+    default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
+    job_def: JobDefinition = ingest_job,
+) -> SensorDefinition:
+    """A sensor loading what lands in ``landing`` (matching the glob ``pattern``, relative to
+    it) into ``table`` (see module docs); RUNNING by default. ``file_format``: the files'
+    format (default: by suffix; files whose suffix says none are ignored). ``columns`` /
+    ``partition_columns``: create the table on the first load if it does not exist.
+    ``asset_key``: the table's asset, whose materialization each load reports."""
+    target = IngestTarget(
+        table, file_format, dict(columns or {}), dict(partition_columns or {}), asset_key
+    )
+
+    @sensor(
+        name=name,
+        job=job_def,
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=default_status,
+        description=f"Loads new files of {landing} ({pattern}) into {table}, each exactly once "
+        "(one run per file or batch; run key = the file's URI, size and modification time).",
+    )
+    def _ingest_sensor(
+        context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
+    ) -> SensorResult:
+        cursor = IngestCursor.parse(context.cursor)
+        listed = list_landing(landing, pattern, recursive=recursive)
+        if listed is None:
+            return SensorResult(
+                skip_reason=f"landing location {landing} does not exist", cursor=cursor.dump()
+            )
+        files = [f for f in listed if file_format or format_of(f.name) is not None]
+        fresh = [f.key for f in files if cursor.is_new(f)]
+        committed = committed_keys(acid_warehouse, table, fresh) if fresh else set()
+        batches, loaded, after = plan_ingest(
+            files, cursor, committed, batch_size=batch_size, max_runs=max_runs_per_tick
+        )
+        if loaded:
+            context.log.info(f"{len(loaded)} new file(s) are committed into {table} already")
+        if batches:
+            return SensorResult(
+                run_requests=[target.request(b) for b in batches], cursor=after.dump()
+            )
+        return SensorResult(
+            skip_reason=f"no new file in {landing} ({len(files)} seen, "
+            f"{len(loaded)} found loaded already)",
+            cursor=after.dump(),
+        )
+
+    return _ingest_sensor
+
+
+def committed_keys(resource: AcidWarehouseResource, table: str, keys: list[str]) -> set[str]:
+    """Which of the source ``keys`` are committed into ``table`` (none while the warehouse or
+    the table does not exist)."""
+    try:
+        with resource.open_warehouse() as wh:
+            return {s.key for s in wh.table(table).committed_sources(keys)}
+    except NoSuchObjectError:
+        return set()
+
+
+__all__ = [
+    "BAD_INPUT",
+    "FILES_TAG",
+    "FILE_TAG",
+    "INGEST_JOB",
+    "INGEST_SENSOR",
+    "TABLE_TAG",
+    "IngestConfig",
+    "IngestCursor",
+    "IngestTarget",
+    "acid_ingest_files",
+    "batch_key",
+    "committed_keys",
+    "ingest_job",
+    "ingest_metadata",
+    "ingest_sensor",
+    "plan_ingest",
+    "stamp",
+]

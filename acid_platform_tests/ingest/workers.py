@@ -1,0 +1,18 @@
+"""Code the concurrent-ingest tests run in separate OS processes (importable by spawned
+children)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acid_platform import Warehouse
+from acid_platform.ingest import load_files
+
+
+def load_at_once(root: str, url: str, table: str, path: str, barrier: Any, out: Any) -> None:
+    """Wait for every worker at ``barrier``, then load ``path`` into ``table``; put
+    ``(rows inserted, files loaded, files skipped)`` on ``out``."""
+    with Warehouse.open(root, metastore_url=url, create=False) as wh:
+        barrier.wait(timeout=120)
+        result = load_files(wh, table, [path])
+        out.put((result.rows, len(result.loaded), len(result.skipped)))

@@ -1,0 +1,96 @@
+"""The example platform's ingest: the ``acid_returns_ingest`` sensor watches the landing
+directory (``ACID_LANDING``, default beside the warehouse), RUNNING by default; a day's returns
+file landing there is loaded into ``retail.returns`` once, reported as the asset's
+materialization."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pyarrow.csv as pcsv
+import pytest
+from dagster import (
+    DagsterInstance,
+    DefaultSensorStatus,
+    Definitions,
+    RunRequest,
+    SensorResult,
+    build_sensor_context,
+    instance_for_test,
+)
+
+from acid_platform import Warehouse
+from acid_platform.definitions import (
+    RETURNS,
+    RETURNS_SENSOR,
+    RETURNS_TABLE,
+    PlatformSettings,
+    platform_definitions,
+)
+from acid_platform.orchestration.example import returns_of
+from acid_platform.table.verify import verify_table
+
+
+@pytest.fixture
+def instance() -> Any:
+    with instance_for_test() as inst:
+        yield inst
+
+
+def tick(platform: Definitions, instance: DagsterInstance, cursor: str | None) -> SensorResult:
+    sensor = platform.resolve_sensor_def(RETURNS_SENSOR)
+    resources = {"acid_warehouse": (platform.resources or {})["acid_warehouse"]}
+    with build_sensor_context(
+        instance=instance, cursor=cursor, definitions=platform, resources=resources
+    ) as context:
+        result = sensor(context)
+    assert isinstance(result, SensorResult)
+    return result
+
+
+def test_the_landing_directory_defaults_beside_the_warehouse(tmp_path: Path) -> None:
+    home = PlatformSettings.from_env({"DAGSTER_HOME": str(tmp_path)})
+    assert home.landing_location == str(tmp_path / "landing")
+    assert PlatformSettings("s3://bucket/wh").landing_location == "s3://bucket/landing"
+    told = PlatformSettings.from_env(
+        {
+            "ACID_LANDING": "s3://in/returns",
+            "ACID_WAREHOUSE": "/w",
+            "ACID_INGEST_SENSOR_INTERVAL": "7",
+        }
+    )
+    assert told.landing_location == "s3://in/returns"
+    sensor = platform_definitions(told).resolve_sensor_def(RETURNS_SENSOR)
+    assert sensor.default_status == DefaultSensorStatus.RUNNING
+    assert sensor.minimum_interval_seconds == 7
+
+
+def test_a_returns_file_landing_is_loaded_once(tmp_path: Path, instance: DagsterInstance) -> None:
+    platform = platform_definitions(PlatformSettings(str(tmp_path / "wh"), spark_master="none"))
+    skipped = tick(platform, instance, None)  # no landing directory yet: the sensor skips
+    assert not skipped.run_requests and skipped.skip_reason is not None
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    day = returns_of(dt.date(2024, 1, 2))
+    pcsv.write_csv(day, landing / "returns-2024-01-02.csv")
+
+    first = tick(platform, instance, skipped.cursor)
+    (request,) = first.run_requests or []
+    assert isinstance(request, RunRequest)
+    job = platform.resolve_job_def(request.job_name or "acid_ingest")
+    for _ in range(2):  # the run, then the same run again: a no-op
+        assert job.execute_in_process(
+            run_config=request.run_config, instance=instance, tags=request.tags
+        ).success
+    assert not tick(platform, instance, first.cursor).run_requests
+
+    with Warehouse.open(str(tmp_path / "wh"), create=False) as wh:
+        loaded = wh.table(RETURNS_TABLE).scan().to_pylist()
+        assert sorted(r["return_id"] for r in loaded) == sorted(day.column("return_id").to_pylist())
+        assert wh.list_partitions(RETURNS_TABLE) == ["ds=2024-01-02"]
+        assert all(f.passed for f in verify_table(wh, RETURNS_TABLE))
+    event = instance.get_latest_materialization_event(RETURNS)
+    assert event is not None and event.asset_materialization is not None
+    assert event.asset_materialization.metadata["rows"].value == day.num_rows
