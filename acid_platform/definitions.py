@@ -38,6 +38,7 @@ module is loaded):
 * ``ACID_LANDING``: the landing directory (a path or URI) the ingest sensor watches; default
   ``landing`` beside the warehouse (``$DAGSTER_HOME/landing``). While it does not exist the
   sensor skips;
+* ``ACID_INGEST_SENSOR_INTERVAL``: seconds between the ingest sensor's ticks (30);
 * ``ACID_COMPACTION_SENSOR_INTERVAL``: seconds between the compaction sensor's ticks (30);
 * ``ACID_HOUSEKEEPING_SENSOR_INTERVAL``: seconds between the housekeeping sensor's ticks
   (default: half ``hive.txn.timeout``, between 5 and 30, so a crashed client's locks go soon
@@ -143,6 +144,7 @@ class PlatformSettings:
     housekeeping_interval_s: int | None = None  # None: from hive.txn.timeout
     #: The landing directory; empty: ``landing`` beside the warehouse.
     landing: str = ""
+    ingest_interval_s: int = 30
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "PlatformSettings":
@@ -160,6 +162,7 @@ class PlatformSettings:
             compaction_interval_s=_seconds(env, "ACID_COMPACTION_SENSOR_INTERVAL") or 30,
             housekeeping_interval_s=_seconds(env, "ACID_HOUSEKEEPING_SENSOR_INTERVAL"),
             landing=env.get("ACID_LANDING") or "",
+            ingest_interval_s=_seconds(env, "ACID_INGEST_SENSOR_INTERVAL") or 30,
         )
 
     @property
@@ -241,6 +244,7 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         columns=RETURNS_COLUMNS,
         partition_columns=RETURNS_PARTITION,
         asset_key=RETURNS,
+        minimum_interval_seconds=settings.ingest_interval_s,
     )
     example = Definitions(
         assets=[*assets, returns_table],

@@ -72,6 +72,20 @@ def fresh_namespace(backend: str, tmp: Path) -> tuple[str, Callable[[], None]]:
     raise ValueError(f"unknown test backend {backend!r}")
 
 
+def fresh_pg_database(label: str) -> tuple[str, Callable[[], None]]:
+    """A new empty database on the tests' PostgreSQL server (for a service that wants a whole
+    database, as Dagster's storage does): (url, cleanup); ``cleanup`` drops it, ending the
+    sessions still open on it."""
+    name = f"acid_{label}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    return _server_namespace(
+        PG_URL,
+        f'CREATE DATABASE "{name}"',
+        f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
+        {},
+        name,
+    )
+
+
 def _server_namespace(
     server_url: str, create: str, drop: str, query: dict[str, str], database: str | None
 ) -> tuple[str, Callable[[], None]]:

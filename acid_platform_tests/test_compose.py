@@ -1,21 +1,29 @@
-"""``docker-compose.yml`` describes the topology the native tests run (``topology.py``): the same
-services and ports (published on 127.0.0.1 only), the environment the platform reads, one
-warehouse volume, health checks; and ``docker/dagster.yaml`` is the project's ``dagster.yaml``
-with its PostgreSQL block uncommented. Docker does not run here: the file is read, not run."""
+"""``docker-compose.yml`` describes the topology ``test_native_topology`` runs (``topology.py``,
+with compose's placement): the same services and ports (published on 127.0.0.1 only), the same
+commands, the same environment of the platform services (values computed from the placement),
+the warehouse and landing volumes, health checks; ``docker/dagster.yaml`` is the project's
+``dagster.yaml`` with its PostgreSQL block uncommented, and an instance it configures works on
+PostgreSQL as dagster-webserver uses it. Docker does not run here: the compose file is read, not run."""
 
 from __future__ import annotations
 
 import re
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml  # type: ignore[import-untyped]
-from dagster import DagsterInstance
+from dagster import DagsterInstance, DagsterRun
 from dagster._core.instance.ref import InstanceRef
-from sqlalchemy.engine import make_url
 
+from acid_platform_tests.helpers import fresh_pg_database
 from acid_platform_tests.topology import (
+    COMPOSE,
+    COMPOSE_HOME,
+    COMPOSE_LANDING,
+    COMPOSE_WAREHOUSE,
     DAGSTER_DB,
     DAGSTER_PG_ENV,
     METASTORE_DB,
@@ -23,6 +31,7 @@ from acid_platform_tests.topology import (
     PLATFORM_SERVICES,
     ROOT,
     SERVICES,
+    native_placement,
 )
 
 
@@ -39,53 +48,59 @@ def test_the_services_and_their_ports_are_the_topology_s_on_loopback(
     compose: dict[str, Any],
 ) -> None:
     assert set(services(compose)) == set(SERVICES)
-    for name, ports in SERVICES.items():
+    for name, service in SERVICES.items():
         published = services(compose)[name].get("ports", [])
-        assert published == [f"127.0.0.1:{p}:{p}" for p in ports], name
+        assert published == [f"127.0.0.1:{p}:{p}" for p in service.ports.values()], name
         assert "healthcheck" in services(compose)[name], f"{name} has no health check"
+
+
+def test_the_services_run_the_topology_s_commands(compose: dict[str, Any]) -> None:
+    """The commands the native run starts, with compose's hosts and ports."""
+    for name, service in SERVICES.items():
+        command = services(compose)[name].get("command", [])
+        assert command == COMPOSE.command(name, service.compose_bind), name
+        if service.command:
+            assert services(compose)[name].get("hostname") == COMPOSE.hosts[name], name
 
 
 def test_the_platform_services_share_the_environment_and_the_warehouse(
     compose: dict[str, Any],
 ) -> None:
     svc = services(compose)
-    envs = [svc[name]["environment"] for name in PLATFORM_SERVICES]
-    assert all(env == envs[0] for env in envs)
-    env = envs[0]
-    assert set(PLATFORM_ENV) | set(DAGSTER_PG_ENV) <= set(env)
-    for name in PLATFORM_SERVICES:
-        assert f"warehouse:{env['ACID_WAREHOUSE']}" in svc[name]["volumes"], name
-    assert "warehouse" in compose["volumes"]
+    for name in SERVICES:
+        env: dict[str, Any] = svc[name].get("environment") or {}
+        if name not in PLATFORM_SERVICES:
+            assert not set(env) & set(PLATFORM_ENV), name
+            continue
+        # the native run's environment, computed from the same placement (values as strings)
+        assert {k: str(v) for k, v in env.items()} == COMPOSE.platform_env(
+            COMPOSE_HOME, COMPOSE_WAREHOUSE, COMPOSE_LANDING
+        ), name
+        assert set(env) == set(PLATFORM_ENV) | set(DAGSTER_PG_ENV), name
+        volumes = svc[name]["volumes"]
+        assert {f"warehouse:{COMPOSE_WAREHOUSE}", f"landing:{COMPOSE_LANDING}"} <= set(volumes)
+    assert {"warehouse", "landing"} <= set(compose["volumes"])
 
     postgres = svc["postgres"]["environment"]
-    url = make_url(env["ACID_METASTORE_URL"])
-    assert (url.host, url.port, url.database) == ("postgres", SERVICES["postgres"][0], METASTORE_DB)
-    assert (url.username, url.password) == (
-        postgres["POSTGRES_USER"],
-        postgres["POSTGRES_PASSWORD"],
+    assert (postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"]) == (
+        COMPOSE.pg_user,
+        COMPOSE.pg_password,
     )
     assert postgres["POSTGRES_DB"] == METASTORE_DB
-    assert (env["DAGSTER_PG_HOST"], env["DAGSTER_PG_DB"]) == ("postgres", DAGSTER_DB)
-    assert (env["DAGSTER_PG_USER"], env["DAGSTER_PG_PASSWORD"]) == (url.username, url.password)
     init = (ROOT / "docker" / "postgres-init.sql").read_text()
-    assert f"CREATE DATABASE {DAGSTER_DB} OWNER {url.username};" in init
-    assert env["ACID_SPARK_MASTER"] == f"spark://spark-master:{SERVICES['spark-master'][0]}"
-    worker = svc["spark-worker"]["command"]
-    assert env["ACID_SPARK_MASTER"] in worker
+    assert f"CREATE DATABASE {DAGSTER_DB} OWNER {COMPOSE.pg_user};" in init
 
 
 def test_the_dagster_services_serve_the_project_workspace(compose: dict[str, Any]) -> None:
     svc = services(compose)
     web, daemon = svc["dagster-webserver"]["command"], svc["dagster-daemon"]["command"]
-    assert web[0] == "dagster-webserver" and daemon[:2] == ["dagster-daemon", "run"]
-    assert web[web.index("-p") + 1] == str(SERVICES["dagster-webserver"][0])
     assert web[web.index("-w") + 1] == daemon[daemon.index("-w") + 1] == "workspace.yaml"
     workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
     module = workspace["load_from"][0]["python_module"]["module_name"]
     assert module == "acid_platform.definitions"
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
-    assert "COPY docker/dagster.yaml /opt/dagster/home/dagster.yaml" in dockerfile
-    assert svc["dagster-daemon"]["environment"]["DAGSTER_HOME"] == "/opt/dagster/home"
+    assert f"COPY docker/dagster.yaml {COMPOSE_HOME}/dagster.yaml" in dockerfile
+    assert f"DAGSTER_HOME={COMPOSE_HOME}" in dockerfile
 
 
 def uncommented_postgres_block(text: str) -> str:
@@ -109,6 +124,37 @@ def test_the_compose_instance_is_dagster_yaml_with_postgres() -> None:
     )
     db = compose_config["storage"]["postgres"]["postgres_db"]
     assert {v["env"] for v in db.values() if isinstance(v, dict)} == set(DAGSTER_PG_ENV)
+
+
+@pytest.fixture
+def dagster_database() -> Iterator[str]:
+    """A fresh database for Dagster's storage on the tests' PostgreSQL server."""
+    url, cleanup = fresh_pg_database(DAGSTER_DB)
+    try:
+        yield url
+    finally:
+        cleanup()
+
+
+def test_the_compose_instance_serves_the_webserver_on_postgresql(
+    tmp_path: Path, dagster_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docker/dagster.yaml on PostgreSQL, tuned as dagster-webserver tunes it (a statement
+    timeout set on every new connection): runs are stored and read back. On SQLAlchemy 2.1's
+    default PostgreSQL driver (psycopg 3) that hook closed each connection it set up, and every
+    launch from the UI or GraphQL failed with "the connection is closed"."""
+    placement = native_placement(dagster_database, dagster_database)
+    for key, value in placement.dagster_pg_env().items():
+        monkeypatch.setenv(key, value)
+    shutil.copy(ROOT / "docker" / "dagster.yaml", tmp_path / "dagster.yaml")
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path))) as instance:
+        instance.optimize_for_webserver(statement_timeout=15000, pool_recycle=-1, max_overflow=20)
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
+        run = instance.add_run(DagsterRun(job_name="acid_platform"))
+        stored = instance.get_run_by_id(run.run_id)
+        assert stored is not None and stored.job_name == "acid_platform"
+    assert not (tmp_path / "history").exists()  # nothing in SQLite files
 
 
 def test_dagster_yaml_configures_an_instance(tmp_path: Path) -> None:

@@ -54,10 +54,17 @@ def test_the_landing_directory_defaults_beside_the_warehouse(tmp_path: Path) -> 
     home = PlatformSettings.from_env({"DAGSTER_HOME": str(tmp_path)})
     assert home.landing_location == str(tmp_path / "landing")
     assert PlatformSettings("s3://bucket/wh").landing_location == "s3://bucket/landing"
-    told = PlatformSettings.from_env({"ACID_LANDING": "s3://in/returns", "ACID_WAREHOUSE": "/w"})
+    told = PlatformSettings.from_env(
+        {
+            "ACID_LANDING": "s3://in/returns",
+            "ACID_WAREHOUSE": "/w",
+            "ACID_INGEST_SENSOR_INTERVAL": "7",
+        }
+    )
     assert told.landing_location == "s3://in/returns"
     sensor = platform_definitions(told).resolve_sensor_def(RETURNS_SENSOR)
     assert sensor.default_status == DefaultSensorStatus.RUNNING
+    assert sensor.minimum_interval_seconds == 7
 
 
 def test_a_returns_file_landing_is_loaded_once(tmp_path: Path, instance: DagsterInstance) -> None:

@@ -3,7 +3,7 @@ loads, and ask what is committed into a table (see :mod:`.sources`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from acid_platform.metastore import sources, txns
@@ -20,14 +20,21 @@ class SourceApi(MetastorePlumbing):
         :class:`~acid_platform.errors.DuplicateSourceError` when the source is committed into
         the table already (or recorded in the txn already); the commit raises it (and aborts
         the txn) when a concurrent txn committed it first."""
-        if not isinstance(source, Source):
-            raise TypeError(f"record_source takes a Source, not {type(source).__name__}")
+        self.record_sources(txn_id, db, table, [source])
+
+    def record_sources(self, txn_id: int, db: str, table: str, loaded: Sequence[Source]) -> None:
+        """:meth:`record_source` of several sources at once (all or none recorded)."""
+        for source in loaded:
+            if not isinstance(source, Source):
+                raise TypeError(f"record_sources takes Sources, not {type(source).__name__}")
+        batch = list(loaded)
 
         def work(c: Any, now: int) -> None:
             txns.require_open(c, txn_id)
-            sources.record(c, txn_id, db, table, source)
+            sources.record(c, txn_id, db, table, batch)
 
-        self._write(work)
+        if batch:
+            self._write(work)
 
     def committed_sources(
         self, db: str, table: str, keys: Iterable[str] | None = None

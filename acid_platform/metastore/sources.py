@@ -42,34 +42,48 @@ def source_hash(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def record(conn: Connection, txn_id: int, db: str, table: str, source: Source) -> None:
-    """Record that open txn ``txn_id`` loads ``source`` into ``db.table`` (the caller has
+def record(conn: Connection, txn_id: int, db: str, table: str, loaded: Sequence[Source]) -> None:
+    """Record that open txn ``txn_id`` loads ``loaded`` into ``db.table`` (the caller has
     checked the txn is open). Refuses a source committed into the table already, or recorded
-    in this txn already (:class:`DuplicateSourceError`)."""
+    in this txn already (:class:`DuplicateSourceError`; then none is recorded)."""
     spec = catalog.get_table(conn, db, table)
-    digest = source_hash(source.key)
-    committed = _committed_rows(conn, spec.db, spec.name, [digest])
+    by_hash: dict[str, Source] = {}
+    for source in loaded:
+        digest = source_hash(source.key)
+        if digest in by_hash:
+            raise DuplicateSourceError(twice(source.key, spec.full_name, txn_id))
+        by_hash[digest] = source
+    committed = _committed_rows(conn, spec.db, spec.name, list(by_hash))
     if committed:
         raise DuplicateSourceError(already_committed(committed[0]))
-    pending = conn.execute(
-        _PENDING_ONE,
-        {"b_txn_id": txn_id, "b_db": spec.db, "b_table": spec.name, "b_hash": digest},
-    ).first()
-    if pending is not None:
-        raise DuplicateSourceError(
-            f"source {source.key!r} is already recorded for {spec.full_name} in txnid:{txn_id}: "
-            "a transaction loads a source once"
-        )
+    for digest, source in by_hash.items():
+        pending = conn.execute(
+            _PENDING_ONE,
+            {"b_txn_id": txn_id, "b_db": spec.db, "b_table": spec.name, "b_hash": digest},
+        ).first()
+        if pending is not None:
+            raise DuplicateSourceError(twice(source.key, spec.full_name, txn_id))
     conn.execute(
         insert(txn_sources),
-        {
-            "ts_txnid": txn_id,
-            "ts_database": spec.db,
-            "ts_table": spec.name,
-            "ts_source_hash": digest,
-            "ts_source": source.key,
-            "ts_info": json.dumps(dict(source.info), sort_keys=True, default=str),
-        },
+        [
+            {
+                "ts_txnid": txn_id,
+                "ts_database": spec.db,
+                "ts_table": spec.name,
+                "ts_source_hash": digest,
+                "ts_source": source.key,
+                "ts_info": json.dumps(dict(source.info), sort_keys=True, default=str),
+            }
+            for digest, source in by_hash.items()
+        ],
+    )
+
+
+def twice(key: str, table: str, txn_id: int) -> str:
+    """The message of a source recorded twice in one transaction."""
+    return (
+        f"source {key!r} is already recorded for {table} in txnid:{txn_id}: a transaction "
+        "loads a source once"
     )
 
 

@@ -12,7 +12,9 @@
   ``rows_updated`` / ``rows_deleted``, ``dirs_written``, ``files_written``, ``bytes_written``,
   ``duration_s``; and ``operation`` (the write mode);
 * the table's health (:mod:`.health`): ``table_partitions``, ``delta_count``,
-  ``delete_delta_count``, ``delete_ratio``, ``table_bytes`` — numbers the UI plots over time.
+  ``delete_delta_count``, ``delete_ratio``, ``table_bytes`` — numbers the UI plots over time;
+* for a Spark output, who wrote it (:func:`.spark_io.spark_metadata`): ``spark/app_id``,
+  ``spark/master``, ``spark/driver``, ``spark/tasks``, ``spark/writers``.
 """
 
 from __future__ import annotations

@@ -9,17 +9,21 @@ so the IO manager needs no Spark settings of its own; the warehouse resource's S
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import socket
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from dagster import MetadataValue, OutputContext
+from dagster._core.storage.db_io_manager import TableSlice
+from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from acid_platform.engines.spark.engine import SparkEngine
 from acid_platform.engines.spark.schema import spark_arrow_schema
 from acid_platform.orchestration.frames import Frame
 from acid_platform.orchestration.handlers import AcidTypeHandler
-from acid_platform.orchestration.options import WriteOptions
 from acid_platform.orchestration.reading import TableRead
 from acid_platform.table import Table
 from acid_platform.table.partitions import make_partition_name
@@ -50,19 +54,29 @@ class SparkFrame:
     def distinct(self, columns: Sequence[str]) -> DataFrame:
         return self.data.select(*columns).distinct()
 
+    def conformed(self, table: Table, *, keys_only: bool = False) -> SparkFrame:
+        """As they are: the Spark engine conforms the rows to the table as it writes them."""
+        return self
+
 
 class SparkTypeHandler(AcidTypeHandler[DataFrame]):
     """``pyspark.sql.DataFrame`` outputs and loads."""
 
-    def frame(
-        self, wh: Warehouse, table: Table | None, obj: DataFrame, options: WriteOptions
-    ) -> Frame:
-        if not any(engine.name == "spark" for engine in wh.native_engines):
-            wh.register_spark(obj.sparkSession)
-        return SparkFrame(obj.toDF(*[c.lower() for c in obj.columns]))
+    def handle_output(
+        self,
+        context: OutputContext,
+        table_slice: TableSlice,
+        obj: DataFrame,
+        connection: AcidConnection,
+    ) -> Mapping[str, Any]:
+        engine = spark_engine(connection.warehouse, obj.sparkSession)
+        engine.last_tasks = ()
+        metadata = super().handle_output(context, table_slice, obj, connection)
+        return {**metadata, **spark_metadata(engine)}
 
-    def schema(self, obj: DataFrame) -> pa.Schema:
-        return spark_arrow_schema(obj.schema)
+    def frame(self, wh: Warehouse, obj: DataFrame) -> Frame:
+        spark_engine(wh, obj.sparkSession)
+        return SparkFrame(obj.toDF(*[c.lower() for c in obj.columns]))
 
     def load(self, read: TableRead, connection: AcidConnection, target: type) -> Any:
         return read.to_spark(connection.resource.spark_session())
@@ -72,4 +86,33 @@ class SparkTypeHandler(AcidTypeHandler[DataFrame]):
         return [DataFrame]
 
 
-__all__ = ["SparkFrame", "SparkTypeHandler"]
+def spark_engine(wh: Warehouse, session: SparkSession) -> SparkEngine:
+    """The warehouse's Spark engine (registered on ``session`` first, as ``wh.register_spark``
+    does, if it has none)."""
+    engine = next((e for e in wh.native_engines if isinstance(e, SparkEngine)), None)
+    if engine is None:
+        wh.register_spark(session)
+        engine = next(e for e in wh.native_engines if isinstance(e, SparkEngine))
+    return engine
+
+
+def spark_metadata(engine: SparkEngine) -> dict[str, Any]:
+    """Who wrote a Spark output: the application, its master, the driver's process, and the
+    processes of the tasks that wrote files (``host``, ``pid``, how many tasks) — on a cluster,
+    Python workers of the executors."""
+    context = engine.spark.sparkContext
+    writers: dict[tuple[str, int], int] = {}
+    for task in engine.last_tasks:
+        writers[(task.host, task.pid)] = writers.get((task.host, task.pid), 0) + 1
+    return {
+        "spark/app_id": context.applicationId,
+        "spark/master": context.master,
+        "spark/driver": MetadataValue.json({"host": socket.gethostname(), "pid": os.getpid()}),
+        "spark/tasks": len(engine.last_tasks),
+        "spark/writers": MetadataValue.json(
+            [{"host": h, "pid": p, "tasks": n} for (h, p), n in sorted(writers.items())]
+        ),
+    }
+
+
+__all__ = ["SparkFrame", "SparkTypeHandler", "spark_engine", "spark_metadata"]

@@ -195,8 +195,8 @@ def run_write(
         txn.lock(request.locks)
         if request.check_outdated:
             txn.check_outdated(spec)
-        for source in request.sources:
-            txn.record_source(spec, source)
+        if request.sources:
+            txn.record_source(spec, *request.sources)
         first = txn.reserve_statements(spec, request.statement_count, overwrite=request.overwrite)
         ctx = WriteContext(warehouse, txn, spec, location, first)
         outcome = write(ctx)

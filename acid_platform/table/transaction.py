@@ -173,14 +173,14 @@ class Transaction:
             )
         return write_id
 
-    def record_source(self, spec: TableSpec, source: Source) -> None:
-        """Record that this transaction loads ``source`` into the table: committed into it
+    def record_source(self, spec: TableSpec, *sources: Source) -> None:
+        """Record that this transaction loads ``sources`` into the table: committed into it
         with the transaction, forgotten if it aborts. A source committed into the table
         already raises :class:`~acid_platform.errors.DuplicateSourceError` here; one a
         concurrent transaction commits first raises it from :meth:`commit` (this transaction
-        is then aborted). Call it before writing the source's rows."""
+        is then aborted). Call it before writing the sources' rows."""
         self.check_open()
-        self.warehouse.metastore.record_source(self.txn_id, spec.db, spec.name, source)
+        self.warehouse.metastore.record_sources(self.txn_id, spec.db, spec.name, sources)
 
     def write_id_of(self, spec: TableSpec) -> int | None:
         """The transaction's write id on the table (``None`` before its first write)."""

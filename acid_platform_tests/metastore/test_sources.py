@@ -72,6 +72,21 @@ def test_a_committed_source_is_refused_when_recorded_again(ms: Metastore) -> Non
         ms.record_source(second, "db", "t", Source("b"))  # twice in one transaction
 
 
+def test_several_sources_are_recorded_all_or_none(ms: Metastore) -> None:
+    make_table(ms)
+    first = ms.open_txn()
+    ms.record_sources(first, "db", "t", [FILE])
+    ms.commit_txn(first)
+    txn = ms.open_txn()
+    with pytest.raises(DuplicateSourceError, match="already committed"):
+        ms.record_sources(txn, "db", "t", [Source("new"), FILE])
+    with pytest.raises(DuplicateSourceError, match="recorded .* in txnid"):
+        ms.record_sources(txn, "db", "t", [Source("new"), Source("new")])
+    ms.record_sources(txn, "db", "t", [Source("new"), Source("other")])  # none was recorded
+    ms.commit_txn(txn)
+    assert sorted(keys(ms)) == sorted([FILE.key, "new", "other"])
+
+
 def test_the_second_of_two_concurrent_loads_is_aborted_at_commit(ms: Metastore) -> None:
     make_table(ms)
     a, b = ms.open_txns(2)
@@ -126,8 +141,8 @@ def test_long_keys_and_many_sources(ms: Metastore) -> None:
     long_key = "s3://bucket/" + "d/" * 2000 + "f.parquet"
     many = [Source(f"file-{i}") for i in range(620)]  # more than one IN (...) batch
     txn = ms.open_txn()
-    for source in [Source(long_key), *many]:
-        ms.record_source(txn, "db", "t", source)
+    ms.record_sources(txn, "db", "t", [Source(long_key), *many[:300]])
+    ms.record_sources(txn, "db", "t", many[300:])
     ms.commit_txn(txn)
     assert len(ms.committed_sources("db", "t")) == 621
     wanted = [long_key, *(s.key for s in many[::2]), "never-loaded"]

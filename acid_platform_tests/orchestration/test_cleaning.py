@@ -8,8 +8,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from dagster import (
     DagsterInstance,
     DefaultScheduleStatus,
@@ -32,7 +34,7 @@ from acid_platform.orchestration import (
     housekeeping_sensor,
     maintenance_definitions,
 )
-from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.helpers import acid_dirs, fresh_namespace
 from acid_platform_tests.orchestration.conftest import insert_deltas
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -50,13 +52,30 @@ def test_maintenance_is_loadable_and_running_by_default(resource: AcidWarehouseR
     assert schedule.cron_schedule == "*/10 * * * *"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def metastore_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str | None]:
+    """No metastore URL (SQLite inside the warehouse), or an empty PostgreSQL namespace (the
+    compose topology's metastore before its first write)."""
+    if request.param == "sqlite":
+        yield None
+        return
+    url, cleanup = fresh_namespace("postgresql", tmp_path)
+    try:
+        yield url
+    finally:
+        cleanup()
+
+
 def test_the_maintenance_skips_its_ticks_until_the_warehouse_exists(
-    tmp_path: Path, instance: DagsterInstance
+    tmp_path: Path, instance: DagsterInstance, metastore_url: str | None
 ) -> None:
     """A platform's sensors and schedule run before its first write creates the warehouse
-    (``dagster dev`` on a fresh checkout): their ticks skip, saying why, instead of failing."""
+    (``dagster dev`` on a fresh checkout, a new compose deployment): their ticks skip, saying
+    why, instead of failing."""
     root = str(tmp_path / "wh")
-    resource = AcidWarehouseResource(warehouse=root, conf={"hive.compactor.check.interval": "0"})
+    resource = AcidWarehouseResource(
+        warehouse=root, metastore_url=metastore_url, conf={"hive.compactor.check.interval": "0"}
+    )
 
     def ticks() -> list[str | None]:
         resources = {"acid_warehouse": resource}
@@ -77,7 +96,7 @@ def test_the_maintenance_skips_its_ticks_until_the_warehouse_exists(
 
     assert ticks() == [f"no warehouse at {root} yet (the first write creates it)"] * 3
     assert not os.path.exists(root)  # nothing created
-    Warehouse.open(root).close()
+    Warehouse.open(root, metastore_url).close()
     compaction, housekeeping, cleaner = ticks()
     assert compaction is not None and compaction.startswith("initiator queued 0")
     assert housekeeping == "no transaction or lock silent for 300s" and cleaner is None

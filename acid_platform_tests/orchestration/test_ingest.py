@@ -5,6 +5,7 @@ loaded exactly once, bad files failing the run with nothing written."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from acid_platform import Warehouse
 from acid_platform.orchestration import AcidWarehouseResource, ingest_job, ingest_sensor
 from acid_platform.orchestration.ingest import FILES_TAG, TABLE_TAG, IngestCursor
 from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.orchestration.ingest_workers import run_ingest_job
 
 COLUMNS = [("id", "int"), ("name", "string")]
 
@@ -283,3 +285,50 @@ def test_the_table_is_created_on_the_first_load_and_its_asset_materialized(
     event = instance.get_latest_materialization_event(AssetKey(["db1", "events"]))
     assert event is not None and event.asset_materialization is not None
     assert event.asset_materialization.metadata["rows"].value == 4
+
+
+@pytest.mark.slow
+def test_two_runs_loading_one_file_at_once_commit_it_once(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, landing: Path
+) -> None:
+    """Two OS processes run the same request; both read the file before either writes (they
+    meet at ``ingest.files_read``): one commits the rows, the other's transaction is refused
+    and its run reports ``skipped``."""
+    t = wh.create_table("t", COLUMNS)
+    land(landing, "a.csv", range(20))
+    (request,) = requests(tick(instance, resource, ingest_sensor(str(landing), "t"), None))
+    ctx = multiprocessing.get_context("spawn")
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    procs = [
+        ctx.Process(target=run_ingest_job, args=(wh.root, request.run_config, barrier, out))
+        for _ in range(2)
+    ]
+    for proc in procs:
+        proc.start()
+    outcomes = [out.get(timeout=300) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=60)
+
+    assert [ok for ok, _ in outcomes] == [True, True]
+    assert sorted((m["skipped"], m["rows"]) for _, m in outcomes) == [(False, 20), (True, 0)]
+    assert ids_in(wh) == list(range(20))
+    (source,) = t.committed_sources()
+    assert {m["txn_id"] for _, m in outcomes} == {source.txn_id}
+
+
+def test_a_landing_uri_is_watched_and_loaded_through_pyarrow_fs(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, landing: Path
+) -> None:
+    wh.create_table("t", COLUMNS)
+    land(landing, "a.csv", range(3))
+    sensor = ingest_sensor(f"file://{landing}", "t")
+
+    first = tick(instance, resource, sensor, None)
+
+    (request,) = requests(first)
+    assert files_of(request) == [f"file://{landing}/a.csv"]
+    assert (request.run_key or "").startswith(f"file://{landing}/a.csv|size=")
+    assert execute(instance, resource, request)[0]
+    assert ids_in(wh) == [0, 1, 2]
+    assert requests(tick(instance, resource, sensor, first.cursor)) == []
+    assert requests(tick(instance, resource, sensor, None)) == []  # committed already

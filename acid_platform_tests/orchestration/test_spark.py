@@ -4,6 +4,8 @@ snapshot."""
 
 # no `from __future__ import annotations`: Dagster reads the annotations of assets
 
+import os
+import socket
 from typing import Any
 
 import pytest
@@ -77,6 +79,13 @@ def test_spark_outputs_overwrite_their_partition_and_load_as_spark_or_arrow(
     meta = latest_metadata(instance, "customers")
     assert meta["rows_inserted"] == 3 and meta["dagster/partition_row_count"] == 3
     assert meta["dagster/row_count"] == 6
+    # who wrote: tasks of this application, in Python workers, not in the driver's process
+    assert meta["spark/app_id"] == spark.sparkContext.applicationId
+    assert meta["spark/master"] == spark.sparkContext.master
+    assert meta["spark/driver"] == {"host": socket.gethostname(), "pid": os.getpid()}
+    writers = meta["spark/writers"]
+    assert meta["spark/tasks"] == sum(w["tasks"] for w in writers) >= 1
+    assert os.getpid() not in {w["pid"] for w in writers}
     location = wh.table("customers").spec.location
     assert acid_dirs(f"{location}/region=us") == ["base_0000001", "base_0000003"]
     assert ids((r["region"], r["v"]) for r in wh.table("customers").scan().to_pylist()) == [
