@@ -186,6 +186,25 @@ class LandingFileError(AcidError, ValueError):
     does not parse; nothing was written."""
 
 
+# --------------------------------------------------------------------------- streaming
+class StreamingError(AcidError):
+    """A streaming connection cannot do what was asked: it is closed, no transaction is open,
+    the table cannot take streaming writes, or its transaction was aborted meanwhile."""
+
+
+class MalformedRecordError(StreamingError, ValueError):
+    """A record given to a streaming connection does not parse, or does not fit the table.
+
+    ``record_index`` is the record's 0-based position among those written in the transaction,
+    ``record`` its text (cut short). Nothing of the failing ``write`` call was kept: the
+    transaction stays open, to be aborted or written on."""
+
+    def __init__(self, message: str, record_index: int, record: str) -> None:
+        super().__init__(message)
+        self.record_index = record_index
+        self.record = record
+
+
 # --------------------------------------------------------------------------- orchestration
 class AssetMetadataError(AcidError, ValueError):
     """An asset's metadata cannot be acted on (a partitioned asset without ``partition_expr``,
