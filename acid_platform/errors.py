@@ -172,6 +172,28 @@ class ScanClosedError(AcidError):
     """A lazy table scan was read after it was read once or closed (its reader lease is gone)."""
 
 
+class InvalidChangeRangeError(AcidError, ValueError):
+    """A change feed's write id range cannot be answered: negative, ``from`` after ``to``, or
+    ``to`` past the newest write id whose changes are final (a lower write id is still open, or
+    it was never allocated)."""
+
+
+class ChangeHistoryUnavailableError(NotEnoughHistoryError):
+    """A change feed asks for write ids below a base: a major compaction or an INSERT OVERWRITE
+    rewrote the partition at ``earliest_write_id`` and kept no history below it.
+
+    ``table`` is ``db.table``, ``partition`` the partition's name (``None`` when unpartitioned)
+    and ``earliest_write_id`` the lowest ``from_write_id`` the request's partitions answer."""
+
+    def __init__(
+        self, message: str, *, table: str, partition: str | None, earliest_write_id: int
+    ) -> None:
+        super().__init__(message)
+        self.table = table
+        self.partition = partition
+        self.earliest_write_id = earliest_write_id
+
+
 class TransactionStateError(AcidError):
     """BEGIN / COMMIT / ROLLBACK in the wrong state (e.g. COMMIT with no open transaction)."""
 

@@ -314,3 +314,21 @@ def test_two_runs_loading_one_file_at_once_commit_it_once(
     assert ids_in(wh) == list(range(20))
     (source,) = t.committed_sources()
     assert {m["txn_id"] for _, m in outcomes} == {source.txn_id}
+
+
+def test_a_landing_uri_is_watched_and_loaded_through_pyarrow_fs(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, landing: Path
+) -> None:
+    wh.create_table("t", COLUMNS)
+    land(landing, "a.csv", range(3))
+    sensor = ingest_sensor(f"file://{landing}", "t")
+
+    first = tick(instance, resource, sensor, None)
+
+    (request,) = requests(first)
+    assert files_of(request) == [f"file://{landing}/a.csv"]
+    assert (request.run_key or "").startswith(f"file://{landing}/a.csv|size=")
+    assert execute(instance, resource, request)[0]
+    assert ids_in(wh) == [0, 1, 2]
+    assert requests(tick(instance, resource, sensor, first.cursor)) == []
+    assert requests(tick(instance, resource, sensor, None)) == []  # committed already
