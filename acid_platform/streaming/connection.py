@@ -155,6 +155,13 @@ class StreamingConnection:
         """Transactions of the current batch not yet begun."""
         return self._batch.remaining if self._batch is not None else 0
 
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of buffered rows not yet in the files (kept under the memory limit)."""
+        if self._batch is not None:
+            return self._batch.pending_bytes
+        return sum(d.pending_bytes for d in self._unmanaged.values())
+
     def begin_transaction(self) -> None:
         """Begin the next transaction (opening a new batch when the current one is used up)."""
         self._check_usable()
@@ -307,16 +314,11 @@ class StreamingConnection:
         delta.write(rows, self.options.write_id)  # type: ignore[arg-type]
 
     def _bound_memory(self) -> None:
-        deltas = list(self._unmanaged.values()) if self.unmanaged else []
-        if self._batch is not None:
-            pending = self._batch.pending_bytes
-        else:
-            pending = sum(d.pending_bytes for d in deltas)
-        if pending <= self.options.memory_limit_bytes:
+        if self.pending_bytes <= self.options.memory_limit_bytes:
             return
         if self._batch is not None:
             self._batch.flush()
-        for d in deltas:
+        for d in self._unmanaged.values():
             d.flush()
         self.stats.auto_flushes += 1
 
