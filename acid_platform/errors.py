@@ -172,6 +172,28 @@ class ScanClosedError(AcidError):
     """A lazy table scan was read after it was read once or closed (its reader lease is gone)."""
 
 
+class InvalidChangeRangeError(AcidError, ValueError):
+    """A change feed's write id range cannot be answered: negative, ``from`` after ``to``, or
+    ``to`` past the newest write id whose changes are final (a lower write id is still open, or
+    it was never allocated)."""
+
+
+class ChangeHistoryUnavailableError(NotEnoughHistoryError):
+    """A change feed asks for write ids below a base: a major compaction or an INSERT OVERWRITE
+    rewrote the partition at ``earliest_write_id`` and kept no history below it.
+
+    ``table`` is ``db.table``, ``partition`` the partition's name (``None`` when unpartitioned)
+    and ``earliest_write_id`` the lowest ``from_write_id`` the request's partitions answer."""
+
+    def __init__(
+        self, message: str, *, table: str, partition: str | None, earliest_write_id: int
+    ) -> None:
+        super().__init__(message)
+        self.table = table
+        self.partition = partition
+        self.earliest_write_id = earliest_write_id
+
+
 class TransactionStateError(AcidError):
     """BEGIN / COMMIT / ROLLBACK in the wrong state (e.g. COMMIT with no open transaction)."""
 
@@ -186,7 +208,25 @@ class LandingFileError(AcidError, ValueError):
     does not parse; nothing was written."""
 
 
-# --------------------------------------------------------------------------- streaming: Mutation API
+# --------------------------------------------------------------------------- streaming
+class StreamingError(AcidError):
+    """A streaming connection cannot do what was asked: it is closed, no transaction is open,
+    the table cannot take streaming writes, or its transaction was aborted meanwhile."""
+
+
+class MalformedRecordError(StreamingError, ValueError):
+    """A record given to a streaming connection does not parse, or does not fit the table.
+
+    ``record_index`` is the record's 0-based position among those written in the transaction,
+    ``record`` its text (cut short). Nothing of the failing ``write`` call was kept: the
+    transaction stays open, to be aborted or written on."""
+
+    def __init__(self, message: str, record_index: int, record: str) -> None:
+        super().__init__(message)
+        self.record_index = record_index
+        self.record = record
+
+
 class MutationError(AcidError):
     """A Mutation API coordinator cannot apply a record (Hive's ``WorkerException``). The
     coordinator that raised it has removed every file it wrote; abort the transaction, or give

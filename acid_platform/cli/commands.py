@@ -1,6 +1,7 @@
-"""The ``acid`` commands (typer): ``sql``, ``show``, ``compact``, ``init`` and ``demo``. The
-maintenance commands (``initiate``, ``worker``, ``clean``, ``housekeep``, ``services``) are in
-:mod:`.maintenance`; printing lives in :mod:`.output`, the demo in :mod:`.demo`."""
+"""The ``acid`` commands (typer): ``sql``, ``show``, ``compact``, ``changes``, ``init`` and
+``demo``. The maintenance commands (``initiate``, ``worker``, ``clean``, ``housekeep``,
+``services``) are in :mod:`.maintenance`; printing lives in :mod:`.output`, the demo in
+:mod:`.demo`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from acid_platform.cli.options import (
     WarehouseOption,
     open_warehouse,
 )
-from acid_platform.cli.output import OutputFormat, err, print_result, user_errors
+from acid_platform.cli.output import OutputFormat, err, print_result, print_table, user_errors
 from acid_platform.table.catalog_ops import warehouse_exists
 
 app = typer.Typer(
@@ -104,6 +105,44 @@ def compact_command(
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
         wh.sql_session.execute_script(
             statement, on_result=lambda r: print_result(r, OutputFormat.table)
+        )
+
+
+@app.command("changes")
+def changes_command(
+    table: Annotated[str, typer.Argument(help="Table name (db.table).")],
+    warehouse: WarehouseOption,
+    from_write_id: Annotated[
+        int, typer.Option("--from", help="Changes after this write id (0: from the start).")
+    ] = 0,
+    to_write_id: Annotated[
+        int | None,
+        typer.Option("--to", help="Up to this write id (default: the newest final one)."),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key", "-k", help="Columns identifying a row, comma-separated: pairs updates."
+        ),
+    ] = None,
+    where: Annotated[
+        str | None,
+        typer.Option("--where", help="Hive predicate, e.g. \"ds = '2024-01-01'\"."),
+    ] = None,
+    metastore_url: MetastoreOption = None,
+    output: FormatOption = OutputFormat.table,
+) -> None:
+    """The change feed: committed inserts, deletes and updates after write id --from up to
+    --to, each with its _change_type, _write_id and row__id."""
+    keys = [k.strip() for k in key.split(",") if k.strip()] if key else None
+    with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
+        scan = wh.table(table).plan_changes(from_write_id, to_write_id, key=keys, filter=where)
+        window = scan.window
+        rows = scan.to_arrow()
+        print_table(rows, output)
+        err.print(
+            f"[dim]{rows.num_rows} change(s) of {escape(scan.spec.full_name)} after write id "
+            f"{window.after} up to {window.upto}[/]"
         )
 
 

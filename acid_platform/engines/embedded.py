@@ -38,10 +38,12 @@ class EmbeddedEngine:
     name = "embedded"
 
     def __init__(self, *, threads: int | None = None) -> None:
-        config: dict[str, str | bool | int | float | list[str]] = (
+        self._config: dict[str, str | bool | int | float | list[str]] = (
             {"threads": threads} if threads else {}
         )
-        self._con = duckdb.connect(":memory:", config=config)
+        # Connected on first use (~10 ms): a warehouse opened to read or write whole tables, as
+        # a Dagster step or a sensor tick does, never asks the engine anything.
+        self._con: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.Lock()
         # Load sqlglot's DuckDB dialect now (~0.3 s, once per process), not in the first statement.
         sqlglot.Dialect.get_or_raise(DIALECT)
@@ -81,6 +83,8 @@ class EmbeddedEngine:
     def _cursor(self, relations: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
         """A cursor of its own with ``relations`` registered (closed by the caller)."""
         with self._lock:
+            if self._con is None:
+                self._con = duckdb.connect(":memory:", config=self._config)
             cursor = self._con.cursor()
         try:
             for name, data in relations.items():
@@ -90,9 +94,16 @@ class EmbeddedEngine:
             raise
         return cursor
 
+    @property
+    def connected(self) -> bool:
+        """Whether DuckDB has been connected (on the first statement)."""
+        return self._con is not None
+
     def close(self) -> None:
-        """Close the DuckDB connection."""
-        self._con.close()
+        """Close the DuckDB connection (if it was made)."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
 
 
 def _run(cursor: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyConnection:

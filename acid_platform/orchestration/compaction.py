@@ -20,6 +20,7 @@
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,20 +157,24 @@ def plan_requests(
     context: SensorEvaluationContext, ms: Metastore, cursor: CompactionCursor
 ) -> tuple[list[RunRequest], CompactionCursor]:
     """Run requests for the initiated entries not requested yet (or whose run ended without
-    claiming them), and the cursor after them."""
+    claiming them), and the cursor after them. The runs of every key in question are fetched
+    in ONE query of the run storage, however many entries are queued."""
     live = {e.id for e in ms.queued_compactions()}
     requested = {cq: key for cq, key in cursor.requested.items() if cq in live}
+    initiated = ms.queued_compactions(CompactionState.INITIATED)
+    fresh = {e.id: run_key(ms, e) for e in initiated if e.id not in requested}
+    runs = _runs_by_key(context, {requested.get(e.id) or fresh[e.id] for e in initiated})
     requests = []
-    for entry in ms.queued_compactions(CompactionState.INITIATED):
+    for entry in initiated:
         earlier = requested.get(entry.id)
         if earlier is not None:
-            runs = _runs(context, earlier)
-            if not runs or not all(r.is_finished for r in runs):
+            done = runs.get(earlier, [])
+            if not done or not all(r.is_finished for r in done):
                 continue  # requested, not launched yet or still running
             key = f"{earlier.rsplit('#retry', 1)[0]}#retry{_attempt(earlier) + 1}"
         else:
-            key = run_key(ms, entry)
-            if _runs(context, key):  # an earlier entry of the same partition had this key
+            key = fresh[entry.id]
+            if key in runs:  # an earlier entry of the same partition had this key
                 key = f"{key}#{entry.id}"
         requested[entry.id] = key
         requests.append(
@@ -231,8 +236,16 @@ def compaction_sensor(
     return _compaction_sensor
 
 
-def _runs(context: SensorEvaluationContext, key: str) -> list[DagsterRun]:
-    return list(context.instance.get_runs(filters=RunsFilter(tags={KEY_TAG: key}), limit=20))
+def _runs_by_key(
+    context: SensorEvaluationContext, keys: Collection[str]
+) -> dict[str, list[DagsterRun]]:
+    """The runs tagged with each of ``keys`` (keys without runs are absent): one query."""
+    if not keys:
+        return {}
+    found: dict[str, list[DagsterRun]] = {}
+    for run in context.instance.get_runs(filters=RunsFilter(tags={KEY_TAG: sorted(keys)})):
+        found.setdefault(run.tags[KEY_TAG], []).append(run)
+    return found
 
 
 def _attempt(key: str) -> int:

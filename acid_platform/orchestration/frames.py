@@ -10,8 +10,10 @@ from typing import Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
+from acid_platform.table import Table
 from acid_platform.table.engine import Engine
 from acid_platform.table.partitions import make_partition_name
+from acid_platform.table.schema import conform
 
 
 class Frame(Protocol):
@@ -36,6 +38,11 @@ class Frame(Protocol):
         """The distinct values of ``columns``, as data the table API takes."""
         ...
 
+    def conformed(self, table: Table, *, keys_only: bool = False) -> Frame:
+        """These rows as ``table``'s columns (names and types), so predicates compare like
+        with like; ``keys_only`` (a delete's rows): only the table columns the rows have."""
+        ...
+
 
 class ArrowFrame:
     """Rows held as an Arrow table; predicates run on the warehouse's engine."""
@@ -43,6 +50,11 @@ class ArrowFrame:
     def __init__(self, data: pa.Table, engine: Engine) -> None:
         self.data = data
         self._engine = engine
+
+    @classmethod
+    def of(cls, data: pa.Table, engine: Engine) -> ArrowFrame:
+        """An output's rows, column names lower case (as Hive names columns; no copy)."""
+        return cls(data.rename_columns([n.lower() for n in data.column_names]), engine)
 
     def schema(self) -> pa.Schema:
         return self.data.schema
@@ -66,6 +78,15 @@ class ArrowFrame:
 
     def distinct(self, columns: Sequence[str]) -> pa.Table:
         return self.data.select(list(columns)).group_by(list(columns)).aggregate([])
+
+    def conformed(self, table: Table, *, keys_only: bool = False) -> ArrowFrame:
+        target = table.schema
+        data = self.data
+        if keys_only:
+            have = set(data.column_names)
+            target = pa.schema([f for f in target if f.name in have])
+            data = data.select(target.names)
+        return ArrowFrame(conform(table.name, data, target), self._engine)
 
 
 __all__ = ["ArrowFrame", "Frame"]

@@ -3,12 +3,14 @@ becomes (a :class:`~.frames.Frame` the writes take) and what a load returns.
 
 :class:`AcidTypeHandler` holds the one path every type goes through::
 
-    handle_output: write options (metadata) -> slice (partition_expr) -> create the table on
-    first write -> check and write in one transaction (:mod:`.writes`) -> metadata (:mod:`.metadata`)
+    handle_output: write options (metadata) -> the output as a Frame (converted once) -> create
+    the table on first write -> slice (partition_expr) -> check and write in one transaction
+    (:mod:`.writes`) -> metadata (:mod:`.metadata`)
     load_input: one snapshot (held until the step ends) -> the slice's rows, ``columns`` only
 
-Subclasses say how their type converts: :class:`ArrowTypeHandler` (``pyarrow.Table``,
-``RecordBatchReader``), :class:`PandasTypeHandler`, and the Spark one in :mod:`.spark_io`.
+Subclasses say how their type converts (:meth:`AcidTypeHandler.frame`, once per output) and
+loads: :class:`ArrowTypeHandler` (``pyarrow.Table``, ``RecordBatchReader``),
+:class:`PandasTypeHandler`, and the Spark one in :mod:`.spark_io`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from acid_platform.orchestration.metadata import materialization_metadata
 from acid_platform.orchestration.options import (
     TableLayout,
     WriteMode,
-    WriteOptions,
     table_layout,
     write_options,
 )
@@ -42,7 +43,6 @@ from acid_platform.orchestration.writes import (
     write_slice,
 )
 from acid_platform.table import Table
-from acid_platform.table.schema import conform
 from acid_platform.warehouse import Warehouse
 
 if TYPE_CHECKING:
@@ -55,13 +55,9 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
     """The write and load path shared by every type (see module docs)."""
 
     @abstractmethod
-    def frame(self, wh: Warehouse, table: Table | None, obj: T, options: WriteOptions) -> Frame:
-        """``obj`` as the rows the writes take (conformed to ``table`` where the type allows;
-        as they are before the table exists)."""
-
-    @abstractmethod
-    def schema(self, obj: T) -> pa.Schema:
-        """The Arrow schema of ``obj`` (a new table is created from it)."""
+    def frame(self, wh: Warehouse, obj: T) -> Frame:
+        """``obj`` as the rows the writes take, converted ONCE per output (column names lower
+        case; conformed to the table by :meth:`~.frames.Frame.conformed`)."""
 
     @abstractmethod
     def load(self, read: TableRead, connection: AcidConnection, target: type) -> T:
@@ -79,20 +75,23 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
         dims = table_slice.partition_dimensions or []
         partitions_def = context.asset_partitions_def if context.has_asset_partitions else None
         wh = connection.warehouse
-        if not wh.table_exists(name):
-            if options.mode is WriteMode.DELETE:
-                raise NoSuchObjectError(
-                    f"asset {asset}: table {name} does not exist; there is nothing to delete"
-                )
+        exists = wh.table_exists(name)
+        if not exists and options.mode is WriteMode.DELETE:
+            raise NoSuchObjectError(
+                f"asset {asset}: table {name} does not exist; there is nothing to delete"
+            )
+        rows = self.frame(wh, obj)
+        if not exists:
             layout = table_layout(definition, partition_columns(dims, asset), asset)
-            schema = self.schema(obj)
+            schema = rows.schema()
             first = slice_of(name, dims, _types(schema), partitions_def, asset)
-            check_in_slice(self.frame(wh, None, obj, options), first)
+            check_in_slice(rows, first)
             create_table(wh, name, schema, layout, asset)
         table = wh.table(name)
-        check_columns(table, self.schema(obj).names, options)
+        check_columns(table, rows.schema().names, options)
         slice_ = slice_of(name, dims, _types(table.schema), partitions_def, asset)
-        metrics = write_slice(table, self.frame(wh, table, obj, options), options, slice_)
+        conformed = rows.conformed(table, keys_only=options.mode is WriteMode.DELETE)
+        metrics = write_slice(table, conformed, options, slice_)
         health = table_health(table, slice_partitions(table, slice_), connection.row_counts)
         partitions = len(context.asset_partition_keys) if dims else 0
         return materialization_metadata(table, options.mode.value, metrics, health, partitions)
@@ -122,17 +121,9 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
 class ArrowTypeHandler(AcidTypeHandler[pa.Table | pa.RecordBatchReader]):
     """``pyarrow.Table`` (and ``RecordBatchReader``) outputs and loads."""
 
-    def frame(
-        self,
-        wh: Warehouse,
-        table: Table | None,
-        obj: pa.Table | pa.RecordBatchReader,
-        options: WriteOptions,
-    ) -> Frame:
-        return arrow_frame(wh, table, _arrow(obj), options)
-
-    def schema(self, obj: pa.Table | pa.RecordBatchReader) -> pa.Schema:
-        return obj.schema
+    def frame(self, wh: Warehouse, obj: pa.Table | pa.RecordBatchReader) -> Frame:
+        data = obj.read_all() if isinstance(obj, pa.RecordBatchReader) else obj
+        return ArrowFrame.of(data, wh.engine)
 
     def load(
         self, read: TableRead, connection: AcidConnection, target: type
@@ -145,13 +136,11 @@ class ArrowTypeHandler(AcidTypeHandler[pa.Table | pa.RecordBatchReader]):
 
 
 class PandasTypeHandler(AcidTypeHandler[Any]):
-    """``pandas.DataFrame`` outputs and loads (through Arrow; the index is not stored)."""
+    """``pandas.DataFrame`` outputs and loads (through Arrow; the index is not stored). An
+    output is converted to Arrow once: its column types are inferred once, not per question."""
 
-    def frame(self, wh: Warehouse, table: Table | None, obj: Any, options: WriteOptions) -> Frame:
-        return arrow_frame(wh, table, pa.Table.from_pandas(obj, preserve_index=False), options)
-
-    def schema(self, obj: Any) -> pa.Schema:
-        return pa.Schema.from_pandas(obj, preserve_index=False)
+    def frame(self, wh: Warehouse, obj: Any) -> Frame:
+        return ArrowFrame.of(pa.Table.from_pandas(obj, preserve_index=False), wh.engine)
 
     def load(self, read: TableRead, connection: AcidConnection, target: type) -> Any:
         return read.to_pandas()
@@ -161,24 +150,6 @@ class PandasTypeHandler(AcidTypeHandler[Any]):
         import pandas as pd
 
         return [pd.DataFrame]
-
-
-def arrow_frame(
-    wh: Warehouse, table: Table | None, data: pa.Table, options: WriteOptions
-) -> ArrowFrame:
-    """Arrow rows conformed to ``table`` (names and types; a delete keeps only the table
-    columns it has), so predicates compare like with like. The columns were checked
-    (:func:`~.writes.check_columns`)."""
-    have = {n.lower() for n in data.column_names}
-    if table is None:
-        return ArrowFrame(data.rename_columns([n.lower() for n in data.column_names]), wh.engine)
-    target = table.schema
-    if options.mode is WriteMode.DELETE:
-        keep = [f for f in target if f.name in have]
-        by_lower = {n.lower(): n for n in data.column_names}
-        data = data.select([by_lower[f.name] for f in keep])
-        target = pa.schema(keep)
-    return ArrowFrame(conform(table.name, data, target), wh.engine)
 
 
 def create_table(
@@ -228,15 +199,10 @@ def _types(schema: pa.Schema) -> dict[str, pa.DataType]:
     return {f.name.lower(): f.type for f in schema}
 
 
-def _arrow(obj: pa.Table | pa.RecordBatchReader) -> pa.Table:
-    return obj.read_all() if isinstance(obj, pa.RecordBatchReader) else obj
-
-
 __all__ = [
     "AcidTypeHandler",
     "ArrowTypeHandler",
     "PandasTypeHandler",
-    "arrow_frame",
     "create_table",
     "slice_partitions",
 ]

@@ -24,7 +24,6 @@ from acid_platform.engines.spark.engine import SparkEngine
 from acid_platform.engines.spark.schema import spark_arrow_schema
 from acid_platform.orchestration.frames import Frame
 from acid_platform.orchestration.handlers import AcidTypeHandler
-from acid_platform.orchestration.options import WriteOptions
 from acid_platform.orchestration.reading import TableRead
 from acid_platform.table import Table
 from acid_platform.table.partitions import make_partition_name
@@ -55,6 +54,10 @@ class SparkFrame:
     def distinct(self, columns: Sequence[str]) -> DataFrame:
         return self.data.select(*columns).distinct()
 
+    def conformed(self, table: Table, *, keys_only: bool = False) -> SparkFrame:
+        """As they are: the Spark engine conforms the rows to the table as it writes them."""
+        return self
+
 
 class SparkTypeHandler(AcidTypeHandler[DataFrame]):
     """``pyspark.sql.DataFrame`` outputs and loads."""
@@ -71,14 +74,9 @@ class SparkTypeHandler(AcidTypeHandler[DataFrame]):
         metadata = super().handle_output(context, table_slice, obj, connection)
         return {**metadata, **spark_metadata(engine)}
 
-    def frame(
-        self, wh: Warehouse, table: Table | None, obj: DataFrame, options: WriteOptions
-    ) -> Frame:
+    def frame(self, wh: Warehouse, obj: DataFrame) -> Frame:
         spark_engine(wh, obj.sparkSession)
         return SparkFrame(obj.toDF(*[c.lower() for c in obj.columns]))
-
-    def schema(self, obj: DataFrame) -> pa.Schema:
-        return spark_arrow_schema(obj.schema)
 
     def load(self, read: TableRead, connection: AcidConnection, target: type) -> Any:
         return read.to_spark(connection.resource.spark_session())

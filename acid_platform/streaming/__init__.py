@@ -1,7 +1,42 @@
-"""Streaming writes into ACID tables, on the table layer's statement lifecycle.
+"""Streaming Ingest V2: transaction batches of records into ACID tables (Hive's
+``org.apache.hive.streaming``), above the table layer; and, in :mod:`acid_platform.streaming.mutate`,
+the Streaming Mutation API (Hive's ``org.apache.hive.hcatalog.streaming.mutate``): one long
+transaction over several tables whose inserts, updates and deletes (keyed by ROW__ID) are written
+by coordinators anywhere and become visible at commit, all at once.
 
-* :mod:`acid_platform.streaming.mutate` — the Streaming Mutation API (seed 004): a
-  ``MutatorClient`` owns one long transaction over several tables; ``MutatorCoordinator`` s on
-  any machine apply inserts, updates and deletes keyed by ROW__ID; everything becomes visible at
-  commit, or nothing does.
+>>> from acid_platform.streaming import StreamingConnection, StrictJsonWriter
 """
+
+from acid_platform.streaming.batch import TransactionBatch
+from acid_platform.streaming.connection import (
+    DEFAULT_MEMORY_LIMIT,
+    ConnectionStats,
+    HiveStreamingConnection,
+    StreamingConnection,
+    StreamingConnectionBuilder,
+    StreamingOptions,
+)
+from acid_platform.streaming.record_writers import (
+    ArrowRecordWriter,
+    PandasRecordWriter,
+    RecordWriter,
+    StrictDelimitedInputWriter,
+    StrictJsonWriter,
+    StrictRegexWriter,
+)
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "ArrowRecordWriter",
+    "ConnectionStats",
+    "HiveStreamingConnection",
+    "PandasRecordWriter",
+    "RecordWriter",
+    "StreamingConnection",
+    "StreamingConnectionBuilder",
+    "StreamingOptions",
+    "StrictDelimitedInputWriter",
+    "StrictJsonWriter",
+    "StrictRegexWriter",
+    "TransactionBatch",
+]

@@ -12,8 +12,8 @@ DataFrame) is written by that engine; everything else runs on the embedded path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 from sqlglot import exp
@@ -22,6 +22,7 @@ from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import CommittedSource, LockComponent, Source, TableSpec
 from acid_platform.table import dml, dml_write, inserts
+from acid_platform.table.changes import ChangeScan, change_window
 from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.native import NativeEngine
@@ -41,6 +42,8 @@ from acid_platform.table.statement import (
 
 if TYPE_CHECKING:
     from acid_platform.table.warehouse import TableWarehouse
+
+T = TypeVar("T")
 
 
 class Table:
@@ -143,6 +146,85 @@ class Table:
         Without ``exact_filter`` the filter only prunes (partitions, stripes, pushed conjuncts):
         the caller evaluates it on the rows (a SQL query's WHERE does).
         """
+
+        def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> TableScan:
+            return plan_scan(
+                spec,
+                self.location,
+                snap,
+                columns=columns,
+                with_row_id=with_row_id,
+                include_partition_columns=include_partition_columns,
+                where=hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter),
+                release=release,
+            )
+
+        return self._plan_read(snapshot, plan)
+
+    def changes(
+        self,
+        from_write_id: int,
+        to_write_id: int | None = None,
+        *,
+        key: str | Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+    ) -> pa.Table:
+        """The change feed: the committed inserts, deletes and updates of the write ids
+        ``from_write_id < w <= to_write_id`` (default: the newest final write id), with each
+        change's ``_change_type``, ``_write_id`` and ``row__id``; deletes carry the deleted
+        rows' values. ``key`` (a column or columns identifying a row) pairs a delete and an
+        insert of the same write id and key into ``update_preimage`` / ``update_postimage``;
+        ``filter`` (a Hive predicate) prunes partitions and keeps the change rows it holds for.
+        See :mod:`acid_platform.table.changes`; a range below a major compaction's (or INSERT
+        OVERWRITE's) base raises :class:`~acid_platform.errors.ChangeHistoryUnavailableError`.
+        """
+        return self.plan_changes(from_write_id, to_write_id, key=key, filter=filter).to_arrow()
+
+    def changes_batches(
+        self,
+        from_write_id: int,
+        to_write_id: int | None = None,
+        *,
+        key: str | Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+    ) -> pa.RecordBatchReader:
+        """:meth:`changes` as a stream, partition by partition (memory: one partition's
+        changes); the snapshot is held until the reader is exhausted or closed."""
+        return self.plan_changes(from_write_id, to_write_id, key=key, filter=filter).to_batches()
+
+    def plan_changes(
+        self,
+        from_write_id: int,
+        to_write_id: int | None = None,
+        *,
+        key: str | Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        snapshot: Snapshot | None = None,
+    ) -> ChangeScan:
+        """A lazy change feed (:class:`~acid_platform.table.changes.ChangeScan`) under
+        ``snapshot``, else the open transaction's, else a fresh one held as a reader lease
+        until it is read or closed. The range is checked now."""
+        txn = self.warehouse.current_transaction
+        keys = (key,) if isinstance(key, str) else tuple(key or ())
+
+        def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> ChangeScan:
+            own = txn.write_id_of(spec) if txn is not None else None
+            window = change_window(spec, snap.write_ids, from_write_id, to_write_id, own)
+            where = hive_filter(spec, self.warehouse.engine, filter)
+            return ChangeScan(
+                spec, self.location, snap, window, key=keys, where=where, release=release
+            )
+
+        return self._plan_read(snapshot, plan)
+
+    def _plan_read(
+        self,
+        snapshot: Snapshot | None,
+        plan: Callable[[TableSpec, Snapshot, Callable[[], None] | None], T],
+    ) -> T:
+        """``plan(spec, snapshot, release)`` under ``snapshot``, else the open transaction's,
+        else a fresh one held as a reader lease (``release`` closes it; closed here if
+        ``plan`` fails)."""
         lease: ReadLease | None = None
         with statement_guard(self.warehouse) as txn:
             spec = self._spec if snapshot is not None else self.refresh()
@@ -152,17 +234,7 @@ class Table:
                 lease = ReadLease(self.warehouse, [spec])
                 snapshot = lease.snapshots[spec.full_name]
             try:
-                where = hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter)
-                return plan_scan(
-                    spec,
-                    self.location,
-                    snapshot,
-                    columns=columns,
-                    with_row_id=with_row_id,
-                    include_partition_columns=include_partition_columns,
-                    where=where,
-                    release=lease.close if lease is not None else None,
-                )
+                return plan(spec, snapshot, lease.close if lease is not None else None)
             except BaseException:
                 if lease is not None:
                     lease.close()

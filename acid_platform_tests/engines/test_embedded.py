@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from sqlglot import exp
 
+from acid_platform import Warehouse
 from acid_platform.engines import default_engine
 from acid_platform.engines.embedded import EmbeddedEngine
 from acid_platform.errors import EngineError, InvalidExpressionError
@@ -86,3 +88,17 @@ def test_concurrent_calls(engine: EmbeddedEngine) -> None:
     for t in threads:
         t.join()
     assert sorted(results) == sorted(sum(range(i)) for i in range(8))
+
+
+def test_connects_duckdb_on_the_first_statement(tmp_path: Path) -> None:
+    # A warehouse that only writes and reads whole tables (a Dagster step, a sensor tick) never
+    # pays for a DuckDB connection.
+    with Warehouse.open(tmp_path / "wh") as wh:
+        engine = wh.engine
+        assert isinstance(engine, EmbeddedEngine) and not engine.connected
+        table = wh.create_table("t", [("id", "int")])
+        table.insert([{"id": 1}])
+        assert table.scan().num_rows == 1
+        assert not engine.connected
+        assert table.scan(filter="id + 1 = 2").num_rows == 1
+        assert engine.connected

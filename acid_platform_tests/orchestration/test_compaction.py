@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from dagster import DagsterInstance, RunRequest, SensorResult, build_sensor_context
 
 from acid_platform import Warehouse
@@ -37,11 +38,26 @@ def run(instance: DagsterInstance, resource: AcidWarehouseResource, request: Run
     return result.success
 
 
+def eleven_deltas(wh: Warehouse, name: str = "t") -> None:
+    """Table ``name`` with 11 deltas: over the initiator's delta threshold (10)."""
+    wh.create_table(name, [("id", "int"), ("name", "string")])
+    insert_deltas(wh, name, 11)
+
+
+def unclaimable(request: RunRequest) -> RunRequest:
+    """``request`` naming an entry that is gone: its run fails before the worker claims its
+    own entry."""
+    return RunRequest(
+        run_key=request.run_key,
+        run_config={"ops": {"acid_compact": {"config": {"compaction_id": 999}}}},
+        tags=request.tags,
+    )
+
+
 def test_sensor_requests_one_run_per_queued_entry_and_never_twice(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
 ) -> None:
-    wh.create_table("t", [("id", "int"), ("name", "string")])
-    insert_deltas(wh, "t", 11)
+    eleven_deltas(wh)
 
     first = tick(instance, resource, None)
     assert [r.run_key for r in first.run_requests or []] == ["default.t::11"]
@@ -91,17 +107,10 @@ def test_explicit_compact_request_is_picked_up(wh: Warehouse, instance: DagsterI
 def test_entry_whose_run_ended_without_claiming_it_is_requested_again(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
 ) -> None:
-    wh.create_table("t", [("id", "int"), ("name", "string")])
-    insert_deltas(wh, "t", 11)
+    eleven_deltas(wh)
     first = tick(instance, resource, None)
     (request,) = first.run_requests or []
-    # the run fails before its worker claims the entry (here: it names an entry that is gone)
-    broken = RunRequest(
-        run_key=request.run_key,
-        run_config={"ops": {"acid_compact": {"config": {"compaction_id": 999}}}},
-        tags=request.tags,
-    )
-    assert not run(instance, resource, broken)
+    assert not run(instance, resource, unclaimable(request))  # fails before claiming the entry
 
     retry = tick(instance, resource, first.cursor)
 
@@ -113,8 +122,7 @@ def test_entry_whose_run_ended_without_claiming_it_is_requested_again(
 def test_finished_entries_leave_the_cursor(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
 ) -> None:
-    wh.create_table("t", [("id", "int"), ("name", "string")])
-    insert_deltas(wh, "t", 11)
+    eleven_deltas(wh)
     first = tick(instance, resource, None)
     assert run(instance, resource, (first.run_requests or [])[0])
 
@@ -147,8 +155,7 @@ def test_a_writer_commits_while_the_compaction_job_runs(
 def test_the_compaction_job_is_not_held_up_by_a_writers_lock(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
 ) -> None:
-    wh.create_table("t", [("id", "int"), ("name", "string")])
-    insert_deltas(wh, "t", 11)
+    eleven_deltas(wh)
     (request,) = tick(instance, resource, None).run_requests or []
     holder = wh.begin()  # a writer holds an exclusive lock on the table throughout
     holder.lock([LockComponent(LockType.EXCLUSIVE, "default", "t")])
@@ -158,3 +165,39 @@ def test_the_compaction_job_is_not_held_up_by_a_writers_lock(
     assert holder.is_open
     holder.abort()
     assert any(d.startswith("base_0000011_v") for d in acid_dirs(os.path.join(wh.root, "t")))
+
+
+@pytest.mark.slow
+def test_one_tick_requests_new_entries_and_retries_of_many_tables(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    # The runs of all the tick's keys come from one query of the run storage.
+    eleven_deltas(wh, "a")
+    eleven_deltas(wh, "b")
+    first = tick(instance, resource, None)
+    by_key = {r.run_key or "": r for r in first.run_requests or []}
+    assert sorted(by_key) == ["default.a::11", "default.b::11"]
+    # a's run fails before its worker claims the entry; b's is not launched yet
+    assert not run(instance, resource, unclaimable(by_key["default.a::11"]))
+    eleven_deltas(wh, "c")
+
+    second = tick(instance, resource, first.cursor)
+
+    assert sorted(r.run_key or "" for r in second.run_requests or []) == [
+        "default.a::11#retry1",
+        "default.c::11",
+    ]
+
+
+def test_an_entry_whose_key_an_earlier_run_had_gets_a_key_of_its_own(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    eleven_deltas(wh)
+    first = tick(instance, resource, None)
+    assert run(instance, resource, (first.run_requests or [])[0])
+    wh.compact("t", kind="major")  # asked again with no write since: the same high-water mark
+    (entry,) = wh.metastore.queued_compactions(CompactionState.INITIATED)
+
+    (request,) = tick(instance, resource, first.cursor).run_requests or []
+
+    assert request.run_key == f"default.t::11#{entry.id}"

@@ -3,6 +3,7 @@ metadata each materialization carries."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -10,6 +11,13 @@ import pyarrow as pa
 import pytest
 from dagster import AssetIn, DagsterInstance, asset, materialize
 
+from acid_platform.orchestration import AcidTableIOManager, AcidWarehouseResource
+from acid_platform.orchestration.frames import Frame
+from acid_platform.orchestration.handlers import (
+    AcidTypeHandler,
+    ArrowTypeHandler,
+    PandasTypeHandler,
+)
 from acid_platform.warehouse import Warehouse
 from acid_platform_tests.orchestration.conftest import latest_metadata
 
@@ -137,3 +145,39 @@ def test_loads_read_one_snapshot_with_the_columns_asked_for(
     assert seen["arrow"].column_names == ["id", "name"]
     assert sorted(seen["arrow"].column("id").to_pylist()) == [1, 2]
     assert isinstance(seen["pandas"], pd.DataFrame) and len(seen["pandas"]) == 2
+
+
+class CountingPandasHandler(PandasTypeHandler):
+    """The pandas handler, counting the outputs it converts to Arrow."""
+
+    def __init__(self) -> None:
+        self.conversions = 0
+
+    def frame(self, wh: Warehouse, obj: Any) -> Frame:
+        self.conversions += 1
+        return super().frame(wh, obj)
+
+
+def test_a_pandas_output_is_converted_to_arrow_once_per_write(
+    resource: AcidWarehouseResource, instance: DagsterInstance, wh: Warehouse
+) -> None:
+    # Its column types are inferred once: not again for the column check, nor for a new table.
+    pandas = CountingPandasHandler()
+
+    class CountingIOManager(AcidTableIOManager):
+        @staticmethod
+        def type_handlers() -> Sequence[AcidTypeHandler[Any]]:
+            return [ArrowTypeHandler(), pandas]
+
+    @asset(metadata={"write_mode": "append"})
+    def visits() -> pd.DataFrame:
+        return pd.DataFrame({"ID": [1, 2], "page": ["a", "b"]})
+
+    io = {"acid_warehouse": resource, "io_manager": CountingIOManager(acid_warehouse=resource)}
+    assert materialize([visits], resources=io, instance=instance).success  # creates the table
+    assert pandas.conversions == 1
+    assert materialize([visits], resources=io, instance=instance).success
+    assert pandas.conversions == 2
+    assert rows(wh, "visits") == [
+        {"id": i, "page": p} for i, p in ((1, "a"), (1, "a"), (2, "b"), (2, "b"))
+    ]
