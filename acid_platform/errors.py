@@ -227,6 +227,29 @@ class MalformedRecordError(StreamingError, ValueError):
         self.record = record
 
 
+class MutationError(AcidError):
+    """A Mutation API coordinator cannot apply a record (Hive's ``WorkerException``). The
+    coordinator that raised it has removed every file it wrote; abort the transaction, or give
+    the coordinator's whole input to a new one."""
+
+
+class GroupRevisitedError(MutationError):
+    """Records of a (partition, bucket) group came back after the coordinator had moved on to
+    another group (Hive's ``GroupRevisitedException``): group the change set by partition, then
+    bucket."""
+
+
+class RecordSequenceError(MutationError):
+    """An update or delete arrived out of ROW__ID order within its group (Hive's
+    ``RecordSequenceException``): sort each group by (originalWriteId, bucket, rowId)."""
+
+
+class BucketIdError(MutationError):
+    """A record's ROW__ID names another bucket than the one its bucketing columns hash to
+    (Hive's ``BucketIdException``): stamp inserts with ``BucketIdResolver``, and never update a
+    bucketing column."""
+
+
 # --------------------------------------------------------------------------- orchestration
 class AssetMetadataError(AcidError, ValueError):
     """An asset's metadata cannot be acted on (a partitioned asset without ``partition_expr``,

@@ -1,5 +1,8 @@
 """Streaming Ingest V2: transaction batches of records into ACID tables (Hive's
-``org.apache.hive.streaming``), above the table layer.
+``org.apache.hive.streaming``), above the table layer; and, in :mod:`acid_platform.streaming.mutate`,
+the Streaming Mutation API (Hive's ``org.apache.hive.hcatalog.streaming.mutate``): one long
+transaction over several tables whose inserts, updates and deletes (keyed by ROW__ID) are written
+by coordinators anywhere and become visible at commit, all at once.
 
 >>> from acid_platform.streaming import StreamingConnection, StrictJsonWriter
 """
