@@ -51,7 +51,7 @@ def _visible(wh: Warehouse, seed: int | None = None) -> dict[int, str]:
 
 
 def _check(
-    visible: dict[int, str], known: dict[int, set[int]], rows: dict[int, list[int]]
+    visible: dict[int, str], known: dict[str, set[int]], rows: dict[int, list[int]]
 ) -> set[int]:
     """Every visible row is a committed (or in-commit) transaction's, whole and unchanged;
     returns the transactions seen."""
