@@ -208,6 +208,48 @@ class LandingFileError(AcidError, ValueError):
     does not parse; nothing was written."""
 
 
+# --------------------------------------------------------------------------- streaming
+class StreamingError(AcidError):
+    """A streaming connection cannot do what was asked: it is closed, no transaction is open,
+    the table cannot take streaming writes, or its transaction was aborted meanwhile."""
+
+
+class MalformedRecordError(StreamingError, ValueError):
+    """A record given to a streaming connection does not parse, or does not fit the table.
+
+    ``record_index`` is the record's 0-based position among those written in the transaction,
+    ``record`` its text (cut short). Nothing of the failing ``write`` call was kept: the
+    transaction stays open, to be aborted or written on."""
+
+    def __init__(self, message: str, record_index: int, record: str) -> None:
+        super().__init__(message)
+        self.record_index = record_index
+        self.record = record
+
+
+class MutationError(AcidError):
+    """A Mutation API coordinator cannot apply a record (Hive's ``WorkerException``). The
+    coordinator that raised it has removed every file it wrote; abort the transaction, or give
+    the coordinator's whole input to a new one."""
+
+
+class GroupRevisitedError(MutationError):
+    """Records of a (partition, bucket) group came back after the coordinator had moved on to
+    another group (Hive's ``GroupRevisitedException``): group the change set by partition, then
+    bucket."""
+
+
+class RecordSequenceError(MutationError):
+    """An update or delete arrived out of ROW__ID order within its group (Hive's
+    ``RecordSequenceException``): sort each group by (originalWriteId, bucket, rowId)."""
+
+
+class BucketIdError(MutationError):
+    """A record's ROW__ID names another bucket than the one its bucketing columns hash to
+    (Hive's ``BucketIdException``): stamp inserts with ``BucketIdResolver``, and never update a
+    bucketing column."""
+
+
 # --------------------------------------------------------------------------- orchestration
 class AssetMetadataError(AcidError, ValueError):
     """An asset's metadata cannot be acted on (a partitioned asset without ``partition_expr``,

@@ -203,6 +203,21 @@ class DagsterApi:
             if e["__typename"] == "ExecutionStepOutputEvent"
         }
 
+    def run_events(self, run_id: str) -> dict[str, float]:
+        """When (epoch seconds) each kind of event of a run first happened, by GraphQL type:
+        ``RunEnqueuedEvent``, ``RunStartingEvent`` (the daemon took it from the queue),
+        ``RunStartEvent``, ``RunSuccessEvent``…"""
+        data = self.query(
+            """query($id: ID!) { logsForRun(runId: $id, limit: 10000) { __typename
+               ... on EventConnection { events { __typename
+               ... on MessageEvent { timestamp } } } } }""",
+            id=run_id,
+        )
+        first: dict[str, float] = {}
+        for e in self._one(data, "logsForRun")["events"]:
+            first.setdefault(e["__typename"], int(e["timestamp"]) / 1000)
+        return first
+
     # ------------------------------------------------------------------ assets
 
     def materializations(self, asset: str, limit: int = 10) -> list[dict[str, Any]]:

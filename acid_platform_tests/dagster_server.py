@@ -72,9 +72,11 @@ def dagster_home(path: Path, config: Path = ROOT / "dagster.yaml") -> Path:
     return path
 
 
-def poll(what: str, check: Callable[[], T | None], timeout_s: float = 180.0) -> T:
-    """The first value of ``check()`` that is not ``None`` (or false); polled until
-    ``timeout_s``, then :class:`ServerError` naming ``what``."""
+def poll(
+    what: str, check: Callable[[], T | None], timeout_s: float = 180.0, max_pause_s: float = 1.0
+) -> T:
+    """The first value of ``check()`` that is not ``None`` (or false); polled (pauses growing to
+    ``max_pause_s``) until ``timeout_s``, then :class:`ServerError` naming ``what``."""
     deadline = time.monotonic() + timeout_s
     pause = 0.05
     while True:
@@ -84,7 +86,7 @@ def poll(what: str, check: Callable[[], T | None], timeout_s: float = 180.0) -> 
         if time.monotonic() > deadline:
             raise ServerError(f"{what}: not after {timeout_s:g}s")
         time.sleep(pause)  # a poll interval, not a wait for something to happen
-        pause = min(pause * 2, 1.0)
+        pause = min(pause * 2, max_pause_s)
 
 
 class DagsterServer:
@@ -137,13 +139,20 @@ class DagsterServer:
             )
         return self
 
-    def wait_ready(self, timeout_s: float = 240.0) -> float:
+    def wait_ready(self, timeout_s: float = 240.0, max_pause_s: float = 1.0) -> float:
         """Wait until GraphQL answers and every code location has loaded; seconds since
-        :meth:`start`."""
-        self.wait_for("GraphQL answering with every code location loaded", self._ready, timeout_s)
+        :meth:`start` (to within ``max_pause_s``)."""
+        what = "GraphQL answering with every code location loaded"
+        self.wait_for(what, self._ready, timeout_s, max_pause_s)
         return time.monotonic() - self.started_at
 
-    def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float = 180.0) -> T:
+    def wait_for(
+        self,
+        what: str,
+        check: Callable[[], T | None],
+        timeout_s: float = 180.0,
+        max_pause_s: float = 1.0,
+    ) -> T:
         """:func:`poll` that also fails at once when a server process has died, and whose
         failure carries the logs."""
 
@@ -154,7 +163,7 @@ class DagsterServer:
             return check()
 
         try:
-            return poll(what, alive_check, timeout_s)
+            return poll(what, alive_check, timeout_s, max_pause_s)
         except ServerError as e:
             raise ServerError(f"{e}\n{self.log_tail()}") from None
 

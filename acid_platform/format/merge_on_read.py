@@ -196,6 +196,8 @@ def read_split(
         length = (
             read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
         )
+        if length == 0:
+            continue  # a streaming file with nothing committed yet
         with OrcDataFile(
             filesystem, ref.path, logical_length=length, expect_acid=ref.kind == ACID_KIND
         ) as f:
@@ -291,6 +293,8 @@ def _table_schema(
         for af in d.files:
             side = af.flush_length_path if _honours_flush_length(d) else None
             length = read_flush_length(filesystem, side) if side else None
+            if length == 0:
+                continue
             with OrcDataFile(filesystem, af.path, logical_length=length, expect_acid=None) as f:
                 return f.row_schema
     for of in state.original_files:

@@ -13,13 +13,18 @@ Field numbers are from ORC's ``orc_proto.proto``.
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 from acid_platform.errors import CorruptAcidFileError
+from acid_platform.format.protobuf import (
+    decode_message,
+    decompress_stream,
+    encode_varint,
+    field_bytes,
+    original_chunks,
+    read_varint,
+)
 
 # PostScript fields
 _PS_FOOTER_LENGTH = 1
@@ -96,13 +101,13 @@ def append_user_metadata(
     ps_start = len(tail) - 1 - ps_len
     postscript = tail[ps_start : ps_start + ps_len]
     addition = b"".join(
-        _field_bytes(
-            _FOOTER_METADATA, _field_bytes(_ITEM_NAME, n.encode()) + _field_bytes(_ITEM_VALUE, v)
+        field_bytes(
+            _FOOTER_METADATA, field_bytes(_ITEM_NAME, n.encode()) + field_bytes(_ITEM_VALUE, v)
         )
         for n, v in items
     )
     if info.compression != "NONE":
-        addition = b"".join(_original_chunks(addition, info.block_size))
+        addition = b"".join(original_chunks(addition, info.block_size))
     new_ps = _replace_varint_field(
         postscript, _PS_FOOTER_LENGTH, info.footer_length + len(addition)
     )
@@ -121,7 +126,7 @@ def _parse_tail(tail: bytes) -> OrcTail:
     ps_len = tail[-1]
     if ps_len == 0 or ps_len + 1 > len(tail):
         raise CorruptAcidFileError(f"bad postscript length {ps_len}")
-    ps = _fields(tail[-1 - ps_len : -1])
+    ps = decode_message(tail[-1 - ps_len : -1])
     magic = ps.get(_PS_MAGIC, [b""])[0]
     if magic != b"ORC":
         raise CorruptAcidFileError("postscript magic is not 'ORC'")
@@ -133,11 +138,11 @@ def _parse_tail(tail: bytes) -> OrcTail:
     footer_start = footer_end - footer_len
     if footer_start < 0:
         raise CorruptAcidFileError("footer extends before the start of the read tail")
-    footer = _decompress(tail[footer_start:footer_end], compression, block_size)
-    f = _fields(footer)
+    footer = decompress_stream(tail[footer_start:footer_end], compression, block_size)
+    f = decode_message(footer)
     stripes = []
     for raw in f.get(_FOOTER_STRIPES, []):
-        s = _fields(raw)  # type: ignore[arg-type]
+        s = decode_message(raw)  # type: ignore[arg-type]
         length = sum(
             int(s.get(k, [0])[0])
             for k in (_STRIPE_INDEX_LENGTH, _STRIPE_DATA_LENGTH, _STRIPE_FOOTER_LENGTH)
@@ -151,7 +156,7 @@ def _parse_tail(tail: bytes) -> OrcTail:
         )
     meta: dict[str, bytes] = {}
     for raw in f.get(_FOOTER_METADATA, []):
-        item = _fields(raw)  # type: ignore[arg-type]
+        item = decode_message(raw)  # type: ignore[arg-type]
         name = bytes(item.get(_ITEM_NAME, [b""])[0]).decode()  # type: ignore[arg-type]
         meta[name] = bytes(item.get(_ITEM_VALUE, [b""])[0])  # type: ignore[arg-type]
     return OrcTail(
@@ -166,159 +171,7 @@ def _parse_tail(tail: bytes) -> OrcTail:
     )
 
 
-def _decompress(data: bytes, compression: str, block_size: int) -> bytes:
-    if compression == "NONE":
-        return data
-    out = []
-    pos = 0
-    while pos < len(data):
-        if pos + 3 > len(data):
-            raise CorruptAcidFileError("truncated compression chunk header")
-        header = data[pos] | (data[pos + 1] << 8) | (data[pos + 2] << 16)
-        pos += 3
-        length, original = header >> 1, header & 1
-        chunk = data[pos : pos + length]
-        if len(chunk) != length:
-            raise CorruptAcidFileError("truncated compression chunk")
-        pos += length
-        out.append(chunk if original else _decompress_chunk(chunk, compression, block_size))
-    return b"".join(out)
-
-
-def _decompress_chunk(chunk: bytes, compression: str, block_size: int) -> bytes:
-    if compression == "ZLIB":
-        return zlib.decompress(chunk, -15)
-    if compression == "ZSTD":
-        return bytes(
-            pa.Codec("zstd").decompress(
-                chunk, decompressed_size=_zstd_frame_size(chunk, block_size)
-            )
-        )
-    if compression == "SNAPPY":
-        size, _ = _varint(chunk, 0)  # raw snappy starts with the uncompressed length
-        return bytes(pa.Codec("snappy").decompress(chunk, decompressed_size=size))
-    if compression == "LZ4":
-        return _lz4_block_decompress(chunk)
-    raise CorruptAcidFileError(f"unsupported ORC compression {compression}")
-
-
-def _zstd_frame_size(chunk: bytes, default: int) -> int:
-    """The frame content size from a zstd frame header, or ``default`` when it is absent."""
-    if len(chunk) < 6 or chunk[:4] != b"\x28\xb5\x2f\xfd":
-        return default
-    fhd = chunk[4]
-    fcs_flag, single, did_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
-    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[did_flag]
-    size_bytes = (1 if single else 0, 2, 4, 8)[fcs_flag]
-    if size_bytes == 0:
-        return default
-    value = int.from_bytes(chunk[pos : pos + size_bytes], "little")
-    return value + 256 if size_bytes == 2 else value
-
-
-def _lz4_block_decompress(src: bytes) -> bytes:
-    """Decode one raw LZ4 block (footers are small; this keeps us free of a size guess)."""
-    out = bytearray()
-    i = 0
-    n = len(src)
-    while i < n:
-        token = src[i]
-        i += 1
-        lit = token >> 4
-        if lit == 15:
-            while True:
-                b = src[i]
-                i += 1
-                lit += b
-                if b != 255:
-                    break
-        out += src[i : i + lit]
-        i += lit
-        if i >= n:
-            break
-        offset = src[i] | (src[i + 1] << 8)
-        i += 2
-        mlen = token & 15
-        if mlen == 15:
-            while True:
-                b = src[i]
-                i += 1
-                mlen += b
-                if b != 255:
-                    break
-        mlen += 4
-        start = len(out) - offset
-        for k in range(mlen):
-            out.append(out[start + k])
-    return bytes(out)
-
-
-def _fields(buf: bytes | memoryview) -> dict[int, list[int | bytes]]:
-    """Decode one protobuf message into {field number: [values]} (varints and byte strings)."""
-    out: dict[int, list[int | bytes]] = {}
-    data = bytes(buf)
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        field, wire = key >> 3, key & 7
-        value: int | bytes
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            value = data[pos : pos + length]
-            if len(value) != length:
-                raise CorruptAcidFileError("truncated protobuf field")
-            pos += length
-        elif wire == 1:
-            value = int.from_bytes(data[pos : pos + 8], "little")
-            pos += 8
-        elif wire == 5:
-            value = int.from_bytes(data[pos : pos + 4], "little")
-            pos += 4
-        else:
-            raise CorruptAcidFileError(f"unsupported protobuf wire type {wire}")
-        out.setdefault(field, []).append(value)
-    return out
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data):
-            raise CorruptAcidFileError("truncated varint")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-
-
 # --------------------------------------------------------------------------- encoding
-
-
-def _encode_varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _field_bytes(field: int, payload: bytes) -> bytes:
-    return _encode_varint(field << 3 | 2) + _encode_varint(len(payload)) + payload
-
-
-def _original_chunks(data: bytes, block_size: int) -> Iterator[bytes]:
-    for start in range(0, len(data), block_size):
-        piece = data[start : start + block_size]
-        header = (len(piece) << 1) | 1
-        yield header.to_bytes(3, "little") + piece
 
 
 def _replace_varint_field(message: bytes, field: int, value: int) -> bytes:
@@ -327,12 +180,12 @@ def _replace_varint_field(message: bytes, field: int, value: int) -> bytes:
     pos = 0
     while pos < len(message):
         start = pos
-        key, pos = _varint(message, pos)
+        key, pos = read_varint(message, pos)
         f, wire = key >> 3, key & 7
         if wire == 0:
-            _, pos = _varint(message, pos)
+            _, pos = read_varint(message, pos)
         elif wire == 2:
-            length, pos = _varint(message, pos)
+            length, pos = read_varint(message, pos)
             pos += length
         elif wire == 1:
             pos += 8
@@ -341,7 +194,7 @@ def _replace_varint_field(message: bytes, field: int, value: int) -> bytes:
         else:
             raise CorruptAcidFileError(f"unsupported protobuf wire type {wire}")
         if f == field and wire == 0:
-            out += _encode_varint(key) + _encode_varint(value)
+            out += encode_varint(key) + encode_varint(value)
         else:
             out += message[start:pos]
     return bytes(out)

@@ -316,13 +316,19 @@ def _read_filtered(
     return batch if mask is None else batch.filter(mask)
 
 
-def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int:
-    """The logical length of a streaming ORC file: the last big-endian long in its side file."""
+def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int | None:
+    """The logical length of a streaming ORC file: the last big-endian long in its side file.
+
+    As Hive 4's ``AcidUtils.getLogicalLength``: ``0`` means nothing is committed in the file yet
+    (Hive's writer puts a 0 there before the file's first byte); a side file gone since the
+    listing means its writer closed the file, which is then whole (``None``: read all of it);
+    an empty or unreadable side file is an error (:class:`FlushLengthError`).
+    """
     try:
         with filesystem.open_input_file(side_file) as f:
             data = f.read()
-    except FileNotFoundError as exc:
-        raise FlushLengthError(f"{side_file}: flush length side file vanished") from exc
+    except FileNotFoundError:
+        return None
     except OSError as exc:
         raise FlushLengthError(f"{side_file}: cannot read flush length ({exc})") from exc
     usable = len(data) - len(data) % 8
@@ -331,8 +337,8 @@ def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int:
             f"{side_file}: flush length side file is empty or shorter than 8 bytes"
         )
     length = int.from_bytes(data[usable - 8 : usable], "big", signed=True)
-    if length <= 0:
-        raise FlushLengthError(f"{side_file}: flush length {length} is not positive")
+    if length < 0:
+        raise FlushLengthError(f"{side_file}: flush length {length} is negative")
     return length
 
 

@@ -67,6 +67,17 @@ def compression_of(properties: Mapping[str, str]) -> str:
     return properties.get(ORC_COMPRESS_PROPERTY, DEFAULT_COMPRESSION).upper()
 
 
+def pyarrow_codec(path: str, compression: str) -> str:
+    """pyarrow's name for the ``orc.compress`` codec ``compression`` (any case), or
+    :class:`AcidFormatError` naming ``path``."""
+    codec = compression.upper()
+    if codec not in COMPRESSION:
+        raise AcidFormatError(
+            f"{path}: orc.compress={compression!r} is not one of {sorted(COMPRESSION)}"
+        )
+    return COMPRESSION[codec]
+
+
 @dataclass(frozen=True)
 class WrittenFile:
     """What one closed event file holds."""
@@ -101,18 +112,14 @@ class EventWriter:
     ) -> None:
         loc = resolve(path, filesystem)
         self.filesystem, self.path = loc.filesystem, loc.path
-        codec = compression.upper()
-        if codec not in COMPRESSION:
-            raise AcidFormatError(
-                f"{self.path}: orc.compress={compression!r} is not one of {sorted(COMPRESSION)}"
-            )
+        codec = pyarrow_codec(self.path, compression)
         self.schema = t.event_schema(row_schema)
         self._batch_size = batch_size
         self._stream = self.filesystem.open_output_stream(self.path)
         self._sink = _TailCapturingSink(self._stream)
         self._orc = po.ORCWriter(
             self._sink,
-            compression=COMPRESSION[codec],
+            compression=codec,
             stripe_size=stripe_size,
             batch_size=batch_size,
         )
@@ -136,7 +143,9 @@ class EventWriter:
         owid = table.column(t.ORIGINAL_TRANSACTION).to_numpy()
         bucket = table.column(t.BUCKET).to_numpy()
         rowid = table.column(t.ROW_ID).to_numpy()
-        self._check_sorted(owid, bucket, rowid)
+        self._last_key = check_event_order(
+            self.path, self._rows, self._last_key, owid, bucket, rowid
+        )
         ops = table.column(t.OPERATION).to_numpy()
         for op in range(3):
             self._counts[op] += int(np.count_nonzero(ops == op))
@@ -219,31 +228,6 @@ class EventWriter:
                 f"{self.path}: events do not fit {t.schema_to_hive(self.schema)}: {exc}"
             ) from exc
 
-    def _check_sorted(self, owid: np.ndarray, bucket: np.ndarray, rowid: np.ndarray) -> None:
-        if self._last_key is not None:
-            first = (int(owid[0]), int(bucket[0]), int(rowid[0]))
-            if first < self._last_key:
-                raise AcidFormatError(
-                    f"{self.path}: events out of order at row {self._rows}: key {first} after "
-                    f"{self._last_key}; sort by (originalTransaction, bucket, rowId)"
-                )
-        if len(owid) > 1:
-            d_owid = np.sign(np.diff(owid))
-            d_bucket = np.sign(np.diff(bucket.astype(np.int64)))
-            d_rowid = np.sign(np.diff(rowid))
-            bad = (d_owid < 0) | (
-                (d_owid == 0) & ((d_bucket < 0) | ((d_bucket == 0) & (d_rowid < 0)))
-            )
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0]) + 1
-                raise AcidFormatError(
-                    f"{self.path}: events out of order at row {self._rows + i}: key "
-                    f"{(int(owid[i]), int(bucket[i]), int(rowid[i]))} after "
-                    f"{(int(owid[i - 1]), int(bucket[i - 1]), int(rowid[i - 1]))}; "
-                    "sort by (originalTransaction, bucket, rowId)"
-                )
-        self._last_key = (int(owid[-1]), int(bucket[-1]), int(rowid[-1]))
-
     def _key_index(self, stripe_rows: Iterable[int]) -> str:
         parts = []
         end = 0
@@ -256,6 +240,40 @@ class EventWriter:
                 )
             parts.append(key)
         return "".join(parts)
+
+
+def check_event_order(
+    path: str,
+    rows_before: int,
+    last_key: tuple[int, int, int] | None,
+    owid: np.ndarray,
+    bucket: np.ndarray,
+    rowid: np.ndarray,
+) -> tuple[int, int, int]:
+    """Raise :class:`AcidFormatError` unless the events' keys (originalTransaction, bucket,
+    rowId) ascend, after ``last_key`` (the previous events' last key, if any); returns the new
+    last key. ``rows_before`` positions the events in the file for the message."""
+    if last_key is not None:
+        first = (int(owid[0]), int(bucket[0]), int(rowid[0]))
+        if first < last_key:
+            raise AcidFormatError(
+                f"{path}: events out of order at row {rows_before}: key {first} after "
+                f"{last_key}; sort by (originalTransaction, bucket, rowId)"
+            )
+    if len(owid) > 1:
+        d_owid = np.sign(np.diff(owid))
+        d_bucket = np.sign(np.diff(bucket.astype(np.int64)))
+        d_rowid = np.sign(np.diff(rowid))
+        bad = (d_owid < 0) | ((d_owid == 0) & ((d_bucket < 0) | ((d_bucket == 0) & (d_rowid < 0))))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0]) + 1
+            raise AcidFormatError(
+                f"{path}: events out of order at row {rows_before + i}: key "
+                f"{(int(owid[i]), int(bucket[i]), int(rowid[i]))} after "
+                f"{(int(owid[i - 1]), int(bucket[i - 1]), int(rowid[i - 1]))}; "
+                "sort by (originalTransaction, bucket, rowId)"
+            )
+    return (int(owid[-1]), int(bucket[-1]), int(rowid[-1]))
 
 
 def insert_events(

@@ -38,6 +38,7 @@ from acid_platform.metastore import (
     txns,
     writeids,
 )
+from acid_platform.metastore.batch_api import TxnBatchApi
 from acid_platform.metastore.compaction_api import CompactionQueueApi, ReadLeaseApi
 from acid_platform.metastore.migrate import ensure_schema
 from acid_platform.metastore.model import (
@@ -57,7 +58,7 @@ METASTORE_FILE = "_metastore.db"
 _POLL_START_S, _POLL_MAX_S = 0.002, 0.02
 
 
-class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi):
+class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
     """Catalog, transactions, write ids, locks, compaction queue, reader leases and the
     sources transactions loaded.
 
@@ -403,6 +404,14 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi):
         """Try again to acquire a waiting request."""
         return self._write(lambda c, now: locks.check_lock(c, now, lock_id))  # type: ignore[no-any-return]
 
+    def wait_for_lock(self, lock_id: int, wait_s: float) -> LockResponse:
+        """Wait up to ``wait_s`` for a waiting request to be acquired, as :meth:`lock` does
+        (then withdraw it and raise :class:`LockTimeoutError`)."""
+        response = self.check_lock(lock_id)
+        if response.state == LockState.ACQUIRED:
+            return response
+        return self._wait(lock_id, max(wait_s, 0.001))
+
     def unlock(self, lock_id: int) -> None:
         """Release a txn-less lock (:class:`TxnOpenError` for a transaction's lock)."""
         self._write(lambda c, now: locks.unlock(c, lock_id))
@@ -439,6 +448,11 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi):
     def show_transactions(self) -> list[dict[str, Any]]:
         """Rows of SHOW TRANSACTIONS (open and aborted txns)."""
         return self._read(show.show_transactions)  # type: ignore[no-any-return]
+
+    def open_txns_by_agent(self, agent_info: str) -> list[int]:
+        """The open txns opened with exactly ``agent_info``: a writer that tags its txns finds
+        those it left open (e.g. a streaming sink, after a crash) to abort them."""
+        return self._read(show.open_txns_by_agent, agent_info)  # type: ignore[no-any-return]
 
     def show_locks(self) -> list[dict[str, Any]]:
         """Rows of SHOW LOCKS."""

@@ -37,6 +37,7 @@ each partition in that order; :meth:`ChangeScan.to_arrow` sorts the whole by wri
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -68,6 +69,7 @@ CHANGE_TYPE = "_change_type"
 WRITE_ID = CHANGE_WRITE_ID
 INSERT, DELETE = "insert", "delete"
 UPDATE_PREIMAGE, UPDATE_POSTIMAGE = "update_preimage", "update_postimage"
+CHANGE_TYPES = pa.array([INSERT, DELETE, UPDATE_PREIMAGE, UPDATE_POSTIMAGE], pa.string())
 
 
 def change_feed_schema(spec: TableSpec) -> pa.Schema:
@@ -184,9 +186,12 @@ class ChangeScan:
         self._check_open()
         try:
             files = self.plan_files()
-            parts = run_parallel([lambda p=p: self.partition_changes(p) for p in files])  # type: ignore[misc]
+            parts = run_parallel([functools.partial(self.partition_changes, p) for p in files])
             table = pa.concat_tables([self.schema.empty_table(), *parts])
-            return table.take(pc.sort_indices(table, [(WRITE_ID, "ascending")]))
+            write_ids = table.column(WRITE_ID).to_numpy()
+            if bool(np.all(write_ids[1:] >= write_ids[:-1])):
+                return table  # one partition, or partitions of disjoint write ids
+            return table.take(pc.sort_indices(table, [(WRITE_ID, "ascending")]))  # stable
         finally:
             self.close()
 
@@ -284,13 +289,13 @@ def label_changes(
     ]
     deleted = events.column(CHANGE_DELETED).to_numpy(zero_copy_only=False).astype(bool)
     write_id = events.column(CHANGE_WRITE_ID).to_numpy(zero_copy_only=False)
-    kinds = np.where(deleted, DELETE, INSERT).astype(object)
+    kinds = np.where(deleted, 1, 0).astype(np.int8)  # indices into CHANGE_TYPES
     anchor = np.arange(n)
     post = np.zeros(n, bool)
     if key:
         table = pa.Table.from_arrays(columns, schema=table_schema(spec))
         pre_rows, post_rows = pair_updates(table, write_id, deleted, key)
-        kinds[pre_rows], kinds[post_rows] = UPDATE_PREIMAGE, UPDATE_POSTIMAGE
+        kinds[pre_rows], kinds[post_rows] = 2, 3
         anchor[post_rows] = pre_rows
         post[post_rows] = True
     row_id = events.column(ROW_ID_COLUMN).combine_chunks()
@@ -298,9 +303,11 @@ def label_changes(
     later = ~(deleted | post)  # unpaired inserts come after the deletes and pairs
     order = np.lexsort((post, rowid[anchor], bucket[anchor], owid[anchor], later, write_id))
     out = pa.Table.from_arrays(
-        [*columns, pa.array(kinds.tolist(), pa.string()), pa.array(write_id), row_id],
+        [*columns, CHANGE_TYPES.take(pa.array(kinds)), pa.array(write_id), row_id],
         schema=schema,
     )
+    if bool(np.all(order[1:] > order[:-1])):
+        return out  # already in order (e.g. one bucket's new rows)
     return out.take(pa.array(order, pa.int64()))
 
 
@@ -308,7 +315,8 @@ def pair_updates(
     rows: pa.Table, write_id: np.ndarray, deleted: np.ndarray, key: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Row indices of the (preimage, postimage) pairs: per (write id, key values), exactly one
-    delete and one insert, no key value NULL."""
+    delete and one insert, no key value NULL. Only write ids with both deletes and inserts are
+    grouped (a load of new rows costs nothing here)."""
     n = rows.num_rows
     names = [f"k{i}" for i in range(len(key))]
     grouped = pa.table(
@@ -319,7 +327,8 @@ def pair_updates(
             "d": deleted.astype(np.int64),
         }
     )
-    valid = np.ones(n, bool)
+    both = np.intersect1d(write_id[deleted], write_id[~deleted])
+    valid = np.isin(write_id, both)
     for name in names:
         valid &= grouped.column(name).is_valid().to_numpy(zero_copy_only=False)
     try:
@@ -342,6 +351,7 @@ def pair_updates(
 
 __all__ = [
     "CHANGE_TYPE",
+    "CHANGE_TYPES",
     "DELETE",
     "INSERT",
     "UPDATE_POSTIMAGE",

@@ -5,6 +5,10 @@ flag and splits the rows per branch into the ROW__IDs to delete (with their part
 and the new rows to insert (every table column, converted to the table's types). Engines differ
 in how they type computed values, so the conversion to the table's types happens here, once,
 with the table layer's rules and errors.
+
+Each branch's rows come out in :mod:`.row_order`'s order — branches touching existing rows by
+their ROW__ID (Hive's ``SORT BY ROW__ID``), inserts by value — so a statement writes the same
+ROW__IDs whichever order the engine returned its rows in.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from acid_platform.table.dml import (
     DmlPlan,
     PlannedBranch,
 )
+from acid_platform.table.row_order import sort_rows
 from acid_platform.table.schema import convert_column, table_schema
 
 
@@ -67,12 +72,14 @@ def assemble(plan: DmlPlan, spec: TableSpec, result: pa.Table) -> list[Statement
     out = []
     for branch in plan.branches:
         rows = result.filter(pc.equal(result.column(STATEMENT), branch.statement))
+        if branch.action is not Action.INSERT:
+            rows = sort_rows(rows, (WRITE_ID, BUCKET_ID, ROW_ID), values=False)
         deletes = _row_ids(rows, plan, part_cols) if branch.action is not Action.INSERT else None
-        inserts = (
-            _new_rows(rows, plan, branch, spec, schema)
-            if branch.action is not Action.DELETE
-            else None
-        )
+        inserts = None
+        if branch.action is not Action.DELETE:
+            inserts = _new_rows(rows, plan, branch, spec, schema)
+            if branch.action is Action.INSERT:
+                inserts = sort_rows(inserts)
         out.append(
             StatementRows(
                 branch.statement,

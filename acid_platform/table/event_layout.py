@@ -56,6 +56,7 @@ from acid_platform.format import (
 )
 from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.format.fs import join
+from acid_platform.format.streaming_file import StreamingEventFile
 from acid_platform.format.writer import DEFAULT_STRIPE_SIZE
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.schema import data_schema
@@ -152,6 +153,13 @@ class EventLayout:
             name = delta_dir_name(min_write_id, max_write_id, -1, compactor_txn_id)
         return join(partition_dir, name)
 
+    def batch_dir(
+        self, partition_dir: str, min_write_id: int, max_write_id: int, statement: int = -1
+    ) -> str:
+        """The insert delta a streaming transaction batch writes: ``delta_<min>_<max>``, with
+        ``_<statement>`` only when one is given (an unmanaged writer's)."""
+        return join(partition_dir, delta_dir_name(min_write_id, max_write_id, statement))
+
     def bucket_path(self, directory: str, bucket: int) -> str:
         """The file of ``bucket`` in a base or delta directory: ``<directory>/bucket_NNNNN``."""
         return join(directory, bucket_file_name(bucket))
@@ -170,6 +178,18 @@ class EventLayout:
             filesystem=self.filesystem,
             compression=self.compression,
             stripe_size=self.stripe_size,
+        )
+
+    def open_streaming_file(self, path: str, *, side_file: bool) -> StreamingEventFile:
+        """A :class:`~acid_platform.format.streaming_file.StreamingEventFile` for one bucket file
+        of a streaming delta (with its ``_flush_length`` side file when ``side_file``)."""
+        return StreamingEventFile(
+            path,
+            self.row_schema,
+            filesystem=self.filesystem,
+            compression=self.compression,
+            stripe_size=self.stripe_size,
+            side_file=side_file,
         )
 
 

@@ -99,7 +99,10 @@ def tally_partition(
             continue
         mixed = not d.is_base and _mixes(write_ids, d)
         for af in d.files:
-            keys, stats, schema = _read_file(fs, af.path, af.flush_length_path, d, tally)
+            read = _read_file(fs, af.path, af.flush_length_path, d, tally)
+            if read is None:
+                continue
+            keys, stats, schema = read
             tally.files += 1
             tally.file_schemas[af.path] = schema
             valid = valid_write_id_mask(
@@ -146,10 +149,13 @@ def _judge_bucket(
 
 def _read_file(
     fs: pafs.FileSystem, path: str, side_file: str | None, d: AcidDir, tally: RowTally
-) -> tuple[pa.Table, tuple[int, int, int] | None, list[tuple[str, pa.DataType]]]:
+) -> tuple[pa.Table, tuple[int, int, int] | None, list[tuple[str, pa.DataType]]] | None:
     """Key columns, acid stats and row schema of one event file (a file without
-    ``hive.acid.version`` is noted and read all the same)."""
+    ``hive.acid.version`` is noted and read all the same); ``None`` for a streaming file with
+    nothing committed yet."""
     length = read_flush_length(fs, side_file) if side_file is not None else None
+    if length == 0:  # a streaming file with nothing committed yet
+        return None
     try:
         with OrcDataFile(fs, path, logical_length=length, expect_acid=True) as orc:
             batches = [b for _, b in orc.iter_stripes(_KEYS)]

@@ -1,9 +1,11 @@
 """Change events of one directory (``format.change_events``): Trino's Hive-written nation table
 (an insert, then two DELETEs whose deleted rows are looked up by ROW__ID), windows and their
-bounds, what a base leaves, a dangling delete, an aborted write id in a minor-compacted delta."""
+bounds, what a base leaves, a dangling delete, an aborted write id inside a wide delta, a delete
+of a row of an original (pre-ACID) file."""
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -133,3 +135,25 @@ def test_rows_of_an_aborted_write_id_inside_a_wide_delta_are_no_changes(tmp_path
     got = _read(tmp_path, "db.t:3:9223372036854775807::2", 0, 3, SCHEMA)
     assert got["k"].to_pylist() == [1, 3] and got["_write_id"].to_pylist() == [1, 3]
     assert _read(tmp_path, "db.t:3:9223372036854775807::2", 1, 2, SCHEMA).num_rows == 0
+
+
+def test_a_delete_of_an_original_files_row_finds_it_by_its_synthetic_row_id(
+    tmp_path: Path, hive_fixtures: Path
+) -> None:
+    t = tmp_path / "t"
+    shutil.copytree(hive_fixtures / "trino/fullacidNationTableWithOriginalFiles", t)
+    with OrcDataFile(FS, str(t / "000000_0"), expect_acid=False) as f:
+        schema = f.row_schema
+    snapshot = "default.nation:10000001:9223372036854775807::"
+    got = _read(t, snapshot, 0, 10000001, schema)  # the original rows are history (write id 0)
+    assert got.select(
+        ["row__id", "_write_id", "_deleted", "n_nationkey", "n_name"]
+    ).to_pylist() == [
+        {
+            "row__id": {"writeid": 0, "bucketid": B0, "rowid": 24},
+            "_write_id": 10000001,
+            "_deleted": True,
+            "n_nationkey": 24,
+            "n_name": "UNITED STATES",
+        }
+    ]

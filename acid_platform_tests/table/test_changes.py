@@ -17,10 +17,14 @@ from acid_platform.errors import (
     NotEnoughHistoryError,
     ScanClosedError,
     UnknownColumnError,
+    UnsupportedOperationError,
 )
 from acid_platform.table import Table, lit
 from acid_platform.table.changes import change_feed_schema
-from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.helpers import acid_dirs, warehouse_fixture
+
+#: Each test on a SQLite and on a PostgreSQL metastore (write id lists come from it).
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=("sqlite", "postgresql"))
 
 EMP = (
     "CREATE TABLE emp (id int, name string, salary int) PARTITIONED BY (dept string) "
@@ -154,11 +158,9 @@ def test_aborted_write_ids_are_never_changes(wh: Warehouse) -> None:
         t.changes(0, 4)
 
 
-def test_to_stops_below_an_open_write_id_and_the_range_is_checked(
-    wh: Warehouse, tmp_path: Path
-) -> None:
+def test_to_stops_below_an_open_write_id_and_the_range_is_checked(wh: Warehouse) -> None:
     t = _emp_with_one_row(wh)  # write id 1
-    other = Warehouse.open(tmp_path / "wh")  # another session
+    other = Warehouse.open(wh.root, wh.metastore.url)  # another session
     try:
         other.begin()
         other.table("emp").insert([{"id": 2, "name": "b", "salary": 2, "dept": "b"}])  # 2, open
@@ -280,3 +282,13 @@ def test_an_unpartitioned_table_and_sql_written_rows(wh: Warehouse) -> None:
         (3, "delete", "b", 2),
         (3, "insert", "b2", 2),
     ]
+
+
+def test_an_insert_only_table_has_no_change_feed(wh: Warehouse) -> None:
+    wh.sql(
+        "CREATE TABLE mm (id int) STORED AS ORC "
+        "TBLPROPERTIES ('transactional'='true', 'transactional_properties'='insert_only')"
+    )
+    with pytest.raises(UnsupportedOperationError, match="insert-only"):
+        wh.table("mm").changes(0)
+    assert wh.metastore.show_read_leases() == []  # the lease taken for it was released

@@ -28,13 +28,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - PySpark's convention
-from pyspark.sql.types import IntegerType, StructField, StructType
 from sqlglot import exp
 
+from acid_platform.engines.spark.buckets import with_bucket_column
 from acid_platform.engines.spark.datasource import AcidDataSource
 from acid_platform.engines.spark.dml import run_dml, task_error
 from acid_platform.engines.spark.files import TaskInfo, TaskReport, reports_files
@@ -45,10 +44,9 @@ from acid_platform.errors import UnknownColumnError
 from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml import MatchCount
-from acid_platform.table.event_layout import hive_buckets
 from acid_platform.table.inserts import static_partition
 from acid_platform.table.merger import TableMerger
-from acid_platform.table.schema import conform, table_schema, to_arrow
+from acid_platform.table.schema import table_schema, to_arrow
 from acid_platform.table.statement import StatementMetrics, WriteContext, WriteOutcome
 from acid_platform.table.writes import WriteMetrics
 
@@ -219,8 +217,7 @@ class SparkEngine:
         frame = df
         spec = job.spec
         if spec.num_buckets:
-            schema = StructType([*df.schema.fields, StructField(_WBUCKET, IntegerType())])
-            keyed = df.mapInArrow(lambda it: _with_hive_bucket(spec, it), schema)
+            keyed = with_bucket_column(df, spec, _WBUCKET)
             frame = keyed.repartition(spec.num_buckets, _WBUCKET).drop(_WBUCKET)
         reports = frame.mapInArrow(lambda it: _insert_task(job, it), "report STRING")
         try:
@@ -240,23 +237,3 @@ class SparkEngine:
 def _insert_task(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     report = write_rows(job, batches)
     yield pa.RecordBatch.from_pydict({"report": [report.to_json()]})
-
-
-def _with_hive_bucket(
-    spec: TableSpec, batches: Iterator[pa.RecordBatch]
-) -> Iterator[pa.RecordBatch]:
-    target = table_schema(spec)
-    bucket_schema = pa.schema([target.field(c) for c in spec.bucket_columns])
-    for batch in batches:
-        rows = pa.Table.from_batches([batch])
-        present = {c.lower(): c for c in rows.column_names}
-        cols = rows.select([present[c] for c in spec.bucket_columns if c in present])
-        typed = conform(
-            spec.full_name,
-            cols.rename_columns([c.lower() for c in cols.column_names]),
-            bucket_schema,
-        )
-        buckets = hive_buckets(spec, typed).astype(np.int32)
-        yield pa.RecordBatch.from_arrays(
-            [*batch.columns, pa.array(buckets, pa.int32())], names=[*batch.schema.names, _WBUCKET]
-        )

@@ -1,0 +1,436 @@
+"""``MutatorCoordinator``: applies one table's inserts, updates and deletes on a worker.
+
+>>> # table = AcidTable.decode(text)              # the handle the client gave out
+>>> # with MutatorCoordinator(table) as coordinator:
+>>> #     coordinator.insert(["2024-01-01"], resolver.attach_bucket_id(new_row))
+>>> #     coordinator.update(["2024-01-01"], {**changed_row, "row__id": old_row_id})
+>>> #     coordinator.delete(["2024-01-01"], {"row__id": row_id})
+>>> #     # or a prepared Arrow batch at once: coordinator.mutate(batch)
+>>> # report = coordinator.report                 # send it back to the client
+
+Records are mappings of column -> value with the ROW__ID under ``row__id`` (a
+:class:`~.validators.RecordIdentifier`, a tuple or the dict a scan ``with_row_id`` returns). For
+an insert only the ROW__ID's bucket counts (stamp it with
+:class:`~.buckets.BucketIdResolver`; an insert without one is stamped here); a delete needs
+nothing but the ROW__ID. ``partition_values`` are the partition column values in order (``[]``
+for an unpartitioned table). :meth:`MutatorCoordinator.mutate` takes a whole prepared batch: an
+Arrow table with a :data:`MUTATION` column (``insert`` / ``update`` / ``delete``, or ``I`` /
+``U`` / ``D``), ``row__id``, the data columns and the partition columns.
+
+Each record is checked before it is accepted (see :mod:`.validators`); one writer
+(:class:`~.group_files.GroupFiles`) serves the current (partition, bucket) group and is closed
+when the next group starts. Any failure aborts the coordinator: the files it wrote are removed
+and it accepts nothing more; the transaction should then be aborted (or the coordinator's whole
+input given to a new one). Files go straight to their final place; they stay invisible until the
+client commits the transaction.
+
+With the table's ``create_partitions``, the coordinator creates each partition it writes in the
+metastore and records what it writes there before writing it; otherwise it only reports them
+(:class:`~.report.MutationReport`) and the client does it at commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+
+from acid_platform.errors import (
+    BucketIdError,
+    InvalidPartitionError,
+    MutationError,
+    SchemaMismatchError,
+)
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, resolve
+from acid_platform.format.bucket_codec import decode_bucket_ids
+from acid_platform.metastore import Metastore
+from acid_platform.streaming.mutate.buckets import BucketIdResolver
+from acid_platform.streaming.mutate.group_files import GroupFiles
+from acid_platform.streaming.mutate.report import MutationReport
+from acid_platform.streaming.mutate.table import AcidTable, Mutation
+from acid_platform.streaming.mutate.validators import (
+    GroupingValidator,
+    RecordIdentifier,
+    SequenceValidator,
+)
+from acid_platform.table.event_layout import EventLayout, FileInfo
+from acid_platform.table.partitions import make_partition_name
+from acid_platform.table.schema import conform, data_schema, partition_schema, to_arrow
+
+#: The column of a prepared batch saying what each record does.
+MUTATION = "mutation"
+#: Records the per-record calls buffer before they are turned into Arrow and written.
+PENDING_RECORDS = 4_096
+
+_CODES = {"i": 0, "u": 1, "d": 2}
+_BY_CODE = (Mutation.INSERT, Mutation.UPDATE, Mutation.DELETE)
+_metastores: dict[tuple[str, float], Metastore] = {}
+_metastores_lock = threading.Lock()
+
+
+class MutatorCoordinator:
+    """Writes one table's mutations for one transaction (see module docs)."""
+
+    def __init__(
+        self,
+        table: AcidTable,
+        *,
+        bucket_resolver: BucketIdResolver | None = None,
+        filesystem: pafs.FileSystem | None = None,
+    ) -> None:
+        if table.write_id is None:
+            raise MutationError(f"table {table.name} is a source of the transaction, not a sink")
+        self.table = table
+        self.write_id: int = table.write_id
+        spec = table.spec
+        self._location = resolve(spec.location, filesystem)
+        self._layout = EventLayout.of(spec, self._location.filesystem)
+        self._resolver = bucket_resolver or BucketIdResolver(spec)
+        self._data_schema = data_schema(spec)
+        self._partition_columns = list(spec.partition_column_names)
+        self._grouping = GroupingValidator()
+        self._sequence = SequenceValidator()
+        self._group: GroupFiles | None = None
+        self._pending: list[tuple[Mutation, Mapping[str, Any], RecordIdentifier]] = []
+        self._files: list[FileInfo] = []
+        self._dirs: set[str] = set()
+        self._components: dict[tuple[str, str], None] = {}
+        self._partitions_created: set[str] = set()
+        self._counts = dict.fromkeys(Mutation, 0)
+        self.state = "open"
+        self.report: MutationReport | None = None
+
+    # ------------------------------------------------------------------ per record
+    def insert(self, partition_values: Sequence[Any], record: Mapping[str, Any]) -> None:
+        """Insert ``record`` (its ROW__ID names only the bucket) into the partition."""
+        self._record(Mutation.INSERT, partition_values, record)
+
+    def update(self, partition_values: Sequence[Any], record: Mapping[str, Any]) -> None:
+        """Replace the row ``record["row__id"]`` names with ``record``'s values."""
+        self._record(Mutation.UPDATE, partition_values, record)
+
+    def delete(self, partition_values: Sequence[Any], record: Mapping[str, Any]) -> None:
+        """Delete the row ``record["row__id"]`` names (the other values are ignored)."""
+        self._record(Mutation.DELETE, partition_values, record)
+
+    def _record(
+        self, mutation: Mutation, partition_values: Sequence[Any], record: Mapping[str, Any]
+    ) -> None:
+        self._check_open()
+        try:
+            partition = self._partition_name(partition_values)
+            raw = record.get(ROW_ID_COLUMN)
+            if raw is None and mutation is Mutation.INSERT:
+                record = self._resolver.attach_bucket_id(record)
+                raw = record[ROW_ID_COLUMN]
+            if raw is None:
+                raise MutationError(f"table {self.table.name}: a {mutation.value} needs a ROW__ID")
+            row_id = RecordIdentifier.of(raw)
+            bucket = row_id.bucket
+            if mutation is not Mutation.DELETE and self._resolver.bucketed:
+                computed = self._resolver.compute_bucket_id(record)
+                if computed != bucket:
+                    raise self._bucket_error(computed, row_id, partition)
+            if self._grouping.enter(partition, bucket):
+                self._switch_group(partition, bucket)
+            if mutation is not Mutation.INSERT:
+                self._sequence.check(row_id)
+            self._note(partition, mutation)
+            self._pending.append((mutation, record, row_id))
+            if len(self._pending) >= PENDING_RECORDS:
+                self._flush_pending()
+        except BaseException:
+            self.abort()
+            raise
+
+    # ------------------------------------------------------------------ batches
+    def mutate(self, changes: Any) -> None:
+        """Apply a prepared batch (see module docs): checked run by run, each (partition,
+        bucket) run written by its group's writer."""
+        self._check_open()
+        try:
+            self._flush_pending()
+            table = to_arrow(changes, "mutation batch")
+            if table.num_rows:
+                self._mutate(table)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _mutate(self, table: pa.Table) -> None:
+        codes = _mutation_codes(table)
+        owid, bprop, rowid = _row_ids(table)
+        buckets = decode_bucket_ids(bprop)
+        checked = codes != 2
+        if self._resolver.bucketed and checked.any():
+            computed = self._resolver.compute_bucket_ids(table)
+            wrong = np.flatnonzero(checked & (computed != buckets))
+            if len(wrong):
+                i = int(wrong[0])
+                raise self._bucket_error(
+                    int(computed[i]),
+                    RecordIdentifier(int(owid[i]), int(bprop[i]), int(rowid[i])),
+                    "",
+                )
+        present = {c.lower(): c for c in table.column_names}
+        data_cols = [present[c] for c in self._data_schema.names if c in present]
+        data = conform(self.table.name, table.select(data_cols), self._data_schema)
+        for start, stop, partition, bucket in self._runs(table, buckets):
+            if self._grouping.enter(partition, bucket):
+                self._switch_group(partition, bucket)
+            run = codes[start:stop]
+            keyed = np.flatnonzero(run != 0) + start
+            self._sequence.check_run(owid[keyed], bprop[keyed], rowid[keyed])
+            for code, mutation in enumerate(_BY_CODE):
+                pick = np.flatnonzero(run == code) + start
+                if len(pick):
+                    self._note(partition, mutation)
+                    self._write(mutation, data.take(pick), owid[pick], bprop[pick], rowid[pick])
+
+    # ------------------------------------------------------------------ end
+    def close(self) -> MutationReport:
+        """Finish every file and return the :class:`MutationReport` for the client."""
+        if self.report is not None:
+            return self.report
+        self._check_open()
+        try:
+            self._flush_pending()
+            self._close_group()
+        except BaseException:
+            self.abort()
+            raise
+        self.state = "closed"
+        self.report = MutationReport(
+            table=self.table.name,
+            txn_id=self.table.txn_id,
+            write_id=self.write_id,
+            files=tuple(self._files),
+            components=tuple(self._components),
+            rows_inserted=self._counts[Mutation.INSERT],
+            rows_updated=self._counts[Mutation.UPDATE],
+            rows_deleted=self._counts[Mutation.DELETE],
+            groups=self._grouping.groups,
+            recorded=self.table.create_partitions,
+        )
+        return self.report
+
+    def abort(self) -> None:
+        """Remove every file written and accept nothing more (idempotent)."""
+        if self.state == "aborted":
+            return
+        self.state = "aborted"
+        self._pending.clear()
+        if self._group is not None:
+            self._group.abort()
+            self._group = None
+        fs = self._location.filesystem
+        for info in self._files:
+            with contextlib.suppress(FileNotFoundError):
+                fs.delete_file(info.path)
+        self._files.clear()
+
+    def __enter__(self) -> MutatorCoordinator:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None and self.state == "open":
+            self.close()
+        elif self.state == "open":
+            self.abort()
+
+    # ------------------------------------------------------------------ helpers
+    def _check_open(self) -> None:
+        if self.state != "open":
+            raise MutationError(
+                f"coordinator of {self.table.name} (txn {self.table.txn_id}) is {self.state}"
+            )
+
+    def _partition_name(self, values: Sequence[Any]) -> str:
+        values = list(values or [])
+        if len(values) != len(self._partition_columns):
+            raise InvalidPartitionError(
+                f"table {self.table.name}: {len(values)} partition values {values} for partition "
+                f"columns {self._partition_columns}"
+            )
+        return make_partition_name(self._partition_columns, values) if values else ""
+
+    def _runs(self, table: pa.Table, buckets: np.ndarray) -> list[tuple[int, int, str, int]]:
+        """(start, stop, partition, bucket) of each run of consecutive records of one group."""
+        n = table.num_rows
+        change = np.zeros(n, bool)
+        change[0] = True
+        change[1:] |= buckets[1:] != buckets[:-1]
+        parts = None
+        if self._partition_columns:
+            present = {c.lower(): c for c in table.column_names}
+            missing = [c for c in self._partition_columns if c not in present]
+            if missing:
+                raise InvalidPartitionError(
+                    f"table {self.table.name}: mutation batch lacks partition column(s) {missing}"
+                )
+            cols = table.select([present[c] for c in self._partition_columns])
+            parts = conform(
+                self.table.name,
+                cols.rename_columns(self._partition_columns),
+                partition_schema(self.table.spec),
+                fill_missing=False,
+            )
+            for column in parts.columns:
+                change[1:] |= _changes(column.combine_chunks())
+        starts = [int(i) for i in np.flatnonzero(change)]
+        runs: list[tuple[int, int, str, int]] = []
+        for start, stop in zip(starts, [*starts[1:], n], strict=True):
+            name = ""
+            if parts is not None:
+                values = [parts.column(c)[start].as_py() for c in self._partition_columns]
+                name = make_partition_name(self._partition_columns, values)
+            bucket = int(buckets[start])
+            if runs and runs[-1][2:] == (name, bucket):  # NULL and '' share a partition
+                runs[-1] = (runs[-1][0], stop, name, bucket)
+            else:
+                runs.append((start, stop, name, bucket))
+        return runs
+
+    def _switch_group(self, partition: str, bucket: int) -> None:
+        self._flush_pending()
+        self._close_group()
+        self._sequence.reset()
+        self._group = GroupFiles(
+            self._layout, self._location.path, partition, bucket, self.write_id, self._dirs
+        )
+
+    def _close_group(self) -> None:
+        if self._group is not None:
+            group, self._group = self._group, None
+            self._files.extend(group.close())
+
+    def _note(self, partition: str, mutation: Mutation) -> None:
+        """Remember (and with ``create_partitions`` record, before writing) a component."""
+        key = (partition, mutation.value)
+        if key in self._components:
+            return
+        if self.table.create_partitions:
+            ms = _metastore(self.table)
+            spec = self.table.spec
+            if partition and partition not in self._partitions_created:
+                ms.add_partition(spec.db, spec.name, partition, if_not_exists=True)
+                self._partitions_created.add(partition)
+            ms.add_write_components(
+                self.table.txn_id, spec.db, spec.name, [partition or None], mutation.value
+            )
+        self._components[key] = None
+
+    def _write(
+        self,
+        mutation: Mutation,
+        rows: pa.Table,
+        owid: np.ndarray,
+        bprop: np.ndarray,
+        rowid: np.ndarray,
+    ) -> None:
+        group = self._group
+        assert group is not None
+        statement = mutation.statement
+        if mutation is not Mutation.INSERT:
+            group.add_deletes(statement, owid, bprop, rowid)
+        if mutation is not Mutation.DELETE:
+            group.add_rows(statement, rows)
+        self._counts[mutation] += len(owid)
+
+    def _flush_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        try:
+            rows = pa.Table.from_pylist([dict(r) for _, r, _ in pending], schema=self._data_schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise SchemaMismatchError(
+                f"table {self.table.name}: a record does not fit the table's columns: {exc}"
+            ) from exc
+        codes = np.array([m.statement for m, _, _ in pending])
+        ids = np.array([tuple(i) for _, _, i in pending], dtype=np.int64).reshape(-1, 3)
+        bprop = ids[:, 1].astype(np.int32)
+        for code, mutation in enumerate(_BY_CODE):
+            pick = np.flatnonzero(codes == code)
+            if len(pick):
+                self._write(mutation, rows.take(pick), ids[pick, 0], bprop[pick], ids[pick, 2])
+
+    def _bucket_error(
+        self, computed: int, row_id: RecordIdentifier, partition: str
+    ) -> BucketIdError:
+        where = f" in partition {partition!r}" if partition else ""
+        return BucketIdError(
+            f"table {self.table.name}: record with ROW__ID {row_id}{where} names bucket "
+            f"{row_id.bucket}, but its bucketing columns {list(self.table.spec.bucket_columns)} "
+            f"hash to bucket {computed}; stamp inserts with BucketIdResolver and never update a "
+            "bucketing column"
+        )
+
+
+def _mutation_codes(table: pa.Table) -> np.ndarray:
+    """0 / 1 / 2 (insert / update / delete) per record of a batch."""
+    if MUTATION not in table.column_names:
+        raise MutationError(f"a mutation batch needs a {MUTATION!r} column (insert/update/delete)")
+    column = table.column(MUTATION)
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(pa.string())
+    letters = pc.utf8_lower(pc.utf8_slice_codeunits(column.cast(pa.string()), 0, 1))
+    codes = np.full(table.num_rows, -1, np.int8)
+    values = letters.to_numpy(zero_copy_only=False)
+    for letter, code in _CODES.items():
+        codes[values == letter] = code
+    bad = np.flatnonzero(codes < 0)
+    if len(bad):
+        raise MutationError(
+            f"mutation batch row {int(bad[0])}: {column[int(bad[0])].as_py()!r} is not "
+            "insert / update / delete"
+        )
+    return codes
+
+
+def _row_ids(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if ROW_ID_COLUMN not in table.column_names:
+        raise MutationError(f"a mutation batch needs a {ROW_ID_COLUMN!r} column")
+    column = table.column(ROW_ID_COLUMN).combine_chunks()
+    if column.null_count:
+        raise MutationError(f"mutation batch: a record has a NULL {ROW_ID_COLUMN}")
+    arrays = [pc.struct_field(column, f) for f in ROW_ID_FIELDS]
+    owid, bprop, rowid = (np.asarray(a.to_numpy(zero_copy_only=False)) for a in arrays)
+    return owid.astype(np.int64), bprop.astype(np.int32), rowid.astype(np.int64)
+
+
+def _changes(column: pa.Array) -> np.ndarray:
+    """Whether each value (from the second) differs from the one before it, NULL-aware."""
+    if len(column) < 2:
+        return np.zeros(0, bool)
+    a, b = column.slice(1), column.slice(0, len(column) - 1)
+    differ = pc.fill_null(pc.not_equal(a, b), False).to_numpy(zero_copy_only=False)
+    one_null = pc.xor(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
+    return np.asarray(differ, bool) | np.asarray(one_null, bool)
+
+
+def _metastore(table: AcidTable) -> Metastore:
+    """One metastore client per process and URL (workers create partitions through it)."""
+    key = (table.metastore_url, float(table.txn_timeout_s))
+    with _metastores_lock:
+        ms = _metastores.get(key)
+        if ms is None:
+            ms = _metastores[key] = Metastore(
+                table.metastore_url, txn_timeout_s=table.txn_timeout_s
+            )
+        return ms
+
+
+__all__ = ["MUTATION", "PENDING_RECORDS", "MutatorCoordinator"]

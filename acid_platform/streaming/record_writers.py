@@ -1,0 +1,327 @@
+"""Record writers: what turns the records a streaming client writes into rows of the table.
+
+Hive's ``StrictDelimitedInputWriter``, ``StrictJsonWriter`` and ``StrictRegexWriter`` take
+records as bytes; :class:`ArrowRecordWriter` and :class:`PandasRecordWriter` take whole Arrow
+tables / record batches and pandas frames. A record carries the table's data columns in order,
+followed by its partition columns when the connection partitions dynamically (as in Hive).
+
+Each writer's :meth:`~RecordWriter.parse` returns an Arrow table of exactly the record schema
+(names and types) or raises :class:`~acid_platform.errors.MalformedRecordError` naming the first
+bad record — its position in the transaction and its text — and what is wrong with it. Records
+are parsed vectorised (pyarrow's CSV and JSON readers); only when that fails are they looked at
+one by one, to name the bad one.
+
+>>> import pyarrow as pa
+>>> schema = pa.schema([("id", pa.int32()), ("name", pa.string())])
+>>> StrictDelimitedInputWriter(",").parse([b"1,a", b"2,\\\\N"], schema, "db.t", 0).to_pylist()
+[{'id': 1, 'name': 'a'}, {'id': 2, 'name': None}]
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+
+from acid_platform.errors import MalformedRecordError, SchemaMismatchError
+from acid_platform.ingest.readers import csv_types
+from acid_platform.table.schema import conform, to_arrow
+
+#: How much of a bad record an error quotes.
+QUOTE_CHARS = 200
+#: Hive's text for NULL in delimited records (LazySimpleSerDe's ``serialization.null.format``).
+HIVE_NULL = "\\N"
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
+
+
+class RecordWriter(Protocol):
+    """Turns what a client writes into rows of the record schema."""
+
+    def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
+        """``data`` as a table of ``schema``; ``first_index`` is the position of its first record
+        in the transaction (for error messages)."""
+
+
+# --------------------------------------------------------------------------- text records
+
+
+@dataclass(frozen=True)
+class StrictDelimitedInputWriter:
+    """Records of delimited text, one field per column in order (Hive's
+    ``StrictDelimitedInputWriter``; LazySimpleSerDe's layout). ``\\N`` is NULL; an empty field is
+    NULL in a non-string column. Strict: a record must have exactly one field per column and
+    every value must parse as its column's type. Array, map and struct columns split on
+    ``collection_delimiter`` (and ``map_key_delimiter`` between a key and its value)."""
+
+    field_delimiter: str = "\x01"
+    collection_delimiter: str = "\x02"
+    map_key_delimiter: str = "\x03"
+    null_text: str = HIVE_NULL
+
+    def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
+        records = as_text_records(data)
+        if not records:
+            return schema.empty_table()
+        if not any("\n" in r or "\r" in r for r in records):
+            try:
+                return self._parse_csv("\n".join(records), schema)
+            except _ARROW_ERRORS:
+                pass  # find the record that broke it, below
+        fields = []
+        for i, record in enumerate(records):
+            values = record.split(self.field_delimiter)
+            if len(values) != len(schema):
+                raise malformed(
+                    first_index + i,
+                    record,
+                    table,
+                    f"has {len(values)} field(s) separated by {self.field_delimiter!r}; "
+                    f"the table takes {len(schema)} ({', '.join(schema.names)})",
+                )
+            fields.append(values)
+        columns = {
+            f.name: [self._value(row[c], f.type) for row in fields] for c, f in enumerate(schema)
+        }
+        return typed_table(columns, schema, table, records, first_index)
+
+    def _parse_csv(self, text: str, schema: pa.Schema) -> pa.Table:
+        simple = csv_types(schema.names, schema)
+        out = pcsv.read_csv(
+            io.BytesIO(text.encode()),
+            read_options=pcsv.ReadOptions(column_names=schema.names, block_size=1 << 26),
+            parse_options=pcsv.ParseOptions(
+                delimiter=self.field_delimiter, quote_char=False, escape_char=False
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types={n: simple.get(n, pa.string()) for n in schema.names},
+                null_values=[self.null_text, ""],
+                strings_can_be_null=False,
+            ),
+        )
+        columns = []
+        for f in schema:
+            col = out.column(f.name)
+            if pa.types.is_string(col.type):  # NULL text in a string column
+                col = pc.if_else(pc.equal(col, self.null_text), pa.scalar(None, col.type), col)
+            if f.name not in simple:
+                col = pa.chunked_array(
+                    [_column([self._value(v, f.type) for v in col.to_pylist()], f.type)]
+                )
+            columns.append(col)
+        return pa.Table.from_arrays(columns, schema=schema)
+
+    def _value(self, text: str | None, typ: pa.DataType, nested: bool = False) -> Any:
+        """One field's text as its column's value: complex types are split here (their
+        elements converted), a primitive column's text is left for :func:`typed_table`."""
+        if text is None or text == self.null_text:
+            return None
+        if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+            items = text.split(self.collection_delimiter)
+            return [self._value(v, typ.value_type, True) for v in items]
+        if pa.types.is_map(typ):
+            pairs = [
+                p.split(self.map_key_delimiter, 1) for p in text.split(self.collection_delimiter)
+            ]
+            return [
+                (
+                    _scalar(p[0], typ.key_type),
+                    self._value(p[1] if len(p) > 1 else None, typ.item_type, True),
+                )
+                for p in pairs
+            ]
+        if pa.types.is_struct(typ):
+            parts = text.split(self.collection_delimiter)
+            return {f.name: self._value(p, f.type, True) for f, p in zip(typ, parts, strict=False)}
+        if text == "" and not pa.types.is_string(typ):
+            return None
+        return _scalar(text, typ) if nested else text
+
+
+@dataclass(frozen=True)
+class StrictRegexWriter:
+    """Records matched whole by a regular expression, one capture group per column in order
+    (Hive's ``StrictRegexWriter`` / RegexSerDe). Strict: a record that does not match is an
+    error (RegexSerDe would make it a row of NULLs), as is a value that does not parse."""
+
+    regex: str
+
+    def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
+        pattern = re.compile(self.regex, re.DOTALL)
+        if pattern.groups != len(schema):
+            raise SchemaMismatchError(
+                f"table {table}: the regex {self.regex!r} has {pattern.groups} group(s); the "
+                f"table takes {len(schema)} column(s) ({', '.join(schema.names)})"
+            )
+        records = as_text_records(data)
+        rows = []
+        for i, record in enumerate(records):
+            match = pattern.fullmatch(record)
+            if match is None:
+                raise malformed(first_index + i, record, table, f"does not match {self.regex!r}")
+            rows.append(match.groups())
+        columns = {f.name: [row[c] for row in rows] for c, f in enumerate(schema)}
+        return typed_table(columns, schema, table, records, first_index)
+
+
+@dataclass(frozen=True)
+class StrictJsonWriter:
+    """Records of one JSON object each (Hive's ``StrictJsonWriter`` / JsonSerDe): keys are the
+    columns (case-insensitive), a missing key is NULL. Strict: a record that is not a JSON
+    object, has a key the table lacks, or a value its column cannot hold is an error."""
+
+    def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
+        records = as_text_records(data)
+        if not records:
+            return schema.empty_table()
+        try:
+            # a raw line break inside a JSON object can only be whitespace: one line each
+            text = "\n".join(r.replace("\r", " ").replace("\n", " ") for r in records)
+            parsed = pjson.read_json(
+                io.BytesIO(text.encode()), read_options=pjson.ReadOptions(block_size=1 << 26)
+            )
+            if parsed.num_rows == len(records):
+                return _fit_json(parsed, schema, table)
+        except (*_ARROW_ERRORS, SchemaMismatchError):
+            pass  # find the record that broke it, below
+        for i, record in enumerate(records):
+            try:
+                value = json.loads(record)
+            except ValueError as exc:
+                raise malformed(first_index + i, record, table, f"is not JSON ({exc})") from None
+            if not isinstance(value, dict):
+                raise malformed(first_index + i, record, table, "is not a JSON object")
+            try:
+                _fit_json(pa.Table.from_pylist([value]), schema, table)
+            except (*_ARROW_ERRORS, SchemaMismatchError) as exc:
+                raise malformed(first_index + i, record, table, f"does not fit: {exc}") from None
+        raise malformed(first_index, records[0], table, "does not parse as JSON lines")
+
+
+# --------------------------------------------------------------------------- Arrow and pandas
+
+
+@dataclass(frozen=True)
+class ArrowRecordWriter:
+    """Arrow tables, record batches or batch readers whose columns are the record's (matched
+    by name, case-insensitive, converted under the table API's rules); a missing column is
+    NULL, one the table lacks an error."""
+
+    def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
+        if not isinstance(data, pa.Table | pa.RecordBatch | pa.RecordBatchReader):
+            raise SchemaMismatchError(
+                f"table {table}: ArrowRecordWriter takes Arrow tables or record batches, not "
+                f"{type(data).__name__}"
+            )
+        return conform(table, to_arrow(data), schema)
+
+
+@dataclass(frozen=True)
+class PandasRecordWriter:
+    """pandas DataFrames (the index is dropped), fitted as :class:`ArrowRecordWriter` fits
+    Arrow data."""
+
+    def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
+        if not type(data).__module__.startswith("pandas"):
+            raise SchemaMismatchError(
+                f"table {table}: PandasRecordWriter takes pandas DataFrames, not "
+                f"{type(data).__name__}"
+            )
+        return conform(table, to_arrow(data), schema)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def as_text_records(data: Any) -> list[str]:
+    """One record (``bytes`` / ``str``) or a sequence of them, as text."""
+    items: Sequence[Any] = [data] if isinstance(data, bytes | bytearray | str) else data
+    out = []
+    for item in items:
+        if isinstance(item, bytes | bytearray):
+            out.append(bytes(item).decode("utf-8", errors="strict"))
+        elif isinstance(item, str):
+            out.append(item)
+        else:
+            raise SchemaMismatchError(
+                f"a text record writer takes bytes or str records, not {type(item).__name__}"
+            )
+    return out
+
+
+def malformed(index: int, record: str, table: str, problem: str) -> MalformedRecordError:
+    """The error for record ``index`` (its text quoted, cut short)."""
+    quoted = record if len(record) <= QUOTE_CHARS else record[:QUOTE_CHARS] + "…"
+    return MalformedRecordError(
+        f"table {table}: record {index} of the transaction {problem}: {quoted!r}", index, quoted
+    )
+
+
+def typed_table(
+    columns: dict[str, list[Any]],
+    schema: pa.Schema,
+    table: str,
+    records: Sequence[str],
+    first_index: int,
+) -> pa.Table:
+    """Columns of Python values (text for primitive columns) as a table of ``schema``; a value
+    that does not convert names its record."""
+    arrays = []
+    for f in schema:
+        values = columns[f.name]
+        try:
+            arrays.append(_column(values, f.type))
+        except _ARROW_ERRORS:
+            for i, v in enumerate(values):
+                try:
+                    _column([v], f.type)
+                except _ARROW_ERRORS as exc:
+                    raise malformed(
+                        first_index + i,
+                        records[i],
+                        table,
+                        f"has {v!r} in column {f.name!r}, which is not a {f.type}: {exc}",
+                    ) from None
+            raise
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _column(values: list[Any], typ: pa.DataType) -> pa.Array:
+    texts = [v for v in values if v is not None]
+    if texts and all(isinstance(v, str) for v in texts) and not pa.types.is_string(typ):
+        parsed = pa.array([_blank_to_none(v) for v in values], pa.string())
+        return pc.cast(parsed, typ, safe=True)
+    return pa.array(values, typ)
+
+
+def _blank_to_none(value: str | None) -> str | None:
+    return None if value == "" else value
+
+
+def _scalar(text: str, typ: pa.DataType) -> Any:
+    return pc.cast(pa.array([text], pa.string()), typ, safe=True)[0].as_py()
+
+
+def _fit_json(parsed: pa.Table, schema: pa.Schema, table: str) -> pa.Table:
+    return conform(table, parsed.rename_columns([n.lower() for n in parsed.column_names]), schema)
+
+
+__all__ = [
+    "HIVE_NULL",
+    "ArrowRecordWriter",
+    "PandasRecordWriter",
+    "RecordWriter",
+    "StrictDelimitedInputWriter",
+    "StrictJsonWriter",
+    "StrictRegexWriter",
+    "as_text_records",
+    "malformed",
+    "typed_table",
+]
