@@ -47,7 +47,7 @@ from acid_platform.table.changes import (
     ChangeScan,
     change_feed_schema,
     change_window,
-    final_write_id,
+    newest_final_write_id,
 )
 from acid_platform.table.read_lease import take_snapshot
 from acid_platform.table.scan import PartitionFiles
@@ -146,7 +146,7 @@ def read_partition(
 
 def newest_final(options: SourceOptions, spec: TableSpec) -> int:
     """The table's newest final write id now (no lease: nothing is read)."""
-    return final_write_id(options.metastore().valid_write_ids(None, spec.db, spec.name))
+    return newest_final_write_id(options.metastore(), spec)
 
 
 class AcidChangeReader(DataSourceReader):
