@@ -449,6 +449,11 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
         """Rows of SHOW TRANSACTIONS (open and aborted txns)."""
         return self._read(show.show_transactions)  # type: ignore[no-any-return]
 
+    def open_txns_by_agent(self, agent_info: str) -> list[int]:
+        """The open txns opened with exactly ``agent_info``: a writer that tags its txns finds
+        those it left open (e.g. a streaming sink, after a crash) to abort them."""
+        return self._read(show.open_txns_by_agent, agent_info)  # type: ignore[no-any-return]
+
     def show_locks(self) -> list[dict[str, Any]]:
         """Rows of SHOW LOCKS."""
         return self._read(show.show_locks)  # type: ignore[no-any-return]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from acid_platform.metastore import compaction_queue
@@ -83,6 +83,13 @@ def show_transactions(conn: Connection) -> list[dict[str, Any]]:
     ]
 
 
+def open_txns_by_agent(conn: Connection, agent_info: str) -> list[int]:
+    """The open transactions opened with exactly ``agent_info`` (as stored: its first 128
+    characters), by id."""
+    rows = conn.execute(_OPEN_BY_AGENT, {"b_agent": agent_info[:128]})
+    return [int(r.txn_id) for r in rows]
+
+
 def show_locks(conn: Connection) -> list[dict[str, Any]]:
     """Every lock component, by (ext id, int id)."""
     hl = hive_locks
@@ -149,3 +156,10 @@ def _split_id(worker_id: str | None) -> tuple[str | None, str | None]:
         return None, None
     dash = worker_id.rfind("-")
     return (worker_id[:dash] if dash > -1 else worker_id), worker_id[dash + 1 :]
+
+
+_OPEN_BY_AGENT = (
+    select(txns.c.txn_id)
+    .where(txns.c.txn_state == OPEN, txns.c.txn_agent_info == bindparam("b_agent"))
+    .order_by(txns.c.txn_id)
+)

@@ -150,6 +150,15 @@ def valid_write_ids(
     if not hwm or hwm <= 0:
         nxt = conn.execute(_NEXT_WRITE_ID, key).scalar()
         hwm = 0 if nxt is None else int(nxt) - 1
+    else:
+        # Write ids right above it whose txn's row the cleaner has removed (aborted ones, their
+        # data cleaned) are past: a base compacted over them (a streaming delta whose last
+        # txns aborted) must stay valid to a later snapshot.
+        above = conn.execute(_NEXT_ROW_ABOVE, {**key, "b_above": hwm}).scalar()
+        if above is None:
+            nxt = conn.execute(_NEXT_WRITE_ID, key).scalar()
+            above = hwm + 1 if nxt is None else int(nxt)
+        hwm = max(int(hwm), int(above) - 1)
     open_ids: list[int] = []
     aborted_ids: list[int] = []
     invalid: list[int] = []
@@ -239,6 +248,9 @@ _COMPONENTS_OF = select(_tc.c.tc_partition, _tc.c.tc_operation_type).where(
 )
 _MAX_WRITE_ID = select(func.max(_t2w.c.t2w_writeid)).where(
     _t2w_table, _t2w.c.t2w_txnid <= bindparam("b_hwm")
+)
+_NEXT_ROW_ABOVE = select(func.min(_t2w.c.t2w_writeid)).where(
+    _t2w_table, _t2w.c.t2w_writeid > bindparam("b_above")
 )
 _WRITE_IDS_UPTO = (
     select(_t2w.c.t2w_txnid, _t2w.c.t2w_writeid)

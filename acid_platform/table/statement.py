@@ -262,13 +262,21 @@ def begin_detached(
 
 
 def commit_detached(
-    metastore: Metastore, write: DetachedWrite, outcome: WriteOutcome
+    metastore: Metastore,
+    write: DetachedWrite,
+    outcome: WriteOutcome,
+    sources: Sequence[Source] = (),
 ) -> StatementMetrics:
-    """Record the partitions written, register them, write the empty base of an INSERT
-    OVERWRITE of no rows, and commit (aborting on any failure)."""
+    """Record the partitions written and the ``sources`` loaded, register the partitions,
+    write the empty base of an INSERT OVERWRITE of no rows, and commit (aborting on any
+    failure). ``sources`` are committed into the table with the transaction, at most once, as
+    ``WriteRequest.sources``: one committed already raises
+    :class:`~acid_platform.errors.DuplicateSourceError` and the transaction is aborted."""
     spec = write.spec
     try:
         record_detached(metastore, write, outcome.partitions)
+        if sources:
+            metastore.record_sources(write.txn_id, spec.db, spec.name, list(sources))
         for name in dict.fromkeys(outcome.partitions):
             metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
         written = outcome.written

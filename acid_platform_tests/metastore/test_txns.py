@@ -184,6 +184,16 @@ def test_show_transactions_lists_open_and_aborted(ms: Metastore, clock: FakeCloc
     assert rows[0]["Started Time"] == int(clock.now * 1000)
 
 
+def test_open_txns_by_agent_finds_a_writers_open_txns_only(ms: Metastore) -> None:
+    tag = "acid_platform spark stream db.t " + "x" * 120  # stored clipped to 128 characters
+    first, other, second, done = (ms.open_txn(agent_info=a) for a in (tag, "other", tag, tag))
+    ms.commit_txn(done)
+    assert ms.open_txns_by_agent(tag) == [first, second]
+    ms.abort_txn(first)
+    assert ms.open_txns_by_agent(tag) == [second]
+    assert ms.open_txns_by_agent("other") == [other] and ms.open_txns_by_agent("none") == []
+
+
 def test_purge_keeps_answers_and_drops_dead_rows(ms: Metastore) -> None:
     make_table(ms)
     writer = ms.open_txn()

@@ -15,6 +15,17 @@ Spark (4.3) does not push column pruning into Python data sources: a query reads
 of the schema. To read fewer columns, give the schema yourself
 (``spark.read.format("acid").schema("id INT, ds STRING").load("db.t")``).
 
+Streaming (see :mod:`.stream_writer` and :mod:`.change_reader`)::
+
+    df.writeStream.format("acid").option("checkpointLocation", chk).start("db.t")  # sink
+    spark.readStream.format("acid").option("read_changes", "true").load("db.t")    # source
+
+The sink commits each micro-batch as one transaction, exactly once across restarts (the batch
+is recorded in its transaction). The source streams the table's change feed by write id; with
+``read_changes`` a batch read returns the change feed too (``starting_write_id``,
+``ending_write_id``), the schema being the feed's (the table's columns, ``_change_type``,
+``_write_id``, ``row__id``).
+
 Spark 4.3 plans a Python data source's read once per loaded relation and caches it (the splits,
 hence the snapshot, and the reader). A query that pushes filters down replaces the cached
 reader; a later query on the same ``load()`` result that pushes none reuses the last one —
@@ -27,15 +38,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from acid_platform.engines.spark import NAME
+from acid_platform.engines.spark.change_reader import AcidChangeReader, AcidChangeStream
 from acid_platform.engines.spark.options import SourceOptions
 from acid_platform.engines.spark.reader import AcidReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
+from acid_platform.engines.spark.stream_writer import AcidStreamWriter
 from acid_platform.engines.spark.writer import AcidWriter, begin_insert
+from acid_platform.errors import UnsupportedOperationError
 from acid_platform.metastore.model import TableSpec
+from acid_platform.table.changes import change_feed_schema
 
 
 class AcidDataSource(DataSource):
@@ -52,14 +73,40 @@ class AcidDataSource(DataSource):
         return cls.format_name
 
     def schema(self) -> StructType:
-        """The table's columns (data, then partition; ``row__id`` first with ``with_row_id``)."""
+        """The table's columns (data, then partition; ``row__id`` first with ``with_row_id``);
+        with ``read_changes``, the change feed's."""
         options, spec = self._resolve()
+        if options.read_changes:
+            return spark_schema(change_feed_schema(spec))
         return spark_schema(table_arrow_schema(spec, with_row_id=options.with_row_id))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        """A reader of ``schema``'s columns (the table's, or a subset the user gave)."""
+        """A reader of ``schema``'s columns (the table's, or a subset the user gave), or of
+        the change feed with ``read_changes``."""
         options, spec = self._resolve()
+        if options.read_changes:
+            return AcidChangeReader(options, spec, schema)
         return AcidReader(options, spec, schema)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - Spark's name
+        """The change feed as a streaming source (needs ``read_changes``)."""
+        options, spec = self._resolve()
+        if not options.read_changes:
+            raise UnsupportedOperationError(
+                f"a streaming read of {spec.full_name} reads its change feed: add "
+                ".option('read_changes', 'true') (rows get _change_type and _write_id)"
+            )
+        if spec.is_insert_only:
+            raise UnsupportedOperationError(
+                f"{spec.full_name} is an insert-only table: it has no change feed to stream"
+            )
+        return AcidChangeStream(options, spec, schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 - Spark's name
+        """The streaming sink: each micro-batch one transaction, exactly once (its
+        transaction opens when Spark ships the writer to the executors)."""
+        options, spec = self._resolve()
+        return AcidStreamWriter(options, spec, [f.name for f in schema.fields], overwrite)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         """Open the write's transaction and return the writer shipped to executors."""

@@ -20,6 +20,11 @@ option                 meaning
 ``valid_write_ids``    the table's ValidWriteIdList for that snapshot
 ``metrics_path``       write: store the committed write's metrics (JSON) at this path
 ``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
+``read_changes``       read: ``true`` reads the change feed (``readStream`` needs it)
+``starting_write_id``  change feed: read the write ids after this one (default 0: all);
+                       ``latest``: from the newest final write id when the stream starts
+``ending_write_id``    batch change feed: up to this write id (default: the newest final one)
+``key``                change feed: columns (comma-separated) pairing updates
 =====================  ======================================================================
 """
 
@@ -32,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from acid_platform.errors import InvalidNameError
+from acid_platform.errors import InvalidChangeRangeError, InvalidNameError
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.metastore import METASTORE_FILE
@@ -64,6 +69,14 @@ class SourceOptions:
     valid_write_ids: str | None = None
     metrics_path: str | None = None
     grouped_by_bucket: bool = False
+    read_changes: bool = False
+    #: an int as text, or ``latest``
+    starting_write_id: str = "0"
+    ending_write_id: int | None = None
+    key: tuple[str, ...] = ()
+    #: ``checkpointlocation`` / ``queryname`` as Spark passes them to a streaming sink
+    checkpoint_location: str | None = None
+    query_name: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str], defaults: Mapping[str, str]) -> SourceOptions:
@@ -95,6 +108,12 @@ class SourceOptions:
             valid_write_ids=merged.get("valid_write_ids") or None,
             metrics_path=merged.get("metrics_path") or None,
             grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
+            read_changes=_flag(merged.get("read_changes")),
+            starting_write_id=_write_id_option(merged, "starting_write_id", "latest") or "0",
+            ending_write_id=_int_or_none(_write_id_option(merged, "ending_write_id")),
+            key=tuple(k.strip().lower() for k in (merged.get("key") or "").split(",") if k.strip()),
+            checkpoint_location=merged.get("checkpointlocation") or None,
+            query_name=merged.get("queryname") or None,
         )
 
     @property
@@ -168,6 +187,23 @@ def _sqlite_url(warehouse: str) -> str:
         )
     path = warehouse[len("file://") :] if warehouse.startswith("file://") else warehouse
     return f"sqlite:///{os.path.join(os.path.abspath(path), METASTORE_FILE)}"
+
+
+def _write_id_option(merged: Mapping[str, str], name: str, word: str = "") -> str | None:
+    """A write id option: a whole number >= 0 (or ``word``), as text; ``None`` if unset."""
+    text = (merged.get(name) or "").strip().lower()
+    if not text:
+        return None
+    if text.isdigit() or (word and text == word):
+        return text
+    allowed = f" or {word!r}" if word else ""
+    raise InvalidChangeRangeError(
+        f"acid data source: option {name}={text!r}: a write id (>= 0){allowed}"
+    )
+
+
+def _int_or_none(text: str | None) -> int | None:
+    return None if text is None else int(text)
 
 
 def _flag(value: str | None) -> bool:

@@ -108,12 +108,12 @@ class AcidReader(DataSourceReader):
         if not isinstance(partition, SplitPartition):
             return  # an empty table: Spark still runs one task
         if partition.lease is not None:
-            _keep_lease(partition.lease)
+            keep_lease(partition.lease)
         for batch in read_task(
             partition.task,
             self._spec,
             table_location(partition.location).filesystem,
-            _write_ids(partition.write_ids),
+            parsed_write_ids(partition.write_ids),
             self._columns,
             with_row_id=self._with_row_id,
             filters=self._row_filters or None,
@@ -148,12 +148,12 @@ class AcidReader(DataSourceReader):
 
 
 @functools.lru_cache(maxsize=64)
-def _write_ids(text: str) -> ValidWriteIdList:
+def parsed_write_ids(text: str) -> ValidWriteIdList:
     """Parsed once per snapshot and Python worker (workers serve many tasks)."""
     return ValidWriteIdList.parse(text)
 
 
-def _keep_lease(lease: tuple[str, float, int, float]) -> None:
+def keep_lease(lease: tuple[str, float, int, float]) -> None:
     """Heartbeat the scan's reader lease from a task once half its time-to-live has passed."""
     url, timeout_s, lease_id, opened = lease
     if time.time() - opened < timeout_s / 2:

@@ -111,9 +111,14 @@ class AcidWriter(DataSourceArrowWriter):
 
 
 def begin_insert(
-    options: SourceOptions, spec: TableSpec, columns: Sequence[str], overwrite: bool
+    options: SourceOptions,
+    spec: TableSpec,
+    columns: Sequence[str],
+    overwrite: bool,
+    agent: str | None = None,
 ) -> InsertJob:
-    """Open the transaction of an insert, lock, allocate the write id (before any file)."""
+    """Open the transaction of an insert, lock, allocate the write id (before any file);
+    ``agent`` names the transaction's writer (its agent info)."""
     known = set(table_schema(spec).names)
     unknown = [c for c in columns if c.lower() not in known]
     if unknown:
@@ -130,7 +135,7 @@ def begin_insert(
         spec,
         options.conf,
         overwrite=overwrite,
-        agent=f"acid_platform spark write {spec.full_name}",
+        agent=agent or f"acid_platform spark write {spec.full_name}",
     )
     return InsertJob(
         spec,
@@ -181,15 +186,18 @@ def write_rows(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> TaskReport:
 def commit_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]) -> None:
     """Record and register the partitions written, commit (the table layer's detached write:
     :func:`~acid_platform.table.statement.commit_detached`)."""
-    written = WriteMetrics.from_files(reports_files(reports))
-    outcome = WriteOutcome(
-        rows_inserted=sum(n for r in reports for _, n in r.counts),
-        written=written,
-        partitions=_partitions(job, reports),
-    )
-    metrics = commit_detached(options.metastore(), job.detached(), outcome)
+    metrics = commit_detached(options.metastore(), job.detached(), insert_outcome(job, reports))
     if options.metrics_path:
         _write_metrics(options, metrics, job, reports, committed=True)
+
+
+def insert_outcome(job: InsertJob, reports: Sequence[TaskReport]) -> WriteOutcome:
+    """What the tasks of an insert wrote: rows, files, the partitions that received rows."""
+    return WriteOutcome(
+        rows_inserted=sum(n for r in reports for _, n in r.counts),
+        written=WriteMetrics.from_files(reports_files(reports)),
+        partitions=_partitions(job, reports),
+    )
 
 
 def abort_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]) -> None:
