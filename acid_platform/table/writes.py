@@ -193,8 +193,11 @@ def split_by_partition(
         return []
     if not partition_columns:
         return [("", rows.select(list(keep)))]
+    groups = _group_indices(rows.select(list(partition_columns)))
+    if len(groups) == 1:  # one partition (a Dagster partition's rows): no copy of the rows
+        return [(make_partition_name(partition_columns, groups[0][0]), rows.select(list(keep)))]
     out = []
-    for values, indices in _group_indices(rows.select(list(partition_columns))):
+    for values, indices in groups:
         out.append(
             (make_partition_name(partition_columns, values), rows.select(list(keep)).take(indices))
         )

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -35,6 +34,7 @@ from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.metastore.model import TableSpec
 from acid_platform.streaming.mutate.buckets import BucketIdResolver
 from acid_platform.streaming.mutate.coordinator import MUTATION, MutatorCoordinator
+from acid_platform.streaming.mutate.groups import group_numbers, partition_columns
 from acid_platform.streaming.mutate.report import MutationReport
 from acid_platform.streaming.mutate.table import AcidTable
 from acid_platform.table.engine import PLAN_DIALECT
@@ -94,18 +94,8 @@ def split_changes(prepared: pa.Table, table: AcidTable, workers: int) -> list[pa
         raise ValueError(f"workers must be at least 1, not {workers}")
     ids = prepared.column(ROW_ID_COLUMN).combine_chunks()
     buckets = decode_bucket_ids(pc.struct_field(ids, "bucketid").to_numpy(zero_copy_only=False))
-    partition_cols = list(table.spec.partition_column_names)
-    if partition_cols:
-        keys = prepared.select(partition_cols).append_column(BUCKET, pa.array(buckets))
-        groups = keys.group_by([*partition_cols, BUCKET], use_threads=False).aggregate([])
-        numbered = groups.append_column("__acid_w", pa.array(np.arange(groups.num_rows) % workers))
-        joined = keys.append_column("__acid_i", pa.array(np.arange(keys.num_rows))).join(
-            numbered, [*partition_cols, BUCKET], join_type="left outer"
-        )
-        joined = joined.sort_by("__acid_i")
-        worker = joined.column("__acid_w").to_numpy(zero_copy_only=False)
-    else:
-        worker = buckets % workers
+    parts = partition_columns(prepared, list(table.spec.partition_column_names))
+    worker = group_numbers(parts, buckets) % workers
     return [prepared.filter(pa.array(worker == w)) for w in range(workers)]
 
 

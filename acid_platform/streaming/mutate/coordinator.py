@@ -32,6 +32,8 @@ metastore and records what it writes there before writing it; otherwise it only 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import threading
 from collections.abc import Mapping, Sequence
 from types import TracebackType
@@ -53,6 +55,7 @@ from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.metastore import Metastore
 from acid_platform.streaming.mutate.buckets import BucketIdResolver
 from acid_platform.streaming.mutate.group_files import GroupFiles
+from acid_platform.streaming.mutate.groups import group_starts, partition_columns
 from acid_platform.streaming.mutate.report import MutationReport
 from acid_platform.streaming.mutate.table import AcidTable, Mutation
 from acid_platform.streaming.mutate.validators import (
@@ -218,6 +221,7 @@ class MutatorCoordinator:
             rows_deleted=self._counts[Mutation.DELETE],
             groups=self._grouping.groups,
             recorded=self.table.create_partitions,
+            writer=f"{socket.gethostname()}:{os.getpid()}",
         )
         return self.report
 
@@ -269,27 +273,22 @@ class MutatorCoordinator:
     def _runs(self, table: pa.Table, buckets: np.ndarray) -> list[tuple[int, int, str, int]]:
         """(start, stop, partition, bucket) of each run of consecutive records of one group."""
         n = table.num_rows
-        change = np.zeros(n, bool)
-        change[0] = True
-        change[1:] |= buckets[1:] != buckets[:-1]
         parts = None
         if self._partition_columns:
-            present = {c.lower(): c for c in table.column_names}
+            present = {c.lower() for c in table.column_names}
             missing = [c for c in self._partition_columns if c not in present]
             if missing:
                 raise InvalidPartitionError(
                     f"table {self.table.name}: mutation batch lacks partition column(s) {missing}"
                 )
-            cols = table.select([present[c] for c in self._partition_columns])
             parts = conform(
                 self.table.name,
-                cols.rename_columns(self._partition_columns),
+                partition_columns(table, self._partition_columns),
                 partition_schema(self.table.spec),
                 fill_missing=False,
             )
-            for column in parts.columns:
-                change[1:] |= _changes(column.combine_chunks())
-        starts = [int(i) for i in np.flatnonzero(change)]
+        keys = parts if parts is not None else pa.table({})
+        starts = [int(i) for i in np.flatnonzero(group_starts(keys, buckets))]
         runs: list[tuple[int, int, str, int]] = []
         for start, stop in zip(starts, [*starts[1:], n], strict=True):
             name = ""
@@ -409,16 +408,6 @@ def _row_ids(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     arrays = [pc.struct_field(column, f) for f in ROW_ID_FIELDS]
     owid, bprop, rowid = (np.asarray(a.to_numpy(zero_copy_only=False)) for a in arrays)
     return owid.astype(np.int64), bprop.astype(np.int32), rowid.astype(np.int64)
-
-
-def _changes(column: pa.Array) -> np.ndarray:
-    """Whether each value (from the second) differs from the one before it, NULL-aware."""
-    if len(column) < 2:
-        return np.zeros(0, bool)
-    a, b = column.slice(1), column.slice(0, len(column) - 1)
-    differ = pc.fill_null(pc.not_equal(a, b), False).to_numpy(zero_copy_only=False)
-    one_null = pc.xor(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
-    return np.asarray(differ, bool) | np.asarray(one_null, bool)
 
 
 def _metastore(table: AcidTable) -> Metastore:
