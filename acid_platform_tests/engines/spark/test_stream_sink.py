@@ -242,3 +242,17 @@ def test_complete_mode_replaces_the_tables_rows_each_batch(
     assert batch_ids(finish(query)) == [0, 1]
     assert sorted((r["v"], r["n"]) for r in t.scan().to_pylist()) == [("0", 5), ("1", 5)]
     assert acid_dirs(t.location.path) == ["base_0000001", "base_0000002"]  # INSERT OVERWRITEs
+
+
+def test_a_batch_into_a_partitioned_table_registers_its_partitions(wh: Warehouse) -> None:
+    t = wh.create_table("p", [("id", "int"), ("v", "string")], partition_columns=[("ds", "string")])
+    options = sink_options(wh, "p")
+    spec = options.spec()
+    job = begin_batch(options, spec, ["id", "v", "ds"], overwrite=False)
+    rows = pa.record_batch({"id": [1, 2], "v": ["a", "b"], "ds": ["d1", "d2"]})
+    message = StreamCommitMessage(write_rows(job, iter([rows])), job, "q", 0)
+    commit_batch(options, spec, [message], 0)
+    assert sorted(wh.metastore.list_partitions("default", "p")) == ["ds=d1", "ds=d2"]
+    assert sorted((r["id"], r["ds"]) for r in t.scan().to_pylist()) == [(1, "d1"), (2, "d2")]
+    (source,) = t.committed_sources()
+    assert source.info == {"query_id": "q", "batch_id": 0, "rows": 2, "checkpoint": "/chk/q"}
