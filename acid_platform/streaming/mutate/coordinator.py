@@ -52,9 +52,10 @@ from acid_platform.errors import (
 )
 from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, resolve
 from acid_platform.format.bucket_codec import decode_bucket_ids
+from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore import Metastore
 from acid_platform.streaming.mutate.buckets import BucketIdResolver
-from acid_platform.streaming.mutate.group_files import GroupFiles
+from acid_platform.streaming.mutate.group_files import CreatedDirs, GroupFiles
 from acid_platform.streaming.mutate.groups import group_starts, partition_columns
 from acid_platform.streaming.mutate.report import MutationReport
 from acid_platform.streaming.mutate.table import AcidTable, Mutation
@@ -71,6 +72,8 @@ from acid_platform.table.schema import conform, data_schema, partition_schema, t
 MUTATION = "mutation"
 #: Records the per-record calls buffer before they are turned into Arrow and written.
 PENDING_RECORDS = 4_096
+#: Groups whose files are finished together, in parallel, once this many are done with.
+FINISH_GROUPS = 8
 
 _CODES = {"i": 0, "u": 1, "d": 2}
 _BY_CODE = (Mutation.INSERT, Mutation.UPDATE, Mutation.DELETE)
@@ -101,9 +104,11 @@ class MutatorCoordinator:
         self._grouping = GroupingValidator()
         self._sequence = SequenceValidator()
         self._group: GroupFiles | None = None
+        #: Groups done with whose files are still to be finished (see ``_finish_groups``).
+        self._finishing: list[GroupFiles] = []
         self._pending: list[tuple[Mutation, Mapping[str, Any], RecordIdentifier]] = []
         self._files: list[FileInfo] = []
-        self._dirs: set[str] = set()
+        self._dirs = CreatedDirs(self._layout)
         self._components: dict[tuple[str, str], None] = {}
         self._partitions_created: set[str] = set()
         self._counts = dict.fromkeys(Mutation, 0)
@@ -206,6 +211,7 @@ class MutatorCoordinator:
         try:
             self._flush_pending()
             self._close_group()
+            self._finish_groups()
         except BaseException:
             self.abort()
             raise
@@ -231,9 +237,10 @@ class MutatorCoordinator:
             return
         self.state = "aborted"
         self._pending.clear()
-        if self._group is not None:
-            self._group.abort()
-            self._group = None
+        for group in [*self._finishing, *([self._group] if self._group is not None else [])]:
+            group.abort()
+        self._finishing.clear()
+        self._group = None
         fs = self._location.filesystem
         for info in self._files:
             with contextlib.suppress(FileNotFoundError):
@@ -312,8 +319,16 @@ class MutatorCoordinator:
 
     def _close_group(self) -> None:
         if self._group is not None:
-            group, self._group = self._group, None
-            self._files.extend(group.close())
+            self._finishing.append(self._group)
+            self._group = None
+            if len(self._finishing) >= FINISH_GROUPS:
+                self._finish_groups()
+
+    def _finish_groups(self) -> None:
+        """Finish the files of the groups done with, several at once."""
+        tasks = [task for group in self._finishing for task in group.finish()]
+        self._files.extend(run_parallel(tasks))
+        self._finishing.clear()
 
     def _note(self, partition: str, mutation: Mutation) -> None:
         """Remember (and with ``create_partitions`` record, before writing) a component."""

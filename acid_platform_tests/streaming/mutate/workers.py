@@ -40,9 +40,9 @@ def apply_batch(handle_text: str, batch: bytes) -> tuple[int, str]:
 
 
 def write_then_hang(root: str, txn_timeout_s: float, marker: str, rows: int) -> None:
-    """A whole mutation job in one process: begin on ``acct``, write one group's file, start a
-    second group of ``rows`` inserts (its file open, half written), say so in ``marker`` (txn
-    id, write id), then wait — to be killed."""
+    """A whole mutation job in one process: begin on ``acct``, a delete (one group, buffered),
+    then ``rows`` inserts into another group (more than a buffer: its file is open, half
+    written), say so in ``marker`` (txn id, write id, pid), then wait — to be killed."""
     wh = Warehouse.open(root, txn_timeout_s=txn_timeout_s)
     txn = MutatorClient(wh, ["acct"]).new_transaction().begin()
     handle = txn.table("acct")
@@ -57,7 +57,7 @@ def write_then_hang(root: str, txn_timeout_s: float, marker: str, rows: int) -> 
     batch = same.slice(0, rows).append_column(
         MUTATION, pa.array(["insert"] * min(rows, same.num_rows))
     )
-    coordinator.mutate(batch)  # closes the first group; the second one's file is open
+    coordinator.mutate(batch)  # the second group's file is open, half written
     Path(marker).write_text(
         json.dumps({"txn_id": handle.txn_id, "write_id": handle.write_id, "pid": os.getpid()})
     )
