@@ -33,9 +33,9 @@ from acid_platform.errors import CardinalityViolationError, UnknownColumnError
 from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, ROW_ID_TYPE, row_id_text
 from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.metastore.model import TableSpec
+from acid_platform.streaming.mutate.batches import group_numbers, partition_columns
 from acid_platform.streaming.mutate.buckets import BucketIdResolver
 from acid_platform.streaming.mutate.coordinator import MUTATION, MutatorCoordinator
-from acid_platform.streaming.mutate.groups import group_numbers, partition_columns
 from acid_platform.streaming.mutate.report import MutationReport
 from acid_platform.streaming.mutate.table import AcidTable
 from acid_platform.table.engine import PLAN_DIALECT
