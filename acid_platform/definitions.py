@@ -20,6 +20,10 @@ Built from the seeds' use cases, on two Hive databases:
   landing directory (Parquet, CSV or JSON lines with :data:`RETURNS_COLUMNS` and ``ds``) by the
   ``acid_returns_ingest`` sensor — one ``acid_ingest`` run per new file, each file loaded
   exactly once (a re-run is a no-op); the table is created on the first load;
+* ``retail.store_changes`` (group ``dimensions``): the change log of ``retail.stores``,
+  appended window by window of write ids by the ``acid_store_changes`` sensor (the store
+  dimension's change feed consumed incrementally, each change once;
+  :mod:`~acid_platform.orchestration.example_changes`);
 * the maintenance (:func:`~acid_platform.orchestration.maintenance_definitions`: compaction
   sensor and job, cleaner schedule, housekeeping sensor and job) and asset checks
   (:func:`~acid_platform.orchestration.acid_table_checks`) on every table.
@@ -39,6 +43,7 @@ module is loaded):
   ``landing`` beside the warehouse (``$DAGSTER_HOME/landing``). While it does not exist the
   sensor skips;
 * ``ACID_INGEST_SENSOR_INTERVAL``: seconds between the ingest sensor's ticks (30);
+* ``ACID_CHANGES_SENSOR_INTERVAL``: seconds between the store change log sensor's ticks (30);
 * ``ACID_COMPACTION_SENSOR_INTERVAL``: seconds between the compaction sensor's ticks (30);
 * ``ACID_HOUSEKEEPING_SENSOR_INTERVAL``: seconds between the housekeeping sensor's ticks
   (default: half ``hive.txn.timeout``, between 5 and 30, so a crashed client's locks go soon
@@ -99,6 +104,13 @@ from acid_platform.orchestration.example import (
     example_assets,
     returns_table,
 )
+from acid_platform.orchestration.example_changes import (
+    STORE_CHANGES,
+    STORE_CHANGES_SENSOR,
+    STORE_CHANGES_TABLE,
+    store_changes,
+    store_changes_sensor,
+)
 
 PLATFORM_JOB = "acid_platform"
 STORES_SCHEDULE = "acid_stores_daily"
@@ -122,6 +134,8 @@ __all__ = [
     "SALES",
     "STORES",
     "STORES_SCHEDULE",
+    "STORE_CHANGES",
+    "STORE_CHANGES_SENSOR",
     "STORE_SALES_DAILY",
     "PlatformSettings",
     "defs",
@@ -145,6 +159,7 @@ class PlatformSettings:
     #: The landing directory; empty: ``landing`` beside the warehouse.
     landing: str = ""
     ingest_interval_s: int = 30
+    changes_interval_s: int = 30
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "PlatformSettings":
@@ -163,6 +178,7 @@ class PlatformSettings:
             housekeeping_interval_s=_seconds(env, "ACID_HOUSEKEEPING_SENSOR_INTERVAL"),
             landing=env.get("ACID_LANDING") or "",
             ingest_interval_s=_seconds(env, "ACID_INGEST_SENSOR_INTERVAL") or 30,
+            changes_interval_s=_seconds(env, "ACID_CHANGES_SENSOR_INTERVAL") or 30,
         )
 
     @property
@@ -221,7 +237,7 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         spark=spark,
     )
     assets = example_assets(with_spark=settings.with_spark)
-    tables = {**table_assets(assets), RETURNS: RETURNS_TABLE}
+    tables = {**table_assets(assets), RETURNS: RETURNS_TABLE, STORE_CHANGES: STORE_CHANGES_TABLE}
     checks = [c for key, name in tables.items() for c in acid_table_checks(key, name)]
     platform = define_asset_job(
         PLATFORM_JOB,
@@ -247,11 +263,11 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         minimum_interval_seconds=settings.ingest_interval_s,
     )
     example = Definitions(
-        assets=[*assets, returns_table],
+        assets=[*assets, returns_table, store_changes],
         asset_checks=checks,
         jobs=[platform, ingest_job],
         schedules=[stores_daily],
-        sensors=[returns_ingest],
+        sensors=[returns_ingest, store_changes_sensor(settings.changes_interval_s)],
         resources={
             "acid_warehouse": acid,
             "io_manager": AcidTableIOManager(acid_warehouse=acid),

@@ -47,6 +47,7 @@ TABLES = {
     "mail/email_events": "mail.email_events",
     "mail/email_summary": "mail.email_summary",
     "retail/returns": "retail.returns",
+    "retail/store_changes": "retail.store_changes",
 }
 
 

@@ -17,7 +17,6 @@ from dagster import (
     Definitions,
     RunRequest,
     SensorResult,
-    build_sensor_context,
     instance_for_test,
 )
 
@@ -31,6 +30,7 @@ from acid_platform.definitions import (
 )
 from acid_platform.orchestration.example import returns_of
 from acid_platform.table.verify import verify_table
+from acid_platform_tests.platform_sensors import platform_tick
 
 
 @pytest.fixture
@@ -40,14 +40,7 @@ def instance() -> Any:
 
 
 def tick(platform: Definitions, instance: DagsterInstance, cursor: str | None) -> SensorResult:
-    sensor = platform.resolve_sensor_def(RETURNS_SENSOR)
-    resources = {"acid_warehouse": (platform.resources or {})["acid_warehouse"]}
-    with build_sensor_context(
-        instance=instance, cursor=cursor, definitions=platform, resources=resources
-    ) as context:
-        result = sensor(context)
-    assert isinstance(result, SensorResult)
-    return result
+    return platform_tick(platform, instance, RETURNS_SENSOR, cursor)
 
 
 def test_the_landing_directory_defaults_beside_the_warehouse(tmp_path: Path) -> None:

@@ -120,7 +120,10 @@ class OrcTailBuilder:
     def __init__(self, template: OrcChunk) -> None:
         self._template = template
         self.stripes: list[StripeEntry] = []
-        self._stripe_statistics: list[bytes] = []
+        # the footer's stripe entries and the metadata's stripe statistics, kept encoded and
+        # appended to as chunks come: a commit's tail costs O(its chunks) to encode, not O(file)
+        self._stripe_fields = bytearray()
+        self._stripe_statistics_fields = bytearray()
         self._statistics: list[bytes] = list(template.file_statistics)
         self.rows = 0
 
@@ -134,7 +137,10 @@ class OrcTailBuilder:
             for s in chunk.stripes
         ]
         self.stripes += placed
-        self._stripe_statistics += chunk.stripe_statistics
+        for s in placed:
+            self._stripe_fields += field_bytes(3, s.encode())
+        for stats in chunk.stripe_statistics:
+            self._stripe_statistics_fields += field_bytes(1, stats)
         self._statistics = (
             list(chunk.file_statistics)
             if self.rows == 0
@@ -146,9 +152,9 @@ class OrcTailBuilder:
     def tail(self, body_length: int, user_metadata: Sequence[tuple[str, bytes]]) -> bytes:
         """The tail to write at ``body_length`` (the file's length before it)."""
         t = self._template
-        metadata = b"".join(field_bytes(1, s) for s in self._stripe_statistics)
+        metadata = bytes(self._stripe_statistics_fields)
         footer = field_varint(1, len(ORC_MAGIC)) + field_varint(2, body_length)
-        footer += b"".join(field_bytes(3, s.encode()) for s in self.stripes)
+        footer += self._stripe_fields
         footer += b"".join(field_bytes(4, ty) for ty in t.types)
         footer += b"".join(
             field_bytes(5, field_bytes(1, name.encode()) + field_bytes(2, value))

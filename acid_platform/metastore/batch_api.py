@@ -29,8 +29,7 @@ class TxnBatchApi(MetastorePlumbing):
         ids, parts = list(txn_ids), list(partitions)
 
         def work(c: Any, now: int) -> None:
-            for txn_id in ids:
-                writeids.add_write_components(c, txn_id, db, table, parts, OperationType.INSERT)
+            writeids.add_batch_write_components(c, ids, db, table, parts, OperationType.INSERT)
 
         if ids and parts:
             self._write(work)

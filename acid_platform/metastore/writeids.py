@@ -91,6 +91,19 @@ def add_write_components(
     written partitions are not known). Allocates the txn's write id on the table if needed and
     returns it. Call it before writing files: an aborted txn's files are cleaned by partition.
     """
+    return add_batch_write_components(conn, [txn_id], db, table, partitions, operation)[0]
+
+
+def add_batch_write_components(
+    conn: Connection,
+    txn_ids: Sequence[int],
+    db: str,
+    table: str,
+    partitions: Sequence[str | None],
+    operation: OperationType,
+) -> list[int]:
+    """:func:`add_write_components` for each of ``txn_ids`` (a streaming batch), in a handful
+    of statements rather than a handful per txn; returns their write ids, in order."""
     operation = OperationType(operation)
     spec = catalog.get_table(conn, db, table)
     names: list[str | None] = []
@@ -106,31 +119,30 @@ def add_write_components(
             names.append(normalize_partition_name(p, spec.partition_column_names))
     if not names:
         raise ValueError(f"add_write_components for {spec.full_name} needs at least one partition")
-    write_id = allocate_write_ids(conn, [txn_id], spec.db, spec.name)[0]
-    tc = txn_components
+    ids = list(txn_ids)
+    write_ids = allocate_write_ids(conn, ids, spec.db, spec.name)
     have = {
-        (r.tc_partition, r.tc_operation_type)
+        (r.tc_txnid, r.tc_partition, r.tc_operation_type)
         for r in conn.execute(
-            _COMPONENTS_OF, {"b_txn_id": txn_id, "b_db": spec.db, "b_table": spec.name}
+            _COMPONENTS_OF, {"b_txn_ids": sorted(set(ids)), "b_db": spec.db, "b_table": spec.name}
         )
     }
-    rows = []
-    for name in dict.fromkeys(names):
-        if (name, operation.code) in have:
-            continue
-        rows.append(
-            {
-                "tc_txnid": txn_id,
-                "tc_database": spec.db,
-                "tc_table": spec.name,
-                "tc_partition": name,
-                "tc_operation_type": operation.code,
-                "tc_writeid": write_id,
-            }
-        )
+    rows = [
+        {
+            "tc_txnid": txn_id,
+            "tc_database": spec.db,
+            "tc_table": spec.name,
+            "tc_partition": name,
+            "tc_operation_type": operation.code,
+            "tc_writeid": write_id,
+        }
+        for txn_id, write_id in dict.fromkeys(zip(ids, write_ids, strict=True))
+        for name in dict.fromkeys(names)
+        if (txn_id, name, operation.code) not in have
+    ]
     if rows:
-        conn.execute(insert(tc), rows)
-    return write_id
+        conn.execute(insert(txn_components), rows)
+    return write_ids
 
 
 def valid_write_ids(
@@ -241,8 +253,8 @@ _nwi_table = and_(
 _WRITE_IDS_OF = select(_t2w.c.t2w_txnid, _t2w.c.t2w_writeid).where(
     _t2w_table, _t2w.c.t2w_txnid.in_(bindparam("b_txns", expanding=True))
 )
-_COMPONENTS_OF = select(_tc.c.tc_partition, _tc.c.tc_operation_type).where(
-    _tc.c.tc_txnid == bindparam("b_txn_id"),
+_COMPONENTS_OF = select(_tc.c.tc_txnid, _tc.c.tc_partition, _tc.c.tc_operation_type).where(
+    _tc.c.tc_txnid.in_(bindparam("b_txn_ids", expanding=True)),
     _tc.c.tc_database == bindparam("b_db"),
     _tc.c.tc_table == bindparam("b_table"),
 )

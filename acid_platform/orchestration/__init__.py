@@ -17,11 +17,14 @@ Only this layer (and those above it) imports Dagster.
 * :mod:`.cleaning` — the cleaner schedule and job, the housekeeping sensor and job;
 * :mod:`.ingest` — the ingest sensor (one run per new landing file or batch) and job (each
   file loaded exactly once);
+* :mod:`.changes` — ``change_feed_sensor``: a table's change feed consumed window by window
+  of write ids (the cursor keeps the last one), each window a :class:`ChangeWindow` config;
 * :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``;
 * :mod:`.checks` — ``acid_table_checks(asset_key, table_name)``: blocking consistency checks and
   WARN-level health checks of one table.
 """
 
+from acid_platform.orchestration.changes import ChangeWindow, append_changes, change_feed_sensor
 from acid_platform.orchestration.checks import acid_table_checks
 from acid_platform.orchestration.cleaning import (
     cleaner_job,
@@ -42,12 +45,15 @@ __all__ = [
     "AcidReader",
     "AcidTableIOManager",
     "AcidWarehouseResource",
+    "ChangeWindow",
     "MergeOptions",
     "TableHealth",
     "TableRead",
     "TableSnapshot",
     "WriteMode",
     "acid_table_checks",
+    "append_changes",
+    "change_feed_sensor",
     "cleaner_job",
     "cleaner_schedule",
     "compaction_job",

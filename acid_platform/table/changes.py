@@ -60,6 +60,7 @@ from acid_platform.format.change_events import (
 )
 from acid_platform.format.fs import Location
 from acid_platform.format.parallel import run_parallel
+from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.scan import PartitionFiles, plan_files, wanted_columns
 from acid_platform.table.scan_filter import ScanFilter
@@ -93,6 +94,12 @@ def final_write_id(write_ids: ValidWriteIdList, own_write_id: int | None = None)
     if own_write_id is not None:
         top = min(top, own_write_id - 1)
     return max(top, 0)
+
+
+def newest_final_write_id(metastore: Metastore, spec: TableSpec) -> int:
+    """The table's newest final write id now (:func:`final_write_id` of a fresh snapshot; one
+    metastore read, no reader lease): how far a change-feed consumer can read."""
+    return final_write_id(metastore.valid_write_ids(None, spec.db, spec.name))
 
 
 def change_window(
@@ -363,5 +370,6 @@ __all__ = [
     "check_history",
     "final_write_id",
     "label_changes",
+    "newest_final_write_id",
     "pair_updates",
 ]

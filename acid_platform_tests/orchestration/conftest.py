@@ -7,7 +7,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dagster import AssetKey, DagsterInstance, instance_for_test
+from dagster import (
+    AssetKey,
+    DagsterInstance,
+    RunRequest,
+    SensorDefinition,
+    SensorResult,
+    build_sensor_context,
+    instance_for_test,
+)
 
 from acid_platform import Warehouse
 from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
@@ -57,3 +65,28 @@ def latest_metadata(instance: DagsterInstance, key: str) -> dict[str, Any]:
     event = instance.get_latest_materialization_event(AssetKey.from_user_string(key))
     assert event is not None and event.asset_materialization is not None
     return {k: v.value for k, v in event.asset_materialization.metadata.items()}
+
+
+def tick(
+    instance: DagsterInstance,
+    resource: AcidWarehouseResource,
+    sensor: SensorDefinition,
+    cursor: str | None,
+) -> SensorResult:
+    """One evaluation of ``sensor`` from ``cursor``, with ``resource`` as ``acid_warehouse``."""
+    with build_sensor_context(
+        instance=instance, cursor=cursor, resources={"acid_warehouse": resource}
+    ) as context:
+        result = sensor(context)
+    assert isinstance(result, SensorResult)
+    return result
+
+
+def requests(result: SensorResult) -> list[RunRequest]:
+    """The run requests of a tick."""
+    return [r for r in result.run_requests or [] if isinstance(r, RunRequest)]
+
+
+def skipped(result: SensorResult) -> str:
+    """A tick's skip reason ("" if it did not skip)."""
+    return result.skip_reason.skip_message or "" if result.skip_reason else ""

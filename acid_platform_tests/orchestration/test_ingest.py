@@ -17,15 +17,13 @@ from dagster import (
     AssetKey,
     DagsterInstance,
     RunRequest,
-    SensorDefinition,
-    SensorResult,
-    build_sensor_context,
 )
 
 from acid_platform import Warehouse
 from acid_platform.orchestration import AcidWarehouseResource, ingest_job, ingest_sensor
 from acid_platform.orchestration.ingest import FILES_TAG, TABLE_TAG, IngestCursor
 from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.orchestration.conftest import requests, skipped, tick
 from acid_platform_tests.orchestration.ingest_workers import run_ingest_job
 
 COLUMNS = [("id", "int"), ("name", "string")]
@@ -45,28 +43,6 @@ def land(landing: Path, name: str, ids: range, *, mtime_ns: int | None = None) -
     if mtime_ns is not None:
         os.utime(path, ns=(mtime_ns, mtime_ns))
     return path
-
-
-def tick(
-    instance: DagsterInstance,
-    resource: AcidWarehouseResource,
-    sensor: SensorDefinition,
-    cursor: str | None,
-) -> SensorResult:
-    with build_sensor_context(
-        instance=instance, cursor=cursor, resources={"acid_warehouse": resource}
-    ) as context:
-        result = sensor(context)
-    assert isinstance(result, SensorResult)
-    return result
-
-
-def requests(result: SensorResult) -> list[RunRequest]:
-    return [r for r in result.run_requests or [] if isinstance(r, RunRequest)]
-
-
-def skipped(result: SensorResult) -> str:
-    return result.skip_reason.skip_message or "" if result.skip_reason else ""
 
 
 def files_of(request: RunRequest) -> list[str]:

@@ -18,8 +18,10 @@ micro-batch's window never changes once planned and a replayed batch reads the s
 micro-batch holds every write id committed since the last. The start is ``starting_write_id``
 (default 0: the whole history; ``latest``: what is final when the query first starts); a
 restarted query resumes from its checkpointed offset. ``Trigger.AvailableNow`` reads up to the
-write id final when the query starts. Each batch's reader lease is closed when Spark commits
-the batch. A partition whose history below the offset is gone (a major compaction or INSERT
+write id final when the query starts. Each batch's reader lease is closed by the source's
+process once the batch is done: at the next trigger's ``latestOffset`` (or ``commit``); only a
+query that dies right after a batch leaves that lease to expire after ``hive.txn.timeout``
+(Spark 4.3 does not call ``stop`` on a Python source it shuts down). A partition whose history below the offset is gone (a major compaction or INSERT
 OVERWRITE wrote a base above it) fails the query with
 :class:`~acid_platform.errors.ChangeHistoryUnavailableError` naming the earliest write id it
 can answer from.
@@ -47,7 +49,7 @@ from acid_platform.table.changes import (
     ChangeScan,
     change_feed_schema,
     change_window,
-    final_write_id,
+    newest_final_write_id,
 )
 from acid_platform.table.read_lease import take_snapshot
 from acid_platform.table.scan import PartitionFiles
@@ -146,7 +148,7 @@ def read_partition(
 
 def newest_final(options: SourceOptions, spec: TableSpec) -> int:
     """The table's newest final write id now (no lease: nothing is read)."""
-    return final_write_id(options.metastore().valid_write_ids(None, spec.db, spec.name))
+    return newest_final_write_id(options.metastore(), spec)
 
 
 class AcidChangeReader(DataSourceReader):
@@ -190,7 +192,9 @@ class AcidChangeStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:  # noqa: N802 - Spark's name
         """The newest final write id (at most the AvailableNow target), never before
-        ``start``."""
+        ``start``. Spark asks before each trigger, once the batches up to ``start`` are done:
+        their leases are closed."""
+        self._close([w for w in self._leases if w <= int(start[OFFSET_KEY])])
         final = newest_final(self._options, self._spec)
         if self._target is not None:
             final = min(final, self._target)
@@ -220,7 +224,7 @@ class AcidChangeStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._close([w for w in self._leases if w <= upto])
 
     def stop(self) -> None:
-        """The query ended: close every lease still held."""
+        """The query ended: close every lease still held (if Spark calls it)."""
         self._close(list(self._leases))
 
     def _close(self, ends: Sequence[int]) -> None:

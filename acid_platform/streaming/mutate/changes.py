@@ -33,6 +33,7 @@ from acid_platform.errors import CardinalityViolationError, UnknownColumnError
 from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, ROW_ID_TYPE, row_id_text
 from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.metastore.model import TableSpec
+from acid_platform.streaming.mutate.batches import group_numbers, partition_columns
 from acid_platform.streaming.mutate.buckets import BucketIdResolver
 from acid_platform.streaming.mutate.coordinator import MUTATION, MutatorCoordinator
 from acid_platform.streaming.mutate.report import MutationReport
@@ -94,18 +95,8 @@ def split_changes(prepared: pa.Table, table: AcidTable, workers: int) -> list[pa
         raise ValueError(f"workers must be at least 1, not {workers}")
     ids = prepared.column(ROW_ID_COLUMN).combine_chunks()
     buckets = decode_bucket_ids(pc.struct_field(ids, "bucketid").to_numpy(zero_copy_only=False))
-    partition_cols = list(table.spec.partition_column_names)
-    if partition_cols:
-        keys = prepared.select(partition_cols).append_column(BUCKET, pa.array(buckets))
-        groups = keys.group_by([*partition_cols, BUCKET], use_threads=False).aggregate([])
-        numbered = groups.append_column("__acid_w", pa.array(np.arange(groups.num_rows) % workers))
-        joined = keys.append_column("__acid_i", pa.array(np.arange(keys.num_rows))).join(
-            numbered, [*partition_cols, BUCKET], join_type="left outer"
-        )
-        joined = joined.sort_by("__acid_i")
-        worker = joined.column("__acid_w").to_numpy(zero_copy_only=False)
-    else:
-        worker = buckets % workers
+    parts = partition_columns(prepared, list(table.spec.partition_column_names))
+    worker = group_numbers(parts, buckets) % workers
     return [prepared.filter(pa.array(worker == w)) for w in range(workers)]
 
 
@@ -145,34 +136,63 @@ def _match(
     partition_cols: list[str],
 ) -> pa.Table:
     """``changes LEFT JOIN target ON keys``: every change with the ROW__ID and partition values
-    of the row it matches (NULL when none)."""
+    of each row it matches (NULL when none). Only the keys are joined — hashing the change set,
+    the small side — and the change rows are gathered after. Arrow joins the usual key types;
+    others go to the warehouse's engine."""
     row_id = target.column(ROW_ID_COLUMN)
     narrow = {m: pc.struct_field(row_id, f) for m, f in zip(_MATCH, ROW_ID_FIELDS, strict=True)}
     narrow |= {f"__acid_k{i}": target.column(k) for i, k in enumerate(keys)}
     narrow |= {f"__acid_p{i}": target.column(p) for i, p in enumerate(partition_cols)}
-    target_rel = pa.table(narrow)
     present = {c.lower(): c for c in changes.column_names}
+    probe = {"__acid_i": pa.array(np.arange(changes.num_rows, dtype=np.int64))}
+    for i, k in enumerate(keys):
+        typed = conform(
+            handle.name, pa.table({k: changes.column(present[k])}), pa.schema([target.field(k)])
+        )
+        probe[f"__acid_k{i}"] = typed.column(k)
+    wanted = [*_MATCH, *(f"__acid_p{i}" for i in range(len(partition_cols)))]
+    key_names = [f"__acid_k{i}" for i in range(len(keys))]
+    try:
+        hits = pa.table(narrow).join(pa.table(probe), key_names, join_type="inner")
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        hits = _engine_join(txn, pa.table(probe), pa.table(narrow), key_names, wanted)
+    hit_rows = hits.column("__acid_i").to_numpy(zero_copy_only=False)
+    missed = np.setdiff1d(np.arange(changes.num_rows), hit_rows)
+    found = changes.take(pa.array(hit_rows)).combine_chunks()
+    for c in wanted:
+        found = found.append_column(c, hits.column(c))
+    alone = changes.take(pa.array(missed)).combine_chunks()
+    for c in wanted:
+        alone = alone.append_column(c, pa.nulls(len(missed), hits.schema.field(c).type))
+    return pa.concat_tables([found, alone])
+
+
+def _engine_join(
+    txn: MutationTransaction,
+    probe: pa.Table,
+    target: pa.Table,
+    keys: list[str],
+    wanted: list[str],
+) -> pa.Table:
+    """The key join on the warehouse's engine (for key types Arrow cannot hash)."""
     on = [
         exp.EQ(
-            this=exp.column(present[k], table="c", quoted=True),
-            expression=exp.column(f"__acid_k{i}", table="t", quoted=True),
+            this=exp.column(k, table="c", quoted=True),
+            expression=exp.column(k, table="t", quoted=True),
         )
-        for i, k in enumerate(keys)
+        for k in keys
     ]
     condition: exp.Expr = on[0]
     for more in on[1:]:
         condition = exp.and_(condition, more)
-    wanted = [*_MATCH, *(f"__acid_p{i}" for i in range(len(partition_cols)))]
     query = (
-        exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c")))
+        exp.select(exp.column("__acid_i", table="c", quoted=True))
         .select(*[exp.column(c, table="t", quoted=True) for c in wanted])
         .from_(exp.to_table("changes").as_("c"))
-        .join(exp.to_table("target").as_("t"), on=condition, join_type="left")
+        .join(exp.to_table("target").as_("t"), on=condition, join_type="inner")
     )
     engine = txn.client.warehouse.engine
-    return engine.execute(
-        query.sql(dialect=PLAN_DIALECT), {"changes": changes, "target": target_rel}
-    )
+    return engine.execute(query.sql(dialect=PLAN_DIALECT), {"changes": probe, "target": target})
 
 
 def _check_cardinality(

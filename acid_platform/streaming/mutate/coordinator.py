@@ -32,6 +32,8 @@ metastore and records what it writes there before writing it; otherwise it only 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import threading
 from collections.abc import Mapping, Sequence
 from types import TracebackType
@@ -39,7 +41,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from acid_platform.errors import (
@@ -48,11 +49,18 @@ from acid_platform.errors import (
     MutationError,
     SchemaMismatchError,
 )
-from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, resolve
+from acid_platform.format import ROW_ID_COLUMN, resolve
 from acid_platform.format.bucket_codec import decode_bucket_ids
+from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore import Metastore
+from acid_platform.streaming.mutate.batches import (
+    MUTATION,
+    group_runs,
+    mutation_codes,
+    row_id_arrays,
+)
 from acid_platform.streaming.mutate.buckets import BucketIdResolver
-from acid_platform.streaming.mutate.group_files import GroupFiles
+from acid_platform.streaming.mutate.group_files import CreatedDirs, GroupFiles
 from acid_platform.streaming.mutate.report import MutationReport
 from acid_platform.streaming.mutate.table import AcidTable, Mutation
 from acid_platform.streaming.mutate.validators import (
@@ -62,14 +70,13 @@ from acid_platform.streaming.mutate.validators import (
 )
 from acid_platform.table.event_layout import EventLayout, FileInfo
 from acid_platform.table.partitions import make_partition_name
-from acid_platform.table.schema import conform, data_schema, partition_schema, to_arrow
+from acid_platform.table.schema import conform, data_schema, to_arrow
 
-#: The column of a prepared batch saying what each record does.
-MUTATION = "mutation"
 #: Records the per-record calls buffer before they are turned into Arrow and written.
 PENDING_RECORDS = 4_096
+#: Groups whose files are finished together, in parallel, once this many are done with.
+FINISH_GROUPS = 8
 
-_CODES = {"i": 0, "u": 1, "d": 2}
 _BY_CODE = (Mutation.INSERT, Mutation.UPDATE, Mutation.DELETE)
 _metastores: dict[tuple[str, float], Metastore] = {}
 _metastores_lock = threading.Lock()
@@ -98,9 +105,11 @@ class MutatorCoordinator:
         self._grouping = GroupingValidator()
         self._sequence = SequenceValidator()
         self._group: GroupFiles | None = None
+        #: Groups done with whose files are still to be finished (see ``_finish_groups``).
+        self._finishing: list[GroupFiles] = []
         self._pending: list[tuple[Mutation, Mapping[str, Any], RecordIdentifier]] = []
         self._files: list[FileInfo] = []
-        self._dirs: set[str] = set()
+        self._dirs = CreatedDirs(self._layout)
         self._components: dict[tuple[str, str], None] = {}
         self._partitions_created: set[str] = set()
         self._counts = dict.fromkeys(Mutation, 0)
@@ -165,8 +174,8 @@ class MutatorCoordinator:
             raise
 
     def _mutate(self, table: pa.Table) -> None:
-        codes = _mutation_codes(table)
-        owid, bprop, rowid = _row_ids(table)
+        codes = mutation_codes(table)
+        owid, bprop, rowid = row_id_arrays(table)
         buckets = decode_bucket_ids(bprop)
         checked = codes != 2
         if self._resolver.bucketed and checked.any():
@@ -182,7 +191,7 @@ class MutatorCoordinator:
         present = {c.lower(): c for c in table.column_names}
         data_cols = [present[c] for c in self._data_schema.names if c in present]
         data = conform(self.table.name, table.select(data_cols), self._data_schema)
-        for start, stop, partition, bucket in self._runs(table, buckets):
+        for start, stop, partition, bucket in group_runs(self.table.spec, table, buckets):
             if self._grouping.enter(partition, bucket):
                 self._switch_group(partition, bucket)
             run = codes[start:stop]
@@ -203,6 +212,7 @@ class MutatorCoordinator:
         try:
             self._flush_pending()
             self._close_group()
+            self._finish_groups()
         except BaseException:
             self.abort()
             raise
@@ -218,6 +228,7 @@ class MutatorCoordinator:
             rows_deleted=self._counts[Mutation.DELETE],
             groups=self._grouping.groups,
             recorded=self.table.create_partitions,
+            writer=f"{socket.gethostname()}:{os.getpid()}",
         )
         return self.report
 
@@ -227,9 +238,10 @@ class MutatorCoordinator:
             return
         self.state = "aborted"
         self._pending.clear()
-        if self._group is not None:
-            self._group.abort()
-            self._group = None
+        for group in [*self._finishing, *([self._group] if self._group is not None else [])]:
+            group.abort()
+        self._finishing.clear()
+        self._group = None
         fs = self._location.filesystem
         for info in self._files:
             with contextlib.suppress(FileNotFoundError):
@@ -266,43 +278,6 @@ class MutatorCoordinator:
             )
         return make_partition_name(self._partition_columns, values) if values else ""
 
-    def _runs(self, table: pa.Table, buckets: np.ndarray) -> list[tuple[int, int, str, int]]:
-        """(start, stop, partition, bucket) of each run of consecutive records of one group."""
-        n = table.num_rows
-        change = np.zeros(n, bool)
-        change[0] = True
-        change[1:] |= buckets[1:] != buckets[:-1]
-        parts = None
-        if self._partition_columns:
-            present = {c.lower(): c for c in table.column_names}
-            missing = [c for c in self._partition_columns if c not in present]
-            if missing:
-                raise InvalidPartitionError(
-                    f"table {self.table.name}: mutation batch lacks partition column(s) {missing}"
-                )
-            cols = table.select([present[c] for c in self._partition_columns])
-            parts = conform(
-                self.table.name,
-                cols.rename_columns(self._partition_columns),
-                partition_schema(self.table.spec),
-                fill_missing=False,
-            )
-            for column in parts.columns:
-                change[1:] |= _changes(column.combine_chunks())
-        starts = [int(i) for i in np.flatnonzero(change)]
-        runs: list[tuple[int, int, str, int]] = []
-        for start, stop in zip(starts, [*starts[1:], n], strict=True):
-            name = ""
-            if parts is not None:
-                values = [parts.column(c)[start].as_py() for c in self._partition_columns]
-                name = make_partition_name(self._partition_columns, values)
-            bucket = int(buckets[start])
-            if runs and runs[-1][2:] == (name, bucket):  # NULL and '' share a partition
-                runs[-1] = (runs[-1][0], stop, name, bucket)
-            else:
-                runs.append((start, stop, name, bucket))
-        return runs
-
     def _switch_group(self, partition: str, bucket: int) -> None:
         self._flush_pending()
         self._close_group()
@@ -313,8 +288,16 @@ class MutatorCoordinator:
 
     def _close_group(self) -> None:
         if self._group is not None:
-            group, self._group = self._group, None
-            self._files.extend(group.close())
+            self._finishing.append(self._group)
+            self._group = None
+            if len(self._finishing) >= FINISH_GROUPS:
+                self._finish_groups()
+
+    def _finish_groups(self) -> None:
+        """Finish the files of the groups done with, several at once."""
+        tasks = [task for group in self._finishing for task in group.finish()]
+        self._files.extend(run_parallel(tasks))
+        self._finishing.clear()
 
     def _note(self, partition: str, mutation: Mutation) -> None:
         """Remember (and with ``create_partitions`` record, before writing) a component."""
@@ -377,48 +360,6 @@ class MutatorCoordinator:
             f"hash to bucket {computed}; stamp inserts with BucketIdResolver and never update a "
             "bucketing column"
         )
-
-
-def _mutation_codes(table: pa.Table) -> np.ndarray:
-    """0 / 1 / 2 (insert / update / delete) per record of a batch."""
-    if MUTATION not in table.column_names:
-        raise MutationError(f"a mutation batch needs a {MUTATION!r} column (insert/update/delete)")
-    column = table.column(MUTATION)
-    if pa.types.is_dictionary(column.type):
-        column = column.cast(pa.string())
-    letters = pc.utf8_lower(pc.utf8_slice_codeunits(column.cast(pa.string()), 0, 1))
-    codes = np.full(table.num_rows, -1, np.int8)
-    values = letters.to_numpy(zero_copy_only=False)
-    for letter, code in _CODES.items():
-        codes[values == letter] = code
-    bad = np.flatnonzero(codes < 0)
-    if len(bad):
-        raise MutationError(
-            f"mutation batch row {int(bad[0])}: {column[int(bad[0])].as_py()!r} is not "
-            "insert / update / delete"
-        )
-    return codes
-
-
-def _row_ids(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if ROW_ID_COLUMN not in table.column_names:
-        raise MutationError(f"a mutation batch needs a {ROW_ID_COLUMN!r} column")
-    column = table.column(ROW_ID_COLUMN).combine_chunks()
-    if column.null_count:
-        raise MutationError(f"mutation batch: a record has a NULL {ROW_ID_COLUMN}")
-    arrays = [pc.struct_field(column, f) for f in ROW_ID_FIELDS]
-    owid, bprop, rowid = (np.asarray(a.to_numpy(zero_copy_only=False)) for a in arrays)
-    return owid.astype(np.int64), bprop.astype(np.int32), rowid.astype(np.int64)
-
-
-def _changes(column: pa.Array) -> np.ndarray:
-    """Whether each value (from the second) differs from the one before it, NULL-aware."""
-    if len(column) < 2:
-        return np.zeros(0, bool)
-    a, b = column.slice(1), column.slice(0, len(column) - 1)
-    differ = pc.fill_null(pc.not_equal(a, b), False).to_numpy(zero_copy_only=False)
-    one_null = pc.xor(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
-    return np.asarray(differ, bool) | np.asarray(one_null, bool)
 
 
 def _metastore(table: AcidTable) -> Metastore:

@@ -10,13 +10,18 @@ A group writes up to four files, each under its statement id (:class:`~.table.Mu
 
 Names, ``_orc_acid_version`` and codec are the table's :class:`~acid_platform.table.event_layout.EventLayout`.
 Events are buffered per file and written in batches of :data:`FLUSH_ROWS`; a file is opened on
-its first event, so a group writes only the files it needs.
+its first event, so a group writes only the files it needs. :meth:`GroupFiles.finish` hands back
+the rest of the work — write what is buffered, close each file — as one task per file, so a
+coordinator can finish several groups' files at once (ORC encoding runs without the GIL).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +48,23 @@ class _File:
     next_row_id: int = 0
 
 
+class CreatedDirs:
+    """The directories a coordinator created (each gets its ``_orc_acid_version`` once), safe
+    to use from the threads finishing its groups."""
+
+    def __init__(self, layout: EventLayout) -> None:
+        self._layout = layout
+        self._done: set[str] = set()
+        self._lock = threading.Lock()
+
+    def ensure(self, directory: str) -> None:
+        """Create ``directory`` (with its version file) unless this coordinator did already."""
+        with self._lock:
+            if directory not in self._done:
+                self._layout.create_dir(directory)
+                self._done.add(directory)
+
+
 class GroupFiles:
     """The files one group writes for one write id (see module docs)."""
 
@@ -53,7 +75,7 @@ class GroupFiles:
         partition: str,
         bucket: int,
         write_id: int,
-        created_dirs: set[str],
+        created_dirs: CreatedDirs,
     ) -> None:
         self.layout = layout
         self.partition = partition
@@ -75,19 +97,13 @@ class GroupFiles:
         if len(write_ids):
             self._add(DELETE, statement, (write_ids, buckets, row_ids), len(write_ids))
 
-    def close(self) -> list[FileInfo]:
-        """Write what is buffered and finish every file; returns them."""
-        out = []
-        for f in self._files.values():
-            self._flush(f)
-            if f.writer is not None and f.info is not None:
-                result = f.writer.close()
-                out.append(dataclasses.replace(f.info, rows=result.rows, bytes=result.size))
-        self._files.clear()
-        return out
+    def finish(self) -> list[Callable[[], FileInfo]]:
+        """One task per file: write what is buffered, close the file, return its info. Run
+        them (in any threads, at once) before the group's files count as written."""
+        return [functools.partial(self._finish, f) for f in self._files.values()]
 
     def abort(self) -> None:
-        """Drop every file of the group, finished or not."""
+        """Drop every file of the group, finished or not (the group accepts nothing more)."""
         for f in self._files.values():
             if f.writer is not None:
                 with contextlib.suppress(Exception):
@@ -127,15 +143,19 @@ class GroupFiles:
         f.pending = []
         f.pending_rows = 0
 
+    def _finish(self, f: _File) -> FileInfo:
+        self._flush(f)
+        assert f.writer is not None and f.info is not None
+        result = f.writer.close()
+        return dataclasses.replace(f.info, rows=result.rows, bytes=result.size)
+
     def _open(self, f: _File) -> EventWriter:
         directory = self.layout.statement_dir(self._dir, f.kind, self.write_id, f.statement)
-        if directory not in self._created:
-            self.layout.create_dir(directory)
-            self._created.add(directory)
+        self._created.ensure(directory)
         path = self.layout.bucket_path(directory, self.bucket)
         f.info = FileInfo(path, self.partition, f.statement, self.bucket, f.kind, 0, 0)
         f.writer = self.layout.open_file(path)
         return f.writer
 
 
-__all__ = ["FLUSH_ROWS", "GroupFiles"]
+__all__ = ["FLUSH_ROWS", "CreatedDirs", "GroupFiles"]

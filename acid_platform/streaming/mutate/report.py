@@ -32,6 +32,8 @@ class MutationReport:
     #: Whether the coordinator recorded the components in the metastore itself (dynamic
     #: partition creation).
     recorded: bool = False
+    #: Who wrote: ``host:pid`` of the coordinator's process.
+    writer: str = ""
 
     @property
     def partitions(self) -> list[str]:
@@ -57,6 +59,7 @@ class MutationReport:
             rows_deleted=int(raw["rows_deleted"]),
             groups=int(raw["groups"]),
             recorded=bool(raw["recorded"]),
+            writer=str(raw.get("writer", "")),
         )
 
 

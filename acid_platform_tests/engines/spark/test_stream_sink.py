@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.functions import col
 from pyspark.sql.streaming import StreamingQuery
 
 from acid_platform import Warehouse
@@ -27,6 +28,7 @@ from acid_platform.engines.spark.stream_writer import (
 from acid_platform.engines.spark.writer import write_rows
 from acid_platform.errors import EngineError
 from acid_platform_tests.engines.spark.conftest import STREAM_DEADLINE_S, finish, start_stream
+from acid_platform_tests.helpers import acid_dirs
 
 SOURCE_SCHEMA = "id INT, v STRING"
 
@@ -217,3 +219,40 @@ def test_tasks_of_another_batch_or_txn_are_refused_and_the_txn_aborted(wh: Wareh
         commit_batch(options, spec, [StreamCommitMessage(report, job, "q", 3)], 4)
     assert wh.metastore.get_txn_state(job.txn_id).value == "aborted"
     assert wh.table("t").scan().num_rows == 0
+
+
+@pytest.mark.slow
+def test_complete_mode_replaces_the_tables_rows_each_batch(
+    spark: SparkSession, wh: Warehouse, tmp_path: Path
+) -> None:
+    t = wh.create_table("agg", [("v", "string"), ("n", "bigint")])
+    src = tmp_path / "src"
+    src.mkdir()
+    land(src, "f0.json", range(5))
+    land(src, "f1.json", range(5, 10))
+    counts = stream_of(spark, src).groupBy((col("id") % 2).cast("string").alias("v")).count()
+    query = (
+        counts.withColumnRenamed("count", "n")
+        .writeStream.format("acid")
+        .outputMode("complete")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start("agg")
+    )
+    assert batch_ids(finish(query)) == [0, 1]
+    assert sorted((r["v"], r["n"]) for r in t.scan().to_pylist()) == [("0", 5), ("1", 5)]
+    assert acid_dirs(t.location.path) == ["base_0000001", "base_0000002"]  # INSERT OVERWRITEs
+
+
+def test_a_batch_into_a_partitioned_table_registers_its_partitions(wh: Warehouse) -> None:
+    t = wh.create_table("p", [("id", "int"), ("v", "string")], partition_columns=[("ds", "string")])
+    options = sink_options(wh, "p")
+    spec = options.spec()
+    job = begin_batch(options, spec, ["id", "v", "ds"], overwrite=False)
+    rows = pa.record_batch({"id": [1, 2], "v": ["a", "b"], "ds": ["d1", "d2"]})
+    message = StreamCommitMessage(write_rows(job, iter([rows])), job, "q", 0)
+    commit_batch(options, spec, [message], 0)
+    assert sorted(wh.metastore.list_partitions("default", "p")) == ["ds=d1", "ds=d2"]
+    assert sorted((r["id"], r["ds"]) for r in t.scan().to_pylist()) == [(1, "d1"), (2, "d2")]
+    (source,) = t.committed_sources()
+    assert source.info == {"query_id": "q", "batch_id": 0, "rows": 2, "checkpoint": "/chk/q"}

@@ -5,8 +5,6 @@ abort), and a commit that refuses files no coordinator reported."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -33,15 +31,7 @@ from acid_platform.streaming.mutate import (
 from acid_platform.streaming.mutate.files import written_files
 from acid_platform.table import Table
 from acid_platform_tests.helpers import open_warehouse
-from acid_platform_tests.streaming.mutate.conftest import make_acct, with_row_ids
-
-
-def _poll(condition: Callable[[], bool], what: str, deadline_s: float = 60.0) -> None:
-    end = time.monotonic() + deadline_s
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.02)
+from acid_platform_tests.streaming.mutate.conftest import make_acct, poll, with_row_ids
 
 
 def _changes(table: Table, region: str, *, new_id: int) -> pa.Table:
@@ -102,13 +92,13 @@ def test_a_writer_committing_while_begin_waits_makes_it_reopen_the_transaction(
 
         thread = threading.Thread(target=begin)
         thread.start()
-        _poll(
+        poll(
             lambda: any(r["State"] == "WAITING" for r in wh.metastore.show_locks()),
             "begin() to wait for the lock",
         )
         first = max(r["Transaction ID"] for r in wh.metastore.show_locks())
         wh.commit()
-        _poll(done.is_set, "begin() to finish")
+        poll(done.is_set, "begin() to finish")
         thread.join()
         assert writer.state == "committed"
         assert txn.txn_id is not None and txn.txn_id > first  # its first snapshot was stale
@@ -132,7 +122,7 @@ def test_the_lock_failure_listener_hears_of_a_lost_transaction(tmp_path: Path) -
         txn = client.new_transaction().begin()
         assert txn.txn_id is not None
         wh.metastore.abort_txn(txn.txn_id)  # e.g. ABORT TRANSACTIONS, or the time-out reaper
-        _poll(lambda: bool(heard), "the listener to be called")
+        poll(lambda: bool(heard), "the listener to be called")
         txn_id, names, exc = heard[0]
         assert (txn_id, names) == (txn.txn_id, ["default.acct"])
         assert isinstance(exc, TxnAbortedError)
