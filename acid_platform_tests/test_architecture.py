@@ -31,7 +31,6 @@ LAYERS = (
     "metastore",
     "table",
     "compaction",
-    "ingest",
     "engines",
     "streaming",
     "sql",

@@ -1,5 +1,5 @@
 """``acid ingest FILE… --table db.t``: load landing files into a table, each exactly once
-(:func:`acid_platform.ingest.load_files`; the Dagster sensor does the same by itself)."""
+(:func:`acid_platform.streaming.landing.load_files`; the Dagster sensor does the same by itself)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.markup import escape
 from acid_platform.cli.commands import app
 from acid_platform.cli.options import MetastoreOption, WarehouseOption, open_warehouse
 from acid_platform.cli.output import err, user_errors
-from acid_platform.ingest import FileFormat, load_files
+from acid_platform.streaming.landing import FileFormat, load_files
 
 
 @app.command("ingest")

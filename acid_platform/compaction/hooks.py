@@ -38,7 +38,7 @@ WORKER_STEPS = (
     "worker.committed",
 )
 CLEANER_STEPS = ("cleaner.selected", "cleaner.deleted_one", "cleaner.deleted_all", "cleaner.marked")
-#: Steps of an ingest (:mod:`acid_platform.ingest.load`): files read and fitted, no txn open yet.
+#: Steps of an ingest (:mod:`acid_platform.streaming.landing.load`): files read and fitted, no txn open yet.
 INGEST_STEPS = ("ingest.files_read",)
 
 _callbacks: list[Callable[[str], None]] = []

@@ -9,7 +9,7 @@
   The cursor keeps the identity of every file present that was requested (or found committed
   already); a file rewritten in place is a new file. Files already committed into the table
   (a reset cursor) are not requested again. A missing landing location: the sensor skips.
-* :data:`ingest_job` — loads its files with :func:`acid_platform.ingest.load_files`: ONE
+* :data:`ingest_job` — loads its files with :func:`acid_platform.streaming.landing.load_files`: ONE
   INSERT statement (one transaction) with each file's identity recorded in it, so a re-run is
   a no-op (``skipped``), and of two runs loading the same file one commits the rows. A file that
   does not parse, or does not fit the table, fails the run with a :class:`~dagster.Failure`
@@ -59,7 +59,8 @@ from acid_platform.errors import (
     NotNullViolationError,
     SchemaMismatchError,
 )
-from acid_platform.ingest import (
+from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.streaming.landing import (
     LandingFile,
     LoadResult,
     ensure_table,
@@ -67,7 +68,6 @@ from acid_platform.ingest import (
     list_landing,
     load_files,
 )
-from acid_platform.orchestration.resources import AcidWarehouseResource
 
 INGEST_JOB = "acid_ingest"
 INGEST_SENSOR = "acid_ingest_sensor"

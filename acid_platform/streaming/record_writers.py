@@ -32,7 +32,7 @@ import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 
 from acid_platform.errors import MalformedRecordError, SchemaMismatchError
-from acid_platform.ingest.readers import csv_types
+from acid_platform.streaming.landing.readers import csv_types
 from acid_platform.table.schema import conform, to_arrow
 
 #: How much of a bad record an error quotes.

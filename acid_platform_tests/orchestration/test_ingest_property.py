@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acid_platform import Warehouse
-from acid_platform.ingest import load_files, stat_landing
 from acid_platform.orchestration import AcidWarehouseResource, ingest_sensor
+from acid_platform.streaming.landing import load_files, stat_landing
 
 
 @dataclass(frozen=True)

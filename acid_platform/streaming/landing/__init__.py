@@ -12,9 +12,9 @@ The Dagster sensor and job that run it by themselves are in
 >>> # load_files(wh, "retail.returns", ["/landing/returns-2024-01-01.csv"]).rows
 """
 
-from acid_platform.ingest.landing import LandingFile, list_landing, stat_landing
-from acid_platform.ingest.load import LoadResult, ensure_table, load_files
-from acid_platform.ingest.readers import FileFormat, format_of
+from acid_platform.streaming.landing.landing import LandingFile, list_landing, stat_landing
+from acid_platform.streaming.landing.load import LoadResult, ensure_table, load_files
+from acid_platform.streaming.landing.readers import FileFormat, format_of
 
 __all__ = [
     "FileFormat",

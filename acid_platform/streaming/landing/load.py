@@ -27,9 +27,9 @@ import pyarrow as pa
 
 from acid_platform.compaction.hooks import checkpoint
 from acid_platform.errors import DuplicateSourceError, SchemaMismatchError
-from acid_platform.ingest.landing import LandingFile, stat_landing
-from acid_platform.ingest.readers import FileFormat, check_columns, read_landing
 from acid_platform.metastore.model import CommittedSource
+from acid_platform.streaming.landing.landing import LandingFile, stat_landing
+from acid_platform.streaming.landing.readers import FileFormat, check_columns, read_landing
 from acid_platform.table import Table, TableWarehouse
 from acid_platform.table.schema import conform
 from acid_platform.table.statement import StatementMetrics

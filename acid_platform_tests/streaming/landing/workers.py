@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from acid_platform import Warehouse
-from acid_platform.ingest import load_files
+from acid_platform.streaming.landing import load_files
 
 
 def load_at_once(root: str, url: str, table: str, path: str, barrier: Any, out: Any) -> None:

@@ -21,7 +21,7 @@ import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
 from acid_platform.errors import LandingFileError, SchemaMismatchError
-from acid_platform.ingest.landing import LandingFile
+from acid_platform.streaming.landing.landing import LandingFile
 
 #: Suffixes of compressed text files (``pyarrow.fs`` decompresses them when opened).
 COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")

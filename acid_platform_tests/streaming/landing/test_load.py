@@ -27,10 +27,10 @@ from acid_platform.errors import (
     SchemaMismatchError,
     UnknownColumnError,
 )
-from acid_platform.ingest import LandingFile, list_landing, load_files, stat_landing
+from acid_platform.streaming.landing import LandingFile, list_landing, load_files, stat_landing
 from acid_platform.table.verify import verify_table
 from acid_platform_tests.helpers import acid_dirs, open_warehouse
-from acid_platform_tests.ingest.workers import load_at_once
+from acid_platform_tests.streaming.landing.workers import load_at_once
 
 TYPED = [
     ("id", "int"),
@@ -281,7 +281,7 @@ def test_processes_loading_one_file_load_it_once(
 
 
 def test_a_partitioned_table_and_a_new_table(wh: Warehouse, landing: Path) -> None:
-    from acid_platform.ingest import ensure_table
+    from acid_platform.streaming.landing import ensure_table
 
     table = ensure_table(wh, "sales.returns", {"id": "int"}, {"ds": "date"})
     assert ensure_table(wh, "sales.returns", {"other": "int"}).spec == table.spec  # exists
