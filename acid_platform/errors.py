@@ -200,6 +200,12 @@ class UnsupportedOperationError(AcidError):
     partition or bucketing column, DDL inside a multi-statement transaction)."""
 
 
+class SandboxError(UnsupportedOperationError):
+    """A statement reaches outside the warehouse's tables: a table function that is not an ACID
+    table (a file, network or engine-catalog reader), a function HiveQL does not have, or an
+    engine setting, extension or file the embedded engine's sandbox refuses."""
+
+
 class ScanClosedError(AcidError):
     """A lazy table scan was read after it was read once or closed (its reader lease is gone)."""
 
