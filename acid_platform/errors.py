@@ -49,6 +49,33 @@ class MissingDirectoryError(AcidFormatError, FileNotFoundError):
     """A table or partition directory to read does not exist."""
 
 
+class FileConflictError(AcidFormatError, FileExistsError):
+    """A writer found the file or directory it was to create already there (another writer, or
+    a second metastore on the same warehouse, got there first): it fails rather than replace."""
+
+
+class FileRecordError(AcidFormatError):
+    """What is on disk differs from what the metastore recorded at commit (see
+    ``format.file_record``); ``path`` names the file or directory."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class MissingFileError(FileRecordError, FileNotFoundError):
+    """A file or directory a committed write id wrote is not there."""
+
+
+class UnexpectedFileError(FileRecordError):
+    """A file or directory no committed write wrote sits where a snapshot would read it (a stray
+    copy such as ``bucket_00001`` or ``bucket_00000_1`` inside a delta)."""
+
+
+class FileSizeMismatchError(FileRecordError):
+    """A committed file's size differs from the one recorded at commit (truncated or replaced)."""
+
+
 class FlushLengthError(AcidFormatError):
     """A `_flush_length` side file is empty or unreadable."""
 
@@ -71,6 +98,11 @@ class NoSuchObjectError(MetastoreError, KeyError):
 
 class NoSuchWarehouseError(NoSuchObjectError):
     """No warehouse exists at a path (no metastore there) and none was asked to be created."""
+
+
+class WarehouseOwnershipError(MetastoreError):
+    """The warehouse directory belongs to another metastore: one warehouse directory is served
+    by one metastore (a second one would overwrite the first one's files)."""
 
 
 class AlreadyExistsError(MetastoreError):
@@ -171,6 +203,12 @@ class InvalidExpressionError(AcidError, ValueError):
 class UnsupportedOperationError(AcidError):
     """The operation is valid SQL but not supported here, as in Hive (e.g. updating a
     partition or bucketing column, DDL inside a multi-statement transaction)."""
+
+
+class SandboxError(UnsupportedOperationError):
+    """A statement reaches outside the warehouse's tables: a table function that is not an ACID
+    table (a file, network or engine-catalog reader), a function HiveQL does not have, or an
+    engine setting, extension or file the embedded engine's sandbox refuses."""
 
 
 class ScanClosedError(AcidError):

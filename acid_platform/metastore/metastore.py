@@ -42,6 +42,7 @@ from acid_platform.metastore import (
 from acid_platform.metastore.batch_api import TxnBatchApi
 from acid_platform.metastore.clock import TimeSource
 from acid_platform.metastore.compaction_api import CompactionQueueApi, ReadLeaseApi
+from acid_platform.metastore.file_record_api import FileRecordApi
 from acid_platform.metastore.migrate import ensure_schema
 from acid_platform.metastore.model import (
     Database,
@@ -60,9 +61,9 @@ METASTORE_FILE = "_metastore.db"
 _POLL_START_S, _POLL_MAX_S = 0.002, 0.02
 
 
-class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
-    """Catalog, transactions, write ids, locks, compaction queue, reader leases and the
-    sources transactions loaded.
+class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRecordApi):
+    """Catalog, transactions, write ids, locks, compaction queue, reader leases, the
+    sources transactions loaded and the files each write wrote.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path/_metastore.db`` (embedded, the default via
     :meth:`for_warehouse`), ``postgresql://user@host/db`` (shared; psycopg 3), or

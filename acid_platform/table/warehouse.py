@@ -50,6 +50,7 @@ from acid_platform.table.catalog_ops import (
     warehouse_root,
 )
 from acid_platform.table.engine import Engine
+from acid_platform.table.locations import claim_table_dir, claim_warehouse, release_table_dir
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
@@ -144,7 +145,12 @@ class TableWarehouse(WarehouseCatalog):
         else:
             metastore = Metastore(metastore_url, **timeout)
         wh = cls(text, metastore, engine, conf)
-        wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+        try:
+            claim_warehouse(resolve(wh.root), metastore.identity())
+            wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+        except BaseException:
+            metastore.close()
+            raise
         return wh
 
     def set_conf(self, key: str, value: str) -> None:
@@ -199,6 +205,13 @@ class TableWarehouse(WarehouseCatalog):
         db_location = database.location or (
             self.root if db == DEFAULT_DATABASE else join(self.root, f"{db}.db")
         )
+        if if_not_exists and table in self.metastore.list_tables(db):
+            return Table(self, self.metastore.get_table(db, table))
+        base = join(db_location, table)
+        fs = resolve(base, self.filesystem_for(base)).filesystem
+        location = claim_table_dir(fs, resolve(base, fs).path)
+        if "://" in base:  # keep the URI form the database location has
+            location = base + location[len(resolve(base, fs).path) :]
         spec = TableSpec(
             db,
             table,
@@ -207,16 +220,20 @@ class TableWarehouse(WarehouseCatalog):
             tuple(bucket_columns),
             num_buckets,
             int(props.get("bucketing_version", "2")),
-            join(db_location, table),
+            location,
             props,
         )
         try:
             self.metastore.create_table(spec, if_not_exists=if_not_exists)
         except AlreadyExistsError as exc:
+            release_table_dir(fs, resolve(location, fs).path)
             raise AlreadyExistsError(f"table {db}.{table} already exists") from exc
+        except BaseException:
+            release_table_dir(fs, resolve(location, fs).path)
+            raise
         spec = self.metastore.get_table(db, table)
-        loc = resolve(spec.location, self.filesystem_for(spec.location))
-        loc.filesystem.create_dir(loc.path, recursive=True)
+        if spec.location != location:  # CREATE … IF NOT EXISTS lost a race: not our directory
+            release_table_dir(fs, resolve(location, fs).path)
         return Table(self, spec)
 
     def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
@@ -229,6 +246,10 @@ class TableWarehouse(WarehouseCatalog):
             if if_exists:
                 return
             raise
+        loc = resolve(spec.location, self.filesystem_for(spec.location))
+        # Only a directory that exists before the drop commits is deleted after it: a new
+        # table of the same name never gets it (see .locations.claim_table_dir).
+        existed = loc.filesystem.get_file_info(loc.path).type != pafs.FileType.NotFound
         txn = Transaction(self)
         try:
             txn.lock([LockComponent(LockType.EXCLUSIVE, db, table)])
@@ -239,8 +260,7 @@ class TableWarehouse(WarehouseCatalog):
             if txn.is_open:
                 txn.abort()
         self.known_partitions.forget(spec.full_name)
-        if purge:
-            loc = resolve(spec.location, self.filesystem_for(spec.location))
+        if purge and existed:
             with suppress(FileNotFoundError):
                 loc.filesystem.delete_dir(loc.path)
 
