@@ -149,6 +149,11 @@ class CompactionError(AcidError):
 
 
 # --------------------------------------------------------------------------- sql layer
+class CompactionTimeoutError(CompactionError):
+    """``ALTER TABLE … COMPACT … AND WAIT`` gave up (``hive.compactor.wait.timeout``); the
+    message names each entry's queue state. The entries stay queued."""
+
+
 class SqlError(AcidError):
     """A HiveQL statement cannot be run as written."""
 
