@@ -30,6 +30,7 @@ import pyarrow.fs as pafs
 import pyarrow.orc as po
 
 from acid_platform.errors import CorruptAcidFileError
+from acid_platform.format.fs import create_new
 from acid_platform.format.orc_stats import merge_all
 from acid_platform.format.protobuf import (
     compress_stream,
@@ -210,7 +211,7 @@ class AppendableOrcFile:
 
     def __post_init__(self) -> None:
         self._builder = OrcTailBuilder(self.template)
-        self._stream = self.filesystem.open_output_stream(self.path)
+        self._stream = create_new(self.filesystem, self.path)
         self._write(ORC_MAGIC)
 
     @property
