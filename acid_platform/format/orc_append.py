@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.errors import CorruptAcidFileError
+from acid_platform.format.fs import create_new
 from acid_platform.format.orc_stats import merge_all
 from acid_platform.format.orc_timestamps import encode_table
 from acid_platform.format.protobuf import (
@@ -206,7 +207,7 @@ class AppendableOrcFile:
 
     def __post_init__(self) -> None:
         self._builder = OrcTailBuilder(self.template)
-        self._stream = self.filesystem.open_output_stream(self.path)
+        self._stream = create_new(self.filesystem, self.path)
         self._write(ORC_MAGIC)
 
     @property

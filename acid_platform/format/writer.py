@@ -31,9 +31,9 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.orc as po
 
-from acid_platform.errors import AcidFormatError, AcidSchemaError
+from acid_platform.errors import AcidFormatError, AcidSchemaError, FileConflictError
 from acid_platform.format import types as t
-from acid_platform.format.fs import join, resolve
+from acid_platform.format.fs import create_new, join, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
 from acid_platform.format.orc_timestamps import encode_orc, has_negative_fraction
@@ -116,7 +116,7 @@ class EventWriter:
         codec = pyarrow_codec(self.path, compression)
         self.schema = t.event_schema(row_schema)
         self._batch_size = batch_size
-        self._stream = self.filesystem.open_output_stream(self.path)
+        self._stream = create_new(self.filesystem, self.path)
         self._sink = _TailCapturingSink(self._stream)
         self._orc = po.ORCWriter(
             self._sink,
@@ -367,7 +367,11 @@ def write_acid_version_file(
     does for every directory it writes."""
     loc = resolve(dir_path, filesystem)
     loc.filesystem.create_dir(loc.path, recursive=True)
-    with loc.filesystem.open_output_stream(join(loc.path, ORC_ACID_VERSION_FILE)) as out:
+    try:
+        out = create_new(loc.filesystem, join(loc.path, ORC_ACID_VERSION_FILE))
+    except FileConflictError:
+        return  # another writer of the directory (a Spark task, a coordinator) made it
+    with out:
         out.write(ACID_VERSION.encode())
 
 

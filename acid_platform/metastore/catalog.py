@@ -28,6 +28,7 @@ from acid_platform.metastore.schema import (
     txn_components,
     txn_sources,
     txn_to_write_id,
+    write_files,
     write_set,
 )
 
@@ -193,6 +194,7 @@ def drop_table(conn: Connection, db: str, table: str, if_exists: bool) -> bool:
         (write_set, write_set.c.ws_database, write_set.c.ws_table),
         (txn_sources, txn_sources.c.ts_database, txn_sources.c.ts_table),
         (committed_sources, committed_sources.c.cs_database, committed_sources.c.cs_table),
+        (write_files, write_files.c.wf_database, write_files.c.wf_table),
         (compaction_queue, compaction_queue.c.cq_database, compaction_queue.c.cq_table),
         (
             completed_compactions,
