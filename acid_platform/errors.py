@@ -248,7 +248,7 @@ class EngineError(AcidError):
 # --------------------------------------------------------------------------- ingest
 class LandingFileError(AcidError, ValueError):
     """A landing file cannot be loaded: it is missing, unreadable, of an unknown format, or
-    does not parse; nothing was written."""
+    does not parse; nothing of it was written."""
 
 
 # --------------------------------------------------------------------------- streaming
