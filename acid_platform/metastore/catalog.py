@@ -15,7 +15,12 @@ from sqlalchemy.exc import IntegrityError
 
 from acid_platform.errors import AlreadyExistsError, MetastoreError, NoSuchObjectError
 from acid_platform.metastore.model import Database, TableSpec
-from acid_platform.metastore.names import normalize_identifier, normalize_partition_name
+from acid_platform.metastore.names import (
+    database_name_to_create,
+    normalize_identifier,
+    normalize_partition_name,
+    require_absolute_location,
+)
 from acid_platform.metastore.schema import (
     committed_sources,
     compaction_queue,
@@ -39,7 +44,9 @@ def create_database(
     conn: Connection, now: int, name: str, location: str | None, if_not_exists: bool
 ) -> bool:
     """Create a database; returns False if it existed and ``if_not_exists`` was given."""
-    name = normalize_identifier(name, "database name")
+    name = database_name_to_create(name)
+    if location is not None:
+        require_absolute_location(location, f"database {name}")
     if _database_row(conn, name) is not None:
         if if_not_exists:
             return False

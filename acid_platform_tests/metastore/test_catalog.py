@@ -8,6 +8,7 @@ import pytest
 
 from acid_platform.errors import (
     AlreadyExistsError,
+    InvalidBucketError,
     InvalidNameError,
     MetastoreError,
     NoSuchObjectError,
@@ -214,3 +215,42 @@ def test_dropped_and_recreated_table_starts_write_ids_at_one(ms: Metastore) -> N
     txn = ms.open_txn()
     assert ms.allocate_write_id(txn, "db", "t") == 1
     assert str(ms.valid_write_ids(None, "db", "t")) == "db.t:1:1:1:"
+
+
+# --------------------------------------------------------------------------- issue 13, smaller items
+
+
+def test_the_metastore_database_name_is_reserved(ms: Metastore) -> None:
+    with pytest.raises(InvalidNameError, match="reserved"):
+        ms.create_database("_metastore")
+    with pytest.raises(InvalidNameError, match="reserved"):
+        ms.create_database("_METASTORE", location="/elsewhere/m.db")
+    assert "_metastore" not in ms.list_databases()
+
+
+@pytest.mark.parametrize("location", ["rel/db", "./db", "db.db", ""])
+def test_a_database_location_must_be_absolute(ms: Metastore, location: str) -> None:
+    with pytest.raises(InvalidNameError, match="absolute path or a URI"):
+        ms.create_database("db", location=location)
+    ms.create_database("db", location="/abs/db.db")
+    ms.create_database("db2", location="s3://bucket/db2.db")
+    assert ms.get_database("db").location == "/abs/db.db"
+
+
+@pytest.mark.parametrize("buckets", [0, -1, 4097, 100_000])
+def test_bucket_counts_outside_1_to_4096_are_refused_at_create(ms: Metastore, buckets: int) -> None:
+    ms.create_database("db")
+    with pytest.raises(InvalidBucketError):
+        ms.create_table(spec(bucket_columns=("id",), num_buckets=buckets))
+    ms.create_table(spec(bucket_columns=("id",), num_buckets=4096))
+    assert ms.get_table("db", "t").num_buckets == 4096
+
+
+def test_a_partition_directory_name_longer_than_the_file_system_allows(ms: Metastore) -> None:
+    ms.create_database("db")
+    ms.create_table(spec(partition_columns=(("ds", "string"),)))
+    with pytest.raises(InvalidNameError, match="255"):
+        ms.add_partition("db", "t", "ds=" + "x" * 253)
+    ms.add_partition("db", "t", "ds=" + "x" * 252)  # 255 bytes: fits
+    with pytest.raises(InvalidNameError, match="255"):
+        ms.add_partition("db", "t", "ds=" + "é" * 127)  # 257 bytes in UTF-8
