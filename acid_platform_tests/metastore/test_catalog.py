@@ -14,6 +14,7 @@ from acid_platform.errors import (
     NoSuchObjectError,
 )
 from acid_platform.metastore import Metastore, TableSpec
+from acid_platform_tests.helpers import make_table
 
 
 def spec(db: str = "db", name: str = "t", **kw: object) -> TableSpec:
@@ -254,3 +255,19 @@ def test_a_partition_directory_name_longer_than_the_file_system_allows(ms: Metas
     ms.add_partition("db", "t", "ds=" + "x" * 252)  # 255 bytes: fits
     with pytest.raises(InvalidNameError, match="255"):
         ms.add_partition("db", "t", "ds=" + "é" * 127)  # 257 bytes in UTF-8
+
+
+def test_an_aborted_txns_partitions_go_unless_another_txn_wrote_there(ms: Metastore) -> None:
+    make_table(ms, partitioned=True)
+    rolled_back, other = ms.open_txn(), ms.open_txn()
+    for name in ("p=a", "p=b", "p=c"):
+        assert ms.add_partition("db", "t", name, if_not_exists=True)
+    assert not ms.add_partition("db", "t", "p=a", if_not_exists=True)  # exists now
+    ms.add_write_components(rolled_back, "db", "t", ["p=a", "p=b", "p=c"], "insert")
+    ms.add_write_components(other, "db", "t", ["p=b"], "insert")  # another writer's rows
+    committed = ms.open_txn()
+    ms.add_write_components(committed, "db", "t", ["p=c"], "insert")
+    ms.commit_txn(committed)
+    ms.abort_txn(rolled_back)
+    assert ms.drop_partitions_left_by(rolled_back, "db", "t", ["p=a", "p=b", "p=c"]) == ["p=a"]
+    assert ms.list_partitions("db", "t") == ["p=b", "p=c"]
