@@ -149,6 +149,11 @@ class CompactionError(AcidError):
 
 
 # --------------------------------------------------------------------------- sql layer
+class CompactionTimeoutError(CompactionError):
+    """``ALTER TABLE … COMPACT … AND WAIT`` gave up (``hive.compactor.wait.timeout``); the
+    message names each entry's queue state. The entries stay queued."""
+
+
 class SqlError(AcidError):
     """A HiveQL statement cannot be run as written."""
 
@@ -243,7 +248,7 @@ class EngineError(AcidError):
 # --------------------------------------------------------------------------- ingest
 class LandingFileError(AcidError, ValueError):
     """A landing file cannot be loaded: it is missing, unreadable, of an unknown format, or
-    does not parse; nothing was written."""
+    does not parse; nothing of it was written."""
 
 
 # --------------------------------------------------------------------------- streaming

@@ -17,7 +17,8 @@ Layout follows Hive: tables of the ``default`` database live in ``<root>/<table>
 databases in ``<root>/<db>.db/<table>``; partitions below that as ``k=v`` directories.
 ``wh.conf`` holds session settings (what SQL ``SET k=v`` writes): ``hive.merge.cardinality.check``,
 ``hive.txn.xlock.write``, ``hive.txn.xlock.iow``, ``acid.lock.wait.timeout.s`` (seconds a
-statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner).
+statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner),
+``hive.txn.timeout`` (the metastore's transaction time-out, see :meth:`TableWarehouse.set_conf`).
 
 A warehouse object is one session: it holds at most one open multi-statement transaction and is
 not meant to be shared between threads (open one per thread; they can share the metastore).
@@ -41,6 +42,7 @@ from acid_platform.errors import (
 )
 from acid_platform.format.fs import join, resolve
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
+from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
 from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
 from acid_platform.table.catalog_ops import (
     WarehouseCatalog,
@@ -96,7 +98,9 @@ class TableWarehouse(WarehouseCatalog):
         #: sets a function of the settings (``conf``) that returns the executor to use, so
         #: ``SET acid.compactor.*`` applies (see :mod:`acid_platform.compaction.executors`).
         self.compaction_executor: Callable[[Mapping[str, str]], object] | None = None
-        self.conf: dict[str, str] = dict(DEFAULT_CONF) | dict(conf or {})
+        self.conf: dict[str, str] = dict(DEFAULT_CONF)
+        for key, value in dict(conf or {}).items():
+            self.set_conf(key, value)
         self._txn: Transaction | None = None
         #: Partitions known to exist, per table (see :func:`.statement.register_partitions`).
         self.known_partitions = KnownPartitions(self)
@@ -148,6 +152,17 @@ class TableWarehouse(WarehouseCatalog):
             metastore.close()
             raise
         return wh
+
+    def set_conf(self, key: str, value: str) -> None:
+        """``SET key=value``. ``hive.txn.timeout`` (``300``, ``30s``, ``5m``) is also the
+        metastore's transaction time-out from now on: the heartbeat pace of new transactions,
+        and how long a silent transaction may block a lock request before it is aborted."""
+        if key == TXN_TIMEOUT:
+            seconds = parse_duration_s(key, value)
+            if seconds <= 0:
+                raise ValueError(f"{key}={value!r} must be positive")
+            self.metastore.txn_timeout_s = seconds
+        self.conf[key] = value
 
     # ------------------------------------------------------------------ catalog (more in WarehouseCatalog)
     def create_table(
