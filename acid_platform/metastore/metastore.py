@@ -217,9 +217,10 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRe
 
     def add_partition(
         self, db: str, table: str, partition_name: str, *, if_not_exists: bool = False
-    ) -> None:
-        """Register a partition by Hive's escaped name ``k1=v1/k2=v2``."""
-        self._write(
+    ) -> bool:
+        """Register a partition by Hive's escaped name ``k1=v1/k2=v2``; False if it existed
+        (with ``if_not_exists``)."""
+        return self._write(  # type: ignore[no-any-return]
             lambda c, now: catalog.add_partition(c, now, db, table, partition_name, if_not_exists)
         )
 
@@ -227,6 +228,16 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRe
         self, db: str, table: str, partition_name: str, *, if_exists: bool = False
     ) -> None:
         self._write(lambda c, now: catalog.drop_partition(c, db, table, partition_name, if_exists))
+
+    def drop_partitions_left_by(
+        self, txn_id: int, db: str, table: str, partition_names: Sequence[str]
+    ) -> list[str]:
+        """Once ``txn_id`` aborted, unregister the partitions it registered that nothing else
+        wrote into (a rolled-back INSERT leaves no partition behind); returns those dropped."""
+        names = list(partition_names)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: catalog.drop_partitions_left_by(c, txn_id, db, table, names)
+        )
 
     def list_partitions(self, db: str, table: str) -> list[str]:
         return self._read(catalog.list_partitions, db, table)  # type: ignore[no-any-return]
@@ -380,6 +391,11 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRe
             return writeids.valid_write_ids(c, snapshot, db, table)
 
         return self._read(work)  # type: ignore[no-any-return]
+
+    def writers_of(self, db: str, table: str, write_ids: Sequence[int]) -> dict[int, int]:
+        """Which txn wrote each of ``write_ids`` on ``db.table`` (to name who conflicted)."""
+        ids = list(write_ids)
+        return self._read(lambda c: writeids.writers_of(c, db, table, ids))  # type: ignore[no-any-return]
 
     def add_write_components(
         self,

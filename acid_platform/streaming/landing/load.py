@@ -15,6 +15,8 @@ written, and becomes durable exactly when they do (the commit publishes it). So:
 * of two loads of the same file at once, one commits its rows; the other's commit finds the
   file committed and its transaction is aborted (nothing it wrote is visible): the file is
   reported as committed already (:attr:`LoadResult.skipped`);
+* an insert-only table (which Ingest V2 cannot write, as in Hive) takes each file in one
+  INSERT statement of its own, with the same guarantees and no batching;
 * a loader killed half-way leaves the files it committed loaded and the rest invisible (their
   transactions open until the metastore's time-out aborts them); a re-run loads the rest.
 
@@ -180,18 +182,16 @@ def load_files(
         return LoadResult(target.name, (), tuple(skipped))
     loads: list[FileLoad] = []
     failed: list[FailedFile] = []
+    if target.spec.is_insert_only:  # streaming needs full ACID: one INSERT per file
+        for file in pending:
+            collect(insert_one(target, file, fmt), loads, failed, skipped)
+        return LoadResult(target.name, tuple(loads), tuple(skipped), tuple(failed))
     size = max(1, batch_size)
     for start in range(0, len(pending), size):
         chunk = pending[start : start + size]
         with connect(warehouse, target, len(chunk)) as conn:
             for file in chunk:
-                outcome = load_one(conn, target, file, fmt)
-                if isinstance(outcome, FileLoad):
-                    loads.append(outcome)
-                elif isinstance(outcome, FailedFile):
-                    failed.append(outcome)
-                else:
-                    skipped.append(outcome)
+                collect(load_one(conn, target, file, fmt), loads, failed, skipped)
     return LoadResult(target.name, tuple(loads), tuple(skipped), tuple(failed))
 
 
@@ -230,6 +230,36 @@ def load_one(
         return FileLoad(file, conn.commit_transaction())
     except DuplicateSourceError:  # the metastore aborted the transaction: nothing visible
         return committed_source(table, file)
+
+
+def insert_one(
+    table: Table, file: LandingFile, fmt: FileFormat | str | None
+) -> FileLoad | FailedFile | CommittedSource:
+    """:func:`load_one` for an insert-only table (which streaming cannot write): the file in
+    one INSERT statement of its own, its identity recorded with it."""
+    try:
+        rows = fitted(table, file, fmt)
+        checkpoint("ingest.file_written")
+        return FileLoad(file, table.insert(rows, sources=[file.source]))
+    except DuplicateSourceError:  # committed already, or meanwhile: nothing of this visible
+        return committed_source(table, file)
+    except BAD_FILE as exc:
+        return FailedFile(file, type(exc).__name__, str(exc))
+
+
+def collect(
+    outcome: FileLoad | FailedFile | CommittedSource,
+    loads: list[FileLoad],
+    failed: list[FailedFile],
+    skipped: list[CommittedSource],
+) -> None:
+    """Put one file's outcome where it belongs."""
+    if isinstance(outcome, FileLoad):
+        loads.append(outcome)
+    elif isinstance(outcome, FailedFile):
+        failed.append(outcome)
+    else:
+        skipped.append(outcome)
 
 
 def committed_source(table: Table, file: LandingFile) -> CommittedSource:
@@ -281,10 +311,12 @@ __all__ = [
     "FailedFile",
     "FileLoad",
     "LoadResult",
+    "collect",
     "committed_source",
     "connect",
     "ensure_table",
     "fitted",
+    "insert_one",
     "load_files",
     "load_one",
 ]

@@ -150,3 +150,25 @@ def test_kill_9_half_way_through_a_batch(wh: Warehouse, landing: Path) -> None:
     run_cleaner(wh)
     assert ids_in(wh) == expected
     assert [f for f in verify_table(wh, "default.t") if not f.passed] == []
+
+
+def test_an_insert_only_table_takes_each_file_in_an_insert_of_its_own(
+    wh: Warehouse, landing: Path
+) -> None:
+    """Ingest V2 writes full ACID tables only (as Hive's): an insert-only table still loads,
+    one INSERT per file, with the same guarantees."""
+    wh.sql(
+        "CREATE TABLE mm (id int) STORED AS ORC "
+        "TBLPROPERTIES ('transactional'='true', 'transactional_properties'='insert_only')"
+    )
+    a, b = land(landing, "a.csv", range(3)), land(landing, "b.csv", range(3, 5))
+    bad = landing / "bad.csv"
+    bad.write_text("id\nnot-a-number\n")
+
+    result = load_files(wh, "mm", [a, bad, b])
+
+    assert [f.uri for f in result.loaded] == [str(a), str(b)] and result.write_ids == (1, 2)
+    assert [f.file.uri for f in result.failed] == [str(bad)]
+    assert ids_in(wh, "mm") == [0, 1, 2, 3, 4]
+    again = load_files(wh, "mm", [a, b])
+    assert again.is_noop and len(again.skipped) == 2
