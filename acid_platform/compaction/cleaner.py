@@ -95,7 +95,10 @@ class Cleaner:
 
     def run(self, *, sweep_aborted: bool = True) -> CleanerReport:
         """Clean every ready entry (lowest write id first per partition, repeatedly), then
-        sweep aborted directories."""
+        sweep aborted directories, and purge the txn history no one needs any more (aborted
+        txns whose writes the cleaning removed). Timed-out txns are reaped first: a dead
+        client's open txn would otherwise hold back every entry."""
+        self.metastore.reap_timed_out()
         entries: list[CleanedEntry] = []
         tried: set[int] = set()
         while True:
@@ -106,6 +109,7 @@ class Cleaner:
                 tried.add(info.id)
                 entries.append(self.clean(info))
         swept = self.clean_aborted() if sweep_aborted else []
+        self.metastore.purge_txn_history()
         return CleanerReport(tuple(entries), tuple(swept))
 
     def clean(self, info: CompactionInfo) -> CleanedEntry:

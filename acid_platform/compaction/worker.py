@@ -114,7 +114,9 @@ class Worker:
         return self.ctx.metastore
 
     def run(self, max_entries: int | None = None) -> list[CompactionOutcome]:
-        """Revoke timed-out workers, then claim and run entries until the queue is empty."""
+        """Reap timed-out txns (a dead worker's entry goes back to the queue), revoke
+        timed-out workers, then claim and run entries until the queue is empty."""
+        self.metastore.reap_timed_out()
         self.metastore.revoke_timed_out_workers(self.ctx.conf.worker_timeout_s)
         done: list[CompactionOutcome] = []
         while max_entries is None or len(done) < max_entries:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pyarrow.fs as pafs
+
+from acid_platform.errors import FileConflictError
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,21 @@ def basename(path: str) -> str:
 def parent(path: str) -> str:
     head = path.rstrip("/").rsplit("/", 1)[0]
     return head or "/"
+
+
+def create_new(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
+    """Open ``path`` for writing, creating it exclusively: a file already there raises
+    :class:`~acid_platform.errors.FileConflictError` instead of being replaced (writers never
+    overwrite). On local disk the claim is atomic (``O_CREAT | O_EXCL``); other file systems
+    check first (their create has no exclusive mode)."""
+    if isinstance(filesystem, pafs.LocalFileSystem):
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError as exc:
+            raise FileConflictError(
+                f"{path} exists already: another writer (or another metastore on this "
+                "warehouse) wrote it; nothing was replaced"
+            ) from exc
+    elif filesystem.get_file_info(path).type != pafs.FileType.NotFound:
+        raise FileConflictError(f"{path} exists already; nothing was replaced")
+    return filesystem.open_output_stream(path)

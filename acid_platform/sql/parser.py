@@ -2,7 +2,8 @@
 
 The script is split on ``;`` tokens (:mod:`.script`); each statement is substituted (``${var}``),
 then read either by the token parsers of Hive-only commands (:mod:`.commands`) or by sqlglot's
-Hive parser and translated (:mod:`.translate`). Nothing runs here: a script with a syntax error
+Hive parser, checked against the allow-list of what HiveQL may call (:mod:`.sandbox`) and
+translated (:mod:`.translate`). Nothing runs here: a script with a syntax error
 anywhere raises :class:`~acid_platform.errors.SqlSyntaxError` before any statement executes.
 
 >>> [type(s).__name__ for s in parse_script("use db; select 1; show locks")]
@@ -20,6 +21,7 @@ from sqlglot.errors import ErrorLevel, ParseError
 
 from acid_platform.errors import SemanticError, UnsupportedOperationError
 from acid_platform.sql.commands import parse_command
+from acid_platform.sql.sandbox import check_calls
 from acid_platform.sql.script import (
     Chunk,
     cannot_recognize,
@@ -127,6 +129,7 @@ def parse_chunk(
             f"line {chunk.line}: statement not supported: {' '.join(chunk.text.split()[:4])} …"
         )
     try:
+        check_calls(node)
         return translate(node, source)
     except (SemanticError, UnsupportedOperationError) as exc:
         if str(exc).startswith("line "):

@@ -30,6 +30,8 @@ option                 meaning
                        ``latest``: from the newest final write id when the stream starts
 ``ending_write_id``    batch change feed: up to this write id (default: the newest final one)
 ``key``                change feed: columns (comma-separated) pairing updates
+``max_write_ids_per_   streaming change feed: at most this many write ids per micro-batch (a
+trigger``              backlog is read in bounded batches; default: everything final)
 =====================  ======================================================================
 """
 
@@ -81,6 +83,8 @@ class SourceOptions:
     starting_write_id: str = "0"
     ending_write_id: int | None = None
     key: tuple[str, ...] = ()
+    #: streaming change feed: the most write ids one micro-batch reads (``None``: no cap)
+    max_write_ids_per_trigger: int | None = None
     #: ``checkpointlocation`` / ``queryname`` as Spark passes them to a streaming sink
     checkpoint_location: str | None = None
     query_name: str | None = None
@@ -121,6 +125,7 @@ class SourceOptions:
             starting_write_id=_write_id_option(merged, "starting_write_id", "latest") or "0",
             ending_write_id=_int_or_none(_write_id_option(merged, "ending_write_id")),
             key=tuple(k.strip().lower() for k in (merged.get("key") or "").split(",") if k.strip()),
+            max_write_ids_per_trigger=_positive_or_none(merged, "max_write_ids_per_trigger"),
             checkpoint_location=merged.get("checkpointlocation") or None,
             query_name=merged.get("queryname") or None,
         )
@@ -214,6 +219,16 @@ def _write_id_option(merged: Mapping[str, str], name: str, word: str = "") -> st
     raise InvalidChangeRangeError(
         f"acid data source: option {name}={text!r}: a write id (>= 0){allowed}"
     )
+
+
+def _positive_or_none(merged: Mapping[str, str], name: str) -> int | None:
+    """A count option: a whole number >= 1; ``None`` if unset."""
+    text = (merged.get(name) or "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidChangeRangeError(f"acid data source: option {name}={text!r}: a number >= 1")
+    return int(text)
 
 
 def _int_or_none(text: str | None) -> int | None:
