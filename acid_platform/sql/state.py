@@ -137,8 +137,8 @@ class SessionState:
         """Open the read-only transaction a query of two or more tables runs in outside
         ``BEGIN … COMMIT`` (see :meth:`query`); returns how to end it (commit or roll back)."""
         wh = self.warehouse
-        if wh.in_transaction or len(_table_names(query)) < 2:
-            return lambda _ok: None
+        if wh.in_transaction or len(_table_names(query)) < 2 or wh.metastore.read_only:
+            return lambda _ok: None  # read-only: nothing can commit meanwhile, through here
         txn = wh.begin()
 
         def end(ok: bool) -> None:

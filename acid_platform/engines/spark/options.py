@@ -16,8 +16,13 @@ option                 meaning
 ``txn_timeout_s``      the metastore's ``hive.txn.timeout`` (for heartbeats and leases)
 ``conf``               session settings as JSON (``hive.txn.xlock.write``, …)
 ``with_row_id``        ``true``: add Hive's ``row__id`` struct as the first column
+``snapshot``           read: pin the table's snapshot, a ValidWriteIdList string
+                       (``db.t:7:9223372036854775807::``); repeatable reads, time travel
+``as_of_write_id``     read: pin the table as of this write id (the committed writes up to it)
 ``valid_txns``         read under this ValidTxnList (with ``valid_write_ids``; no new snapshot)
-``valid_write_ids``    the table's ValidWriteIdList for that snapshot
+``valid_write_ids``    the table's ValidWriteIdList for that snapshot (same as ``snapshot``)
+``pushdown``           read, internal: ``true`` lets Spark push filters into the reader; only
+                       for a relation scanned once, by one query (``SparkEngine``'s statements)
 ``metrics_path``       write: store the committed write's metrics (JSON) at this path
 ``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
 ``read_changes``       read: ``true`` reads the change feed (``readStream`` needs it)
@@ -69,6 +74,8 @@ class SourceOptions:
     with_row_id: bool = False
     valid_txns: str | None = None
     valid_write_ids: str | None = None
+    as_of_write_id: int | None = None
+    pushdown: bool = False
     metrics_path: str | None = None
     grouped_by_bucket: bool = False
     read_changes: bool = False
@@ -109,7 +116,9 @@ class SourceOptions:
             conf=conf,
             with_row_id=_flag(merged.get("with_row_id")),
             valid_txns=merged.get("valid_txns") or None,
-            valid_write_ids=merged.get("valid_write_ids") or None,
+            valid_write_ids=merged.get("valid_write_ids") or merged.get("snapshot") or None,
+            as_of_write_id=_int_or_none(_write_id_option(merged, "as_of_write_id")),
+            pushdown=_flag(merged.get("pushdown")),
             metrics_path=merged.get("metrics_path") or None,
             grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
             read_changes=_flag(merged.get("read_changes")),
@@ -120,6 +129,11 @@ class SourceOptions:
             checkpoint_location=merged.get("checkpointlocation") or None,
             query_name=merged.get("queryname") or None,
         )
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the read's snapshot is given by the options (else: each query's latest)."""
+        return bool(self.valid_write_ids) or self.as_of_write_id is not None
 
     @property
     def db_and_table(self) -> tuple[str, str]:
