@@ -13,7 +13,9 @@
 * ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner;
   ``acid initiate`` queues what needs compacting; ``acid worker`` works the compaction queue
   (``--spark-master URL``: large partitions on Spark); ``acid housekeep`` reaps transactions
-  silent for ``hive.txn.timeout``; ``acid services`` runs all four until SIGTERM / Ctrl-C.
+  silent for ``hive.txn.timeout``; ``acid services`` runs all four until SIGTERM / Ctrl-C;
+* ``acid fsck [db.table…]`` checks each table's files against what its commits recorded and,
+  with ``--repair``, quarantines strays and forgets what is missing.
 
 Query rows go to stdout; status lines and notes to stderr (the demo and ``acid platform``
 print everything to stdout).
