@@ -33,7 +33,7 @@ import pyarrow.orc as po
 
 from acid_platform.errors import AcidFormatError, AcidSchemaError
 from acid_platform.format import types as t
-from acid_platform.format.fs import join, resolve
+from acid_platform.format.fs import join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
 
@@ -336,7 +336,7 @@ def write_acid_version_file(
     """Write ``_orc_acid_version`` (one byte, ASCII ``2``) into a base/delta directory, as Hive 3+
     does for every directory it writes."""
     loc = resolve(dir_path, filesystem)
-    loc.filesystem.create_dir(loc.path, recursive=True)
+    make_dirs(loc.filesystem, loc.path)
     with loc.filesystem.open_output_stream(join(loc.path, ORC_ACID_VERSION_FILE)) as out:
         out.write(ACID_VERSION.encode())
 
