@@ -49,6 +49,33 @@ class MissingDirectoryError(AcidFormatError, FileNotFoundError):
     """A table or partition directory to read does not exist."""
 
 
+class FileConflictError(AcidFormatError, FileExistsError):
+    """A writer found the file or directory it was to create already there (another writer, or
+    a second metastore on the same warehouse, got there first): it fails rather than replace."""
+
+
+class FileRecordError(AcidFormatError):
+    """What is on disk differs from what the metastore recorded at commit (see
+    ``format.file_record``); ``path`` names the file or directory."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class MissingFileError(FileRecordError, FileNotFoundError):
+    """A file or directory a committed write id wrote is not there."""
+
+
+class UnexpectedFileError(FileRecordError):
+    """A file or directory no committed write wrote sits where a snapshot would read it (a stray
+    copy such as ``bucket_00001`` or ``bucket_00000_1`` inside a delta)."""
+
+
+class FileSizeMismatchError(FileRecordError):
+    """A committed file's size differs from the one recorded at commit (truncated or replaced)."""
+
+
 class FlushLengthError(AcidFormatError):
     """A `_flush_length` side file is empty or unreadable."""
 
@@ -71,6 +98,11 @@ class NoSuchObjectError(MetastoreError, KeyError):
 
 class NoSuchWarehouseError(NoSuchObjectError):
     """No warehouse exists at a path (no metastore there) and none was asked to be created."""
+
+
+class WarehouseOwnershipError(MetastoreError):
+    """The warehouse directory belongs to another metastore: one warehouse directory is served
+    by one metastore (a second one would overwrite the first one's files)."""
 
 
 class AlreadyExistsError(MetastoreError):
@@ -117,6 +149,11 @@ class CompactionError(AcidError):
 
 
 # --------------------------------------------------------------------------- sql layer
+class CompactionTimeoutError(CompactionError):
+    """``ALTER TABLE … COMPACT … AND WAIT`` gave up (``hive.compactor.wait.timeout``); the
+    message names each entry's queue state. The entries stay queued."""
+
+
 class SqlError(AcidError):
     """A HiveQL statement cannot be run as written."""
 
@@ -211,7 +248,7 @@ class EngineError(AcidError):
 # --------------------------------------------------------------------------- ingest
 class LandingFileError(AcidError, ValueError):
     """A landing file cannot be loaded: it is missing, unreadable, of an unknown format, or
-    does not parse; nothing was written."""
+    does not parse; nothing of it was written."""
 
 
 # --------------------------------------------------------------------------- streaming

@@ -224,12 +224,13 @@ def events(path: str | Path) -> list[dict[str, Any]]:
 
 
 def data_files(root: str | Path) -> set[str]:
-    """Every file and directory under a warehouse, relative to it (the metastore excluded)."""
+    """Every file and directory under a warehouse, relative to it (the metastore and the mark
+    naming it excluded)."""
     out = set()
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
             rel = os.path.relpath(os.path.join(dirpath, name), root)
-            if not rel.startswith("_metastore"):
+            if not rel.startswith(("_metastore", "_acid_metastore")):
                 out.add(rel)
     return out
 

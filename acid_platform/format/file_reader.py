@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
-from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.write_id_list import ValidWriteIdList
 
@@ -51,6 +51,8 @@ class ReadStats:
     rows_invalid: int = 0
     delete_events: int = 0
     delete_set_bytes: int = 0
+    #: splits whose delete events were merged in key order (above the cap) instead of held
+    delete_sort_merges: int = 0
     files: list[str] = field(default_factory=list)
 
     def add(self, other: ReadStats) -> None:
@@ -62,6 +64,7 @@ class ReadStats:
         self.rows_invalid += other.rows_invalid
         self.delete_events += other.delete_events
         self.delete_set_bytes = max(self.delete_set_bytes, other.delete_set_bytes)
+        self.delete_sort_merges += other.delete_sort_merges
         self.files.extend(other.files)
 
 
@@ -77,7 +80,7 @@ class FileRead:
 
     read_cols: list[str]
     row_cols: list[str]
-    deleted: DeleteSet
+    deleted: DeleteLookup
     with_row_id: bool
     filters: Filters | None
     filter_expr: Any

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from acid_platform.errors import FileConflictError
 from acid_platform.format.storage import filesystem_for, path_in_store
 
 
@@ -86,3 +87,28 @@ def make_dirs(filesystem: pafs.FileSystem, path: str) -> None:
     none (a key's prefix is its directory), so nothing is written there."""
     if not is_object_store(filesystem):
         filesystem.create_dir(path, recursive=True)
+
+
+def create_new(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
+    """Open ``path`` for writing, creating it exclusively: a file already there raises
+    :class:`~acid_platform.errors.FileConflictError` instead of being replaced (writers never
+    overwrite). On local disk the claim is atomic (``O_CREAT | O_EXCL``); other file systems
+    check first (their create has no exclusive mode)."""
+    if isinstance(filesystem, pafs.LocalFileSystem):
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError as exc:
+            raise FileConflictError(
+                f"{path} exists already: another writer (or another metastore on this "
+                "warehouse) wrote it; nothing was replaced"
+            ) from exc
+    elif is_object_store(filesystem):  # one HEAD (get_file_info would also list the prefix)
+        try:
+            filesystem.open_input_file(path).close()
+        except FileNotFoundError:
+            pass
+        else:
+            raise FileConflictError(f"{path} exists already; nothing was replaced")
+    elif filesystem.get_file_info(path).type != pafs.FileType.NotFound:
+        raise FileConflictError(f"{path} exists already; nothing was replaced")
+    return filesystem.open_output_stream(path)

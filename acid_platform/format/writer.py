@@ -31,11 +31,12 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.orc as po
 
-from acid_platform.errors import AcidFormatError, AcidSchemaError
+from acid_platform.errors import AcidFormatError, AcidSchemaError, FileConflictError
 from acid_platform.format import types as t
-from acid_platform.format.fs import join, make_dirs, resolve
+from acid_platform.format.fs import create_new, join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
+from acid_platform.format.orc_timestamps import encode_orc, has_negative_fraction
 
 KEY_INDEX_KEY = "hive.acid.key.index"
 ACID_STATS_KEY = "hive.acid.stats"
@@ -115,7 +116,7 @@ class EventWriter:
         codec = pyarrow_codec(self.path, compression)
         self.schema = t.event_schema(row_schema)
         self._batch_size = batch_size
-        self._stream = self.filesystem.open_output_stream(self.path)
+        self._stream = create_new(self.filesystem, self.path)
         self._sink = _TailCapturingSink(self._stream)
         self._orc = po.ORCWriter(
             self._sink,
@@ -123,6 +124,11 @@ class EventWriter:
             stripe_size=stripe_size,
             batch_size=batch_size,
         )
+        self._codec = codec
+        self._stripe_size = stripe_size
+        # set once a timestamp before 1970 with a fraction arrives: the file is then re-encoded
+        # as ORC Java encodes timestamps when it closes (:mod:`.orc_timestamps`)
+        self._java_timestamps = False
         self._rows = 0
         self._counts = [0, 0, 0]
         self._last_key: tuple[int, int, int] | None = None
@@ -155,6 +161,7 @@ class EventWriter:
             ends.append(n - 1)
         for i in ends:
             self._boundary_keys[self._rows + i + 1] = f"{owid[i]},{bucket[i]},{rowid[i]};"
+        self._java_timestamps = self._java_timestamps or has_negative_fraction(table)
         self._orc.write(table)
         self._rows += n
 
@@ -167,8 +174,14 @@ class EventWriter:
         self._sink.capture = True
         self._orc.close()
         tail = self._sink.captured()
-        info = parse_tail(tail, self.path)
-        key_index = self._key_index([s.number_of_rows for s in info.stripes])
+        if self._java_timestamps:
+            self._stream.write(tail)
+            self._stream.close()
+            tail, key_index = self._reencode_java_timestamps()
+            self._stream = self.filesystem.open_output_stream(self.path)
+        else:
+            info = parse_tail(tail, self.path)
+            key_index = self._key_index([s.number_of_rows for s in info.stripes])
         stats = f"{self._counts[0]},{self._counts[1]},{self._counts[2]}"
         items = [
             (KEY_INDEX_KEY, key_index.encode()),
@@ -227,6 +240,23 @@ class EventWriter:
             raise AcidSchemaError(
                 f"{self.path}: events do not fit {t.schema_to_hive(self.schema)}: {exc}"
             ) from exc
+
+    def _reencode_java_timestamps(self) -> tuple[bytes, str]:
+        """The file just written by pyarrow, encoded again with timestamps as ORC Java stores
+        them (the whole new file, and its key index). Memory: both files' bytes."""
+        with self.filesystem.open_input_file(self.path) as src:
+            written = po.ORCFile(pa.BufferReader(src.read()))
+        stripes = (written.read_stripe(i) for i in range(written.nstripes))
+        data = encode_orc(stripes, self.schema, self._codec, self._stripe_size)
+        encoded = po.ORCFile(pa.BufferReader(data))
+        keys = encoded.read(columns=list(t.ROW_ID_EVENT_FIELDS))
+        owid, bucket, rowid = (keys.column(i).to_numpy() for i in range(3))
+        parts, end = [], 0
+        for s in parse_tail(data, self.path).stripes:
+            end += s.number_of_rows
+            if s.number_of_rows:
+                parts.append(f"{owid[end - 1]},{bucket[end - 1]},{rowid[end - 1]};")
+        return data, "".join(parts)
 
     def _key_index(self, stripe_rows: Iterable[int]) -> str:
         parts = []
@@ -337,7 +367,11 @@ def write_acid_version_file(
     does for every directory it writes."""
     loc = resolve(dir_path, filesystem)
     make_dirs(loc.filesystem, loc.path)
-    with loc.filesystem.open_output_stream(join(loc.path, ORC_ACID_VERSION_FILE)) as out:
+    try:
+        out = create_new(loc.filesystem, join(loc.path, ORC_ACID_VERSION_FILE))
+    except FileConflictError:
+        return  # another writer of the directory (a Spark task, a coordinator) made it
+    with out:
         out.write(ACID_VERSION.encode())
 
 

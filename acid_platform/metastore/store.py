@@ -44,6 +44,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
 from acid_platform.errors import MetastoreError
+from acid_platform.metastore.clock import TimeSource, time_source
 from acid_platform.metastore.schema import acid_sequences
 
 T = TypeVar("T")
@@ -93,20 +94,21 @@ class RetryTransaction(Exception):
 class Store:
     """One SQLAlchemy engine plus the rules for running units of work on it."""
 
-    def __init__(self, url: str, *, clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, url: str, *, clock: Callable[[], float] | TimeSource | None = None) -> None:
         self.url = normalize_url(url)
-        self.clock: Callable[[], float] = clock or time.time
         self.engine = _create_engine(self.url)
         self.dialect = self.engine.dialect.name
+        self.time_source = time_source(self.dialect, clock)
         self._writer_mutex = _writer_mutex(self.url)
         self._unsynced_engine: Engine | None = None
         self._update_returning = bool(getattr(self.engine.dialect, "update_returning", False))
         _dispose_after_fork(self.engine)
 
     # ------------------------------------------------------------------ time
-    def now_ms(self) -> int:
-        """Current time in epoch milliseconds, from the (injectable) clock."""
-        return int(self.clock() * 1000)
+    def now_ms(self, conn: Connection) -> int:
+        """The metastore's current time in epoch milliseconds: the database server's clock
+        (or the one injected), never this client's own (see :mod:`.clock`)."""
+        return self.time_source.now_ms(conn)
 
     # ------------------------------------------------------------------ units of work
     def write(self, work: Callable[[Connection], T]) -> T:

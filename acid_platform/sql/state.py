@@ -17,7 +17,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import NoSuchObjectError, SemanticError
-from acid_platform.metastore.names import DEFAULT_DATABASE
+from acid_platform.metastore.names import DEFAULT_DATABASE, normalize_identifier
 from acid_platform.sql.select import ArrowRows, Relation, Rows, run_query, stream_query
 from acid_platform.sql.statements import TableName
 from acid_platform.table.stream import RowStream
@@ -44,6 +44,15 @@ class SessionState:
     #: SELECT results stream (:attr:`StatementResult.stream`) instead of being built whole;
     #: set while a caller that consumes each result at once runs statements (the CLI).
     stream_queries: bool = False
+
+    def use(self, database: str) -> str:
+        """Make ``database`` the current one (``USE``): a valid name of a database that exists;
+        returns it lower-cased."""
+        name = normalize_identifier(database, "database name")
+        if not self.warehouse.database_exists(name):
+            raise NoSuchObjectError(f"Database does not exist: {name}")
+        self.database = name
+        return name
 
     def qualified(self, name: TableName) -> str:
         """``db.table`` with the current database filled in."""

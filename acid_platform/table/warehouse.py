@@ -17,7 +17,8 @@ Layout follows Hive: tables of the ``default`` database live in ``<root>/<table>
 databases in ``<root>/<db>.db/<table>``; partitions below that as ``k=v`` directories.
 ``wh.conf`` holds session settings (what SQL ``SET k=v`` writes): ``hive.merge.cardinality.check``,
 ``hive.txn.xlock.write``, ``hive.txn.xlock.iow``, ``acid.lock.wait.timeout.s`` (seconds a
-statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner).
+statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner),
+``hive.txn.timeout`` (the metastore's transaction time-out, see :meth:`TableWarehouse.set_conf`).
 
 A warehouse object is one session: it holds at most one open multi-statement transaction and is
 not meant to be shared between threads (open one per thread; they can share the metastore).
@@ -42,6 +43,7 @@ from acid_platform.errors import (
 from acid_platform.format.fs import join, resolve
 from acid_platform.format.storage import StorageOptions, configure, options_for
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
+from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
 from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
 from acid_platform.table.catalog_ops import (
     WarehouseCatalog,
@@ -49,6 +51,7 @@ from acid_platform.table.catalog_ops import (
     warehouse_root,
 )
 from acid_platform.table.engine import Engine
+from acid_platform.table.locations import claim_table_dir, claim_warehouse, release_table_dir
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
@@ -96,7 +99,9 @@ class TableWarehouse(WarehouseCatalog):
         #: sets a function of the settings (``conf``) that returns the executor to use, so
         #: ``SET acid.compactor.*`` applies (see :mod:`acid_platform.compaction.executors`).
         self.compaction_executor: Callable[[Mapping[str, str]], object] | None = None
-        self.conf: dict[str, str] = dict(DEFAULT_CONF) | dict(conf or {})
+        self.conf: dict[str, str] = dict(DEFAULT_CONF)
+        for key, value in dict(conf or {}).items():
+            self.set_conf(key, value)
         self._txn: Transaction | None = None
         #: Partitions known to exist, per table (see :func:`.statement.register_partitions`).
         self.known_partitions = KnownPartitions(self)
@@ -146,8 +151,24 @@ class TableWarehouse(WarehouseCatalog):
         else:
             metastore = Metastore(metastore_url, **timeout)
         wh = cls(text, metastore, engine, conf)
-        wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+        try:
+            claim_warehouse(resolve(wh.root), metastore.identity())
+            wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+        except BaseException:
+            metastore.close()
+            raise
         return wh
+
+    def set_conf(self, key: str, value: str) -> None:
+        """``SET key=value``. ``hive.txn.timeout`` (``300``, ``30s``, ``5m``) is also the
+        metastore's transaction time-out from now on: the heartbeat pace of new transactions,
+        and how long a silent transaction may block a lock request before it is aborted."""
+        if key == TXN_TIMEOUT:
+            seconds = parse_duration_s(key, value)
+            if seconds <= 0:
+                raise ValueError(f"{key}={value!r} must be positive")
+            self.metastore.txn_timeout_s = seconds
+        self.conf[key] = value
 
     # ------------------------------------------------------------------ catalog (more in WarehouseCatalog)
     def create_table(
@@ -190,6 +211,13 @@ class TableWarehouse(WarehouseCatalog):
         db_location = database.location or (
             self.root if db == DEFAULT_DATABASE else join(self.root, f"{db}.db")
         )
+        if if_not_exists and table in self.metastore.list_tables(db):
+            return Table(self, self.metastore.get_table(db, table))
+        base = join(db_location, table)
+        fs = resolve(base, self.filesystem_for(base)).filesystem
+        location = claim_table_dir(fs, resolve(base, fs).path)
+        if "://" in base:  # keep the URI form the database location has
+            location = base + location[len(resolve(base, fs).path) :]
         spec = TableSpec(
             db,
             table,
@@ -198,16 +226,20 @@ class TableWarehouse(WarehouseCatalog):
             tuple(bucket_columns),
             num_buckets,
             int(props.get("bucketing_version", "2")),
-            join(db_location, table),
+            location,
             props,
         )
         try:
             self.metastore.create_table(spec, if_not_exists=if_not_exists)
         except AlreadyExistsError as exc:
+            release_table_dir(fs, resolve(location, fs).path)
             raise AlreadyExistsError(f"table {db}.{table} already exists") from exc
+        except BaseException:
+            release_table_dir(fs, resolve(location, fs).path)
+            raise
         spec = self.metastore.get_table(db, table)
-        loc = resolve(spec.location, self.filesystem_for(spec.location))
-        loc.filesystem.create_dir(loc.path, recursive=True)
+        if spec.location != location:  # CREATE … IF NOT EXISTS lost a race: not our directory
+            release_table_dir(fs, resolve(location, fs).path)
         return Table(self, spec)
 
     def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
@@ -220,6 +252,10 @@ class TableWarehouse(WarehouseCatalog):
             if if_exists:
                 return
             raise
+        loc = resolve(spec.location, self.filesystem_for(spec.location))
+        # Only a directory that exists before the drop commits is deleted after it: a new
+        # table of the same name never gets it (see .locations.claim_table_dir).
+        existed = loc.filesystem.get_file_info(loc.path).type != pafs.FileType.NotFound
         txn = Transaction(self)
         try:
             txn.lock([LockComponent(LockType.EXCLUSIVE, db, table)])
@@ -230,8 +266,7 @@ class TableWarehouse(WarehouseCatalog):
             if txn.is_open:
                 txn.abort()
         self.known_partitions.forget(spec.full_name)
-        if purge:
-            loc = resolve(spec.location, self.filesystem_for(spec.location))
+        if purge and existed:
             with suppress(FileNotFoundError):
                 loc.filesystem.delete_dir(loc.path)
 

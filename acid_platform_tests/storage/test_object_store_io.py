@@ -88,17 +88,21 @@ def test_one_listing_per_partition_per_statement(
                 wh.sql(statement)
             counts.append(c)
     few, many = counts
-    assert few["LIST"] == many["LIST"] <= 4  # the table (its partitions) and each partition
-    # files are read whole, each with one GET (and one HEAD for its size)
-    assert many["GET"] <= 3 * 8 + 8 and many["HEAD"] <= many["GET"]
+    # the table (that it exists, its partitions) and each of its 3 partitions
+    assert few["LIST"] == many["LIST"] <= 5
+    # files are read whole, each with one GET and one HEAD for its size; each file written is
+    # one PUT after one HEAD (created only if absent)
+    assert many["GET"] <= 3 * 8 + 8
+    assert many["HEAD"] <= many["GET"] + many["PUT"] + 2
 
 
-def test_insert_is_two_puts_and_no_listing(s3: S3Server, tmp_path: Path) -> None:
+def test_insert_is_two_puts_two_heads_and_no_listing(s3: S3Server, tmp_path: Path) -> None:
     with open_warehouse(tmp_path, s3=s3) as wh:
         _partitioned_table(wh, 1)
         with s3.counting() as c:
             wh.sql("INSERT INTO t VALUES (1000, 'z', 'a')")
-    assert dict(c) == {"PUT": 2}  # the bucket file and _orc_acid_version
+    # the bucket file and _orc_acid_version, each created only if absent (one HEAD each)
+    assert dict(c) == {"PUT": 2, "HEAD": 2}
 
 
 WRITER = textwrap.dedent(

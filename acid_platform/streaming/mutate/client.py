@@ -62,7 +62,7 @@ from acid_platform.table.transaction import (
     OutdatedSnapshot,
     abort_quietly,
     lock_wait_s,
-    outdated,
+    newer_writes,
     write_lock_type,
 )
 from acid_platform.table.warehouse import TableWarehouse
@@ -173,7 +173,12 @@ class MutationTransaction:
                 raise
             abort_quietly(ms, txn_id)
             if attempt == OUTDATED_RETRIES:
-                raise OutdatedSnapshot(", ".join(self.client.sinks))
+                raise OutdatedSnapshot(
+                    f"write conflict on {', '.join(self.client.sinks)}: each of "
+                    f"{OUTDATED_RETRIES + 1} attempts found writes committed by other "
+                    "transactions after its snapshot while it waited for its locks; retrying "
+                    "may succeed"
+                )
         self.state = "open"
         self._heartbeat = Heartbeat(
             lambda: ms.heartbeat(txn_id=self.txn_id), ms.txn_timeout_s / 2, self._lost
@@ -195,7 +200,7 @@ class MutationTransaction:
         if lock is not LockType.SHARED_WRITE:
             for spec, _ in self.client.sinks.values():
                 mine = ms.valid_write_ids(txn_id, spec.db, spec.name, valid_txns=valid_txns)
-                if outdated(ms, spec, mine):
+                if newer_writes(ms, spec, mine):
                     return False
         self.txn_id = txn_id
         sinks = {s.full_name: (s, c) for s, c in self.client.sinks.values()}

@@ -1,0 +1,209 @@
+"""Timestamps before 1970 with a fraction of a second, stored as ORC Java stores them.
+
+ORC keeps a TIMESTAMP as two streams: DATA, the seconds relative to 2015-01-01 (signed), and
+SECONDARY, the nanoseconds with their trailing zeros folded into three bits (unsigned). ORC Java
+(Hive, Spark, Trino's own reader follows it) writes ``(S, n)`` for a value whose floor second is
+``F`` and whose fraction is ``n`` nanoseconds, ``0 <= n < 10**9``::
+
+    S = F + 1   if F < 0 and n > 999_999     (Java's ``millis / 1000`` rounds toward zero)
+    S = F       otherwise
+
+and its reader takes the second back (``millis < 0 && nanos > 999_999``). ORC C++ applies the same
+rule (ORC-346/ORC-763), but pyarrow hands it a value split toward zero — the seconds rounded up
+and a *negative* remainder — so the SECONDARY stream holds a negative number that ORC Java refuses
+(``nanos > 999999999 or < 0``). No value given to pyarrow avoids it: a negative value always
+splits into a negative remainder.
+
+So a file whose timestamps include such a value is encoded by ORC C++ through pyorc instead,
+whose converter hands the writer the floor second and the non-negative remainder
+(:func:`encode_orc`); every other file keeps pyarrow's faster writer. Readers need nothing: ORC
+C++ (pyarrow) decodes both encodings, so files written by earlier versions of this project still
+read back exactly.
+
+One window stays as Apache ORC has it (ORC-763): a value in the last second before 1970 with a
+fraction of a millisecond or more (``-1 < t < 0`` s) is stored with seconds 0, which every
+Apache reader decodes one second late. Hive and Spark write the same bytes for it.
+
+>>> has_negative_fraction(pa.array([-1_500_000_000, 0], pa.timestamp("ns")))
+True
+>>> has_negative_fraction(pa.array([-2_000_000_000, 10], pa.timestamp("ns")))
+False
+"""
+
+from __future__ import annotations
+
+import io
+import zoneinfo
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as po
+import pyorc
+from pyorc.converters import ORCConverter
+
+from acid_platform.format import types as t
+
+NANOS_PER_SECOND = 1_000_000_000
+#: The writer time zone pyarrow records in every stripe footer; kept the same here.
+WRITER_TIME_ZONE = "GMT"
+_UNIT_FACTOR = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": NANOS_PER_SECOND}
+_PYORC_CODECS = {
+    "uncompressed": pyorc.CompressionKind.NONE,
+    "zlib": pyorc.CompressionKind.ZLIB,
+    "snappy": pyorc.CompressionKind.SNAPPY,
+    "zstd": pyorc.CompressionKind.ZSTD,
+    "lz4": pyorc.CompressionKind.LZ4,
+}
+
+
+def java_timestamp_streams(value_ns: int) -> tuple[int, int]:
+    """The (seconds since 1970, nanos) ORC Java stores for a timestamp given in nanoseconds
+    since 1970 (DATA holds the seconds minus the 2015-01-01 epoch).
+
+    >>> java_timestamp_streams(-1_500_000_000)   # 1969-12-31 23:59:58.5
+    (-1, 500000000)
+    >>> java_timestamp_streams(-1_999_999_500)   # a fraction under a millisecond
+    (-2, 500)
+    """
+    floor_second, nanos = divmod(value_ns, NANOS_PER_SECOND)
+    if floor_second < 0 and nanos > 999_999:
+        return floor_second + 1, nanos
+    return floor_second, nanos
+
+
+def has_negative_fraction(data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch) -> bool:
+    """Whether any timestamp in ``data`` (at any depth) is before 1970 with a fraction of a
+    second: the values pyarrow's ORC writer stores so that ORC Java cannot read them."""
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return any(has_negative_fraction(c) for c in data.columns)
+    if isinstance(data, pa.ChunkedArray):
+        return any(has_negative_fraction(c) for c in data.chunks)
+    return _array_has_negative_fraction(data)
+
+
+def _array_has_negative_fraction(arr: pa.Array) -> bool:
+    typ = arr.type
+    if pa.types.is_timestamp(typ):
+        factor = _UNIT_FACTOR[typ.unit]
+        if factor == 1 or len(arr) == 0:
+            return False
+        values = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        return bool(np.any((values < 0) & (values % factor != 0)))
+    if pa.types.is_struct(typ):
+        return any(_array_has_negative_fraction(arr.field(i)) for i in range(typ.num_fields))
+    if pa.types.is_map(typ):
+        return _array_has_negative_fraction(arr.keys) or _array_has_negative_fraction(arr.items)
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return _array_has_negative_fraction(arr.flatten())
+    return False
+
+
+class _NanosConverter(ORCConverter):
+    """pyorc's TIMESTAMP converter for values given as int64 nanoseconds since 1970: the floor
+    second and the non-negative remainder, which ORC C++ then stores as ORC Java does."""
+
+    @staticmethod
+    def from_orc(seconds: int, nanoseconds: int, timezone: Any) -> int:
+        return seconds * NANOS_PER_SECOND + nanoseconds
+
+    @staticmethod
+    def to_orc(obj: int, timezone: Any) -> tuple[int, int]:
+        return divmod(obj, NANOS_PER_SECOND)
+
+
+class _Converters:
+    timestamp: ClassVar[dict[Any, type[ORCConverter]]] = {pyorc.TypeKind.TIMESTAMP: _NanosConverter}
+
+
+def encode_orc(
+    batches: Iterable[pa.RecordBatch | pa.Table],
+    schema: pa.Schema,
+    codec: str,
+    stripe_size: int,
+    *,
+    orc_schema: str | None = None,
+) -> bytes:
+    """An ORC file in memory holding ``batches`` (``schema``), its timestamps stored as ORC Java
+    stores them: written by ORC C++ through pyorc (``codec`` is pyarrow's codec name).
+    ``orc_schema`` is the ORC type text (default: ``schema``'s Hive type text)."""
+    buf = io.BytesIO()
+    text = orc_schema if orc_schema is not None else t.schema_to_hive(schema)
+    plain = _plain_schema(schema)
+    with pyorc.Writer(
+        buf,
+        text,
+        compression=_PYORC_CODECS[codec],
+        stripe_size=stripe_size,
+        struct_repr=pyorc.StructRepr.TUPLE,
+        converters=_Converters.timestamp,
+        timezone=zoneinfo.ZoneInfo(WRITER_TIME_ZONE),
+    ) as writer:
+        for batch in batches:
+            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            for part in table.cast(plain).to_batches():
+                writer.writerows(_rows(part))
+    return buf.getvalue()
+
+
+def encode_table(table: pa.Table, codec: str, stripe_size: int) -> bytes:
+    """``table`` as an ORC file in memory: pyarrow's writer, or :func:`encode_orc` when a
+    timestamp before 1970 has a fraction of a second."""
+    if has_negative_fraction(table):
+        return encode_orc([table], table.schema, codec, stripe_size)
+    sink = pa.BufferOutputStream()
+    writer = po.ORCWriter(sink, compression=codec, stripe_size=stripe_size)
+    writer.write(table)
+    writer.close()
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
+    columns = [
+        _python_values(batch.column(i), batch.schema.field(i).type)
+        for i in range(batch.num_columns)
+    ]
+    return list(zip(*columns, strict=True)) if columns else [()] * batch.num_rows
+
+
+def _python_values(arr: pa.Array, typ: pa.DataType) -> list[Any]:
+    """Values as pyorc takes them: structs as tuples, maps as dicts, timestamps as int64."""
+    valid = arr.is_valid().to_pylist()
+    if pa.types.is_struct(typ):
+        fields = [_python_values(arr.field(i), typ.field(i).type) for i in range(typ.num_fields)]
+        packed = list(zip(*fields, strict=True)) if fields else [()] * len(arr)
+        return [p if ok else None for p, ok in zip(packed, valid, strict=True)]
+    if pa.types.is_map(typ):
+        offsets = arr.offsets.to_pylist()
+        keys = _python_values(arr.keys, typ.key_type)
+        items = _python_values(arr.items, typ.item_type)
+        return [
+            dict(zip(keys[a:b], items[a:b], strict=True)) if ok else None
+            for a, b, ok in zip(offsets[:-1], offsets[1:], valid, strict=True)
+        ]
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        offsets = arr.offsets.to_pylist()
+        values = _python_values(arr.values, typ.value_type)
+        return [
+            values[a:b] if ok else None
+            for a, b, ok in zip(offsets[:-1], offsets[1:], valid, strict=True)
+        ]
+    return list(arr.to_pylist())
+
+
+def _plain_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with every timestamp as int64 nanoseconds (what the converter takes)."""
+    return pa.schema([pa.field(f.name, _plain_type(f.type), f.nullable) for f in schema])
+
+
+def _plain_type(typ: pa.DataType) -> pa.DataType:
+    if pa.types.is_timestamp(typ):
+        return pa.int64()
+    if pa.types.is_struct(typ):
+        return pa.struct([pa.field(f.name, _plain_type(f.type), f.nullable) for f in typ])
+    if pa.types.is_map(typ):
+        return pa.map_(_plain_type(typ.key_type), _plain_type(typ.item_type))
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return pa.list_(_plain_type(typ.value_type))
+    return typ
