@@ -39,6 +39,7 @@ from acid_platform.errors import (
     InvalidNameError,
     NoSuchObjectError,
     TransactionStateError,
+    WarehouseLocationError,
 )
 from acid_platform.format.fs import join, resolve
 from acid_platform.format.storage import StorageOptions, configure, options_for
@@ -137,7 +138,7 @@ class TableWarehouse(WarehouseCatalog):
             require_warehouse(text, metastore_url)
         remote = "://" in text
         if not remote:
-            os.makedirs(text, exist_ok=True)
+            _make_local_root(text)
         else:
             loc = resolve(text)
             loc.filesystem.create_dir(loc.path, recursive=True)
@@ -152,8 +153,9 @@ class TableWarehouse(WarehouseCatalog):
             metastore = Metastore(metastore_url, **timeout)
         wh = cls(text, metastore, engine, conf)
         try:
-            claim_warehouse(resolve(wh.root), metastore.identity())
-            wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+            if not metastore.read_only:  # a read-only one can write nothing, nor claim
+                claim_warehouse(resolve(wh.root), metastore.identity())
+                wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
         except BaseException:
             metastore.close()
             raise
@@ -384,6 +386,19 @@ def _columns(columns: Sequence[tuple[str, str]] | pa.Schema) -> list[tuple[str, 
 
         return [(f.name, to_hive_type(f.type)) for f in columns]
     return [(str(c), str(t)) for c, t in columns]
+
+
+def _make_local_root(path: str) -> None:
+    """Create the directory of a local warehouse (or find it there); a file in its place, or
+    a directory that cannot be made, is a :class:`WarehouseLocationError`."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise WarehouseLocationError(f"warehouse path {path} is a file, not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseLocationError(
+            f"cannot create the warehouse directory {path}: {exc.strerror or exc}"
+        ) from None
 
 
 __all__ = ["DEFAULT_CONF", "DEFAULT_DATABASE", "DEFAULT_TABLE_PROPERTIES", "TableWarehouse"]
