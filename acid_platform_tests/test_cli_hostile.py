@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from acid_platform import Warehouse
 from acid_platform.cli import app
 from acid_platform.metastore.migrate import HEAD, VERSION_TABLE
 
@@ -179,3 +180,9 @@ def test_a_read_only_warehouse_answers_selects(wh: str, tmp_path: Path) -> None:
         assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
         assert failed.stderr.startswith("error: ReadOnlyMetastoreError"), failed.stderr
     assert _rows(wh) == "a\n1\n"
+    # a writer on the writable side keeps the SQLite WAL open: the read-only side reads it
+    with Warehouse.open(wh, create=False) as writer:
+        writer.sql("INSERT INTO t VALUES (2)")
+        assert (Path(wh) / "_metastore.db-wal").exists()
+        done = acid("sql", "-w", ro, "--format", "csv", "-e", "SELECT a FROM t ORDER BY a")
+        assert done.returncode == 0 and done.stdout == "a\n1\n2\n", done.stderr

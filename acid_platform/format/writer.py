@@ -35,6 +35,7 @@ from acid_platform.errors import AcidFormatError, AcidSchemaError, FileConflictE
 from acid_platform.format import types as t
 from acid_platform.format.fs import create_new, join, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
+from acid_platform.format.orc_footer import amend_footer, char_columns
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
 from acid_platform.format.orc_timestamps import encode_orc, has_negative_fraction
 
@@ -182,6 +183,8 @@ class EventWriter:
         else:
             info = parse_tail(tail, self.path)
             key_index = self._key_index([s.number_of_rows for s in info.stripes])
+        # char/varchar types and the proleptic Gregorian calendar, as Hive 3+ writes them
+        tail = amend_footer(tail, char_columns(self.schema), source=self.path)
         stats = f"{self._counts[0]},{self._counts[1]},{self._counts[2]}"
         items = [
             (KEY_INDEX_KEY, key_index.encode()),
@@ -235,7 +238,7 @@ class EventWriter:
                 f"{self.path}: events must have columns {self.schema.names}, got {table.schema.names}"
             )
         try:
-            return table.cast(self.schema)
+            return t.conform_chars(table.cast(self.schema), self.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise AcidSchemaError(
                 f"{self.path}: events do not fit {t.schema_to_hive(self.schema)}: {exc}"

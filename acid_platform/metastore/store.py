@@ -351,11 +351,14 @@ def _create_engine(url: str, *, read_only: bool = False) -> Engine:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite" and read_only:
-        # Nothing can write the file through this path, so SQLite need not look for other
-        # writers (no -shm / -wal to create, which a read-only directory would refuse).
+        # A read-only directory refuses the -shm / -wal files SQLite makes for a WAL database.
+        # Closed cleanly, the database has none: open it immutable (its file alone is the
+        # whole truth). With a -wal file left (a writer elsewhere, a crash) SQLite reads it
+        # read-only, so no committed transaction of it is missed.
         path = os.path.abspath(str(parsed.database))
+        immutable = "&immutable=1" if not os.path.exists(f"{path}-wal") else ""
         return create_engine(
-            f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true",
+            f"sqlite:///file:{path}?mode=ro{immutable}&uri=true",
             connect_args={"check_same_thread": False},
         )
     if backend == "sqlite":
