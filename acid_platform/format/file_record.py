@@ -52,16 +52,12 @@ class PartitionRecord:
 
     dirs: Mapping[str, RecordedDir]
 
-    def write_id_ranges(self) -> list[tuple[int, int]]:
-        """The write id ranges the recorded directories cover (a base: its own write id, or
-        everything up to it when a compactor wrote it)."""
-        return [_range(name) for name in self.dirs]
-
     def covers(self, dir_name: str) -> bool:
-        """Whether a directory named ``dir_name`` holds write ids the record speaks for (so an
-        unrecorded one of that name is a stray copy, not a write of Hive's)."""
-        low, high = _range(dir_name)
-        return any(a <= high and low <= b for a, b in self.write_id_ranges())
+        """Whether an unrecorded directory named ``dir_name`` holds the very write ids of a
+        recorded one (a copy under another statement id or suffix: a stray, not a write of
+        Hive's or of a streaming batch, whose write ids nobody recorded)."""
+        wanted = _range(dir_name)
+        return any(_range(name) == wanted for name in self.dirs)
 
 
 @dataclass(frozen=True)
@@ -152,7 +148,7 @@ def _range(dir_name: str) -> tuple[int, int]:
     if isinstance(parsed, ParsedDelta):
         return parsed.min_write_id, parsed.max_write_id
     if isinstance(parsed, ParsedBase):
-        return (1 if parsed.visibility_txn_id > 0 else parsed.write_id), parsed.write_id
+        return 0, parsed.write_id
     return 0, -1
 
 

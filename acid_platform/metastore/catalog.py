@@ -310,6 +310,13 @@ def drop_partition(conn: Connection, db: str, table: str, name: str, if_exists: 
     ).rowcount
     if not gone and not if_exists:
         raise NoSuchObjectError(f"partition {name} of {spec.full_name} does not exist")
+    conn.execute(
+        delete(write_files).where(
+            write_files.c.wf_database == spec.db,
+            write_files.c.wf_table == spec.name,
+            write_files.c.wf_partition == name,
+        )
+    )
     return bool(gone)
 
 

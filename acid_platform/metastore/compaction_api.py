@@ -217,6 +217,18 @@ class ReadLeaseApi(MetastorePlumbing):
             )
         )
 
+    def shared_read_lease(self, key: str, ttl_s: float | None = None) -> tuple[int, ValidTxnList]:
+        """``(lease id, snapshot)`` of the live lease registered under ``key`` (at most 128
+        characters, shown as its agent info), extended; if there is none, a new lease on the
+        snapshot taken now. Every caller with the same key gets the first caller's snapshot:
+        readers in several processes (the Spark tasks of one query) agree on one snapshot."""
+        ttl_ms = int((self.txn_timeout_s if ttl_s is None else ttl_s) * 1000)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: leases.shared_lease(
+                self._store, c, now, key, ttl_ms, user=self._user, host=self._host
+            )
+        )
+
     def heartbeat_read_lease(self, lease_id: int) -> None:
         """Extend a lease (:class:`NoSuchLockError` if it expired or was closed)."""
         self._write(lambda c, now: leases.heartbeat_lease(c, now, lease_id))

@@ -50,6 +50,7 @@ from acid_platform.table.transaction import (
     write_lock_type,
 )
 from acid_platform.table.writes import EventSink, WriteMetrics, run_writes
+from acid_platform.table.written_files import record_written
 
 if TYPE_CHECKING:
     from acid_platform.table.warehouse import TableWarehouse
@@ -200,6 +201,7 @@ def run_write(
         first = txn.reserve_statements(spec, request.statement_count, overwrite=request.overwrite)
         ctx = WriteContext(warehouse, txn, spec, location, first)
         outcome = write(ctx)
+        txn.record_files(spec, location.path, outcome.written)
         txn.registered_partitions(spec, register_partitions(warehouse, spec, outcome.partitions))
         return StatementMetrics(
             table=spec.full_name,
@@ -289,6 +291,14 @@ def commit_detached(
                     )
                 ]
             )
+        record_written(
+            metastore,
+            write.txn_id,
+            spec,
+            write.write_id,
+            resolve(spec.location).path,
+            [written],
+        )
         metastore.commit_txn(write.txn_id)
     except BaseException:
         abort_quietly(metastore, write.txn_id)
@@ -425,8 +435,9 @@ class ReadLease:
 
 
 def lease_enabled(warehouse: TableWarehouse) -> bool:
-    """Whether scans register reader leases (``acid.scan.read.lease``)."""
-    return conf_bool(warehouse.conf, "acid.scan.read.lease")
+    """Whether scans register reader leases (``acid.scan.read.lease``; never on a read-only
+    metastore, where no cleaner can run through this warehouse)."""
+    return conf_bool(warehouse.conf, "acid.scan.read.lease") and not warehouse.metastore.read_only
 
 
 def register_partitions(

@@ -37,6 +37,7 @@ from acid_platform.errors import (
     UnsupportedOperationError,
 )
 from acid_platform.format import Snapshot, ValidTxnList, ValidWriteIdList
+from acid_platform.format.file_record import TableRecord
 from acid_platform.metastore.model import (
     LockComponent,
     LockType,
@@ -44,6 +45,8 @@ from acid_platform.metastore.model import (
     Source,
     TableSpec,
 )
+from acid_platform.table.writes import WriteMetrics
+from acid_platform.table.written_files import record_written
 
 if TYPE_CHECKING:
     from acid_platform.metastore import Metastore
@@ -64,6 +67,8 @@ class _TableState:
     write_id: int | None = None
     next_statement: int = 0
     overwritten: bool = False
+    #: The table's file record as this transaction sees it (reloaded after it records).
+    files: TableRecord | None = None
 
 
 class Transaction:
@@ -100,7 +105,10 @@ class Transaction:
     # ------------------------------------------------------------------ snapshot
     def snapshot(self, spec: TableSpec) -> Snapshot:
         """What this transaction's statements read ``spec`` with."""
-        return Snapshot(self.valid_txns, self.write_ids(spec))
+        state = self._table(spec)
+        if state.files is None:
+            state.files = self.warehouse.metastore.recorded_files(spec.db, spec.name)
+        return Snapshot(self.valid_txns, state.write_ids, state.files)
 
     def write_ids(self, spec: TableSpec) -> ValidWriteIdList:
         """The table's ValidWriteIdList for this transaction (its own writes valid)."""
@@ -188,6 +196,17 @@ class Transaction:
                 self.txn_id, spec.db, spec.name, valid_txns=self.valid_txns
             )
         return write_id
+
+    def record_files(self, spec: TableSpec, table_root: str, metrics: WriteMetrics) -> None:
+        """Record what a statement of this transaction wrote into ``spec`` (its directories
+        and files, with sizes and row counts), before the commit."""
+        state = self._table(spec)
+        if state.write_id is None or not (metrics.dirs or metrics.infos):
+            return
+        record_written(
+            self.warehouse.metastore, self.txn_id, spec, state.write_id, table_root, [metrics]
+        )
+        state.files = None  # its own writes are part of what it reads next
 
     def record_source(self, spec: TableSpec, *sources: Source) -> None:
         """Record that this transaction loads ``sources`` into the table: committed into it

@@ -171,6 +171,8 @@ def _target_frame(reader: DataFrameReader, ctx: WriteContext, plan: dml.DmlPlan)
             table=spec.full_name,
             valid_txns=str(snapshot.valid_txns),
             valid_write_ids=str(snapshot.write_ids),
+            # scanned once, by this statement's one query: pushed filters are its own
+            pushdown="true",
         )
         .schema(spark_schema(read))
         .load()

@@ -14,10 +14,16 @@ option                 meaning
 ``warehouse``          warehouse root (local path or URI)
 ``metastore_url``      SQLAlchemy URL of the metastore (default: SQLite in the warehouse)
 ``txn_timeout_s``      the metastore's ``hive.txn.timeout`` (for heartbeats and leases)
+``storage``            an object store's endpoint and credentials (JSON of ``StorageOptions``)
 ``conf``               session settings as JSON (``hive.txn.xlock.write``, …)
 ``with_row_id``        ``true``: add Hive's ``row__id`` struct as the first column
+``snapshot``           read: pin the table's snapshot, a ValidWriteIdList string
+                       (``db.t:7:9223372036854775807::``); repeatable reads, time travel
+``as_of_write_id``     read: pin the table as of this write id (the committed writes up to it)
 ``valid_txns``         read under this ValidTxnList (with ``valid_write_ids``; no new snapshot)
-``valid_write_ids``    the table's ValidWriteIdList for that snapshot
+``valid_write_ids``    the table's ValidWriteIdList for that snapshot (same as ``snapshot``)
+``pushdown``           read, internal: ``true`` lets Spark push filters into the reader; only
+                       for a relation scanned once, by one query (``SparkEngine``'s statements)
 ``metrics_path``       write: store the committed write's metrics (JSON) at this path
 ``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
 ``read_changes``       read: ``true`` reads the change feed (``readStream`` needs it)
@@ -41,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from acid_platform.errors import InvalidChangeRangeError, InvalidNameError
 from acid_platform.format.fs import Location, resolve
+from acid_platform.format.storage import StorageOptions, configure
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.model import TableSpec
@@ -69,6 +76,8 @@ class SourceOptions:
     with_row_id: bool = False
     valid_txns: str | None = None
     valid_write_ids: str | None = None
+    as_of_write_id: int | None = None
+    pushdown: bool = False
     metrics_path: str | None = None
     grouped_by_bucket: bool = False
     read_changes: bool = False
@@ -99,6 +108,11 @@ class SourceOptions:
                 "acid data source: no table; use .load('db.table') / .save('db.table') or "
                 ".option('table', 'db.table')"
             )
+        if "://" in warehouse:  # this process reaches the store as the driver's warehouse does
+            text = merged.get("storage")
+            configure(
+                warehouse, StorageOptions.from_json(text) if text else StorageOptions.from_env()
+            )
         url = merged.get("metastore_url") or _sqlite_url(warehouse)
         conf = dict(defaults_conf(defaults)) | dict(json.loads(merged.get("conf") or "{}"))
         return cls(
@@ -109,7 +123,9 @@ class SourceOptions:
             conf=conf,
             with_row_id=_flag(merged.get("with_row_id")),
             valid_txns=merged.get("valid_txns") or None,
-            valid_write_ids=merged.get("valid_write_ids") or None,
+            valid_write_ids=merged.get("valid_write_ids") or merged.get("snapshot") or None,
+            as_of_write_id=_int_or_none(_write_id_option(merged, "as_of_write_id")),
+            pushdown=_flag(merged.get("pushdown")),
             metrics_path=merged.get("metrics_path") or None,
             grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
             read_changes=_flag(merged.get("read_changes")),
@@ -120,6 +136,11 @@ class SourceOptions:
             checkpoint_location=merged.get("checkpointlocation") or None,
             query_name=merged.get("queryname") or None,
         )
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the read's snapshot is given by the options (else: each query's latest)."""
+        return bool(self.valid_write_ids) or self.as_of_write_id is not None
 
     @property
     def db_and_table(self) -> tuple[str, str]:
@@ -143,13 +164,17 @@ class SourceOptions:
 
 
 def warehouse_options(warehouse: TableWarehouse) -> dict[str, str]:
-    """The data source options that name ``warehouse``."""
-    return {
+    """The data source options that name ``warehouse`` (with an object store's
+    :class:`~acid_platform.format.storage.StorageOptions`: executors get them with the plan)."""
+    options = {
         "warehouse": warehouse.root,
         "metastore_url": warehouse.metastore.url,
         "txn_timeout_s": str(warehouse.metastore.txn_timeout_s),
         "conf": json.dumps(dict(warehouse.conf)),
     }
+    if warehouse.storage is not None:
+        options["storage"] = warehouse.storage.to_json()
+    return options
 
 
 def qualified_name(name: str) -> str:
