@@ -33,7 +33,7 @@ import pyarrow.orc as po
 
 from acid_platform.errors import AcidFormatError, AcidSchemaError, FileConflictError
 from acid_platform.format import types as t
-from acid_platform.format.fs import create_new, join, resolve
+from acid_platform.format.fs import create_new, join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
 from acid_platform.format.orc_footer import amend_footer, char_columns
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
@@ -369,7 +369,7 @@ def write_acid_version_file(
     """Write ``_orc_acid_version`` (one byte, ASCII ``2``) into a base/delta directory, as Hive 3+
     does for every directory it writes."""
     loc = resolve(dir_path, filesystem)
-    loc.filesystem.create_dir(loc.path, recursive=True)
+    make_dirs(loc.filesystem, loc.path)
     try:
         out = create_new(loc.filesystem, join(loc.path, ORC_ACID_VERSION_FILE))
     except FileConflictError:
