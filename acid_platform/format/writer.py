@@ -33,8 +33,9 @@ import pyarrow.orc as po
 
 from acid_platform.errors import AcidFormatError, AcidSchemaError, FileConflictError
 from acid_platform.format import types as t
-from acid_platform.format.fs import create_new, join, resolve
+from acid_platform.format.fs import create_new, join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
+from acid_platform.format.orc_footer import amend_footer, char_columns
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
 from acid_platform.format.orc_timestamps import encode_orc, has_negative_fraction
 
@@ -182,6 +183,8 @@ class EventWriter:
         else:
             info = parse_tail(tail, self.path)
             key_index = self._key_index([s.number_of_rows for s in info.stripes])
+        # char/varchar types and the proleptic Gregorian calendar, as Hive 3+ writes them
+        tail = amend_footer(tail, char_columns(self.schema), source=self.path)
         stats = f"{self._counts[0]},{self._counts[1]},{self._counts[2]}"
         items = [
             (KEY_INDEX_KEY, key_index.encode()),
@@ -235,7 +238,7 @@ class EventWriter:
                 f"{self.path}: events must have columns {self.schema.names}, got {table.schema.names}"
             )
         try:
-            return table.cast(self.schema)
+            return t.conform_chars(table.cast(self.schema), self.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise AcidSchemaError(
                 f"{self.path}: events do not fit {t.schema_to_hive(self.schema)}: {exc}"
@@ -366,7 +369,7 @@ def write_acid_version_file(
     """Write ``_orc_acid_version`` (one byte, ASCII ``2``) into a base/delta directory, as Hive 3+
     does for every directory it writes."""
     loc = resolve(dir_path, filesystem)
-    loc.filesystem.create_dir(loc.path, recursive=True)
+    make_dirs(loc.filesystem, loc.path)
     try:
         out = create_new(loc.filesystem, join(loc.path, ORC_ACID_VERSION_FILE))
     except FileConflictError:

@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from acid_platform.errors import NoSuchObjectError, SemanticError
 from acid_platform.metastore.names import DEFAULT_DATABASE, normalize_identifier
+from acid_platform.sql.chars import char_lengths
 from acid_platform.sql.select import ArrowRows, Relation, Rows, run_query, stream_query
 from acid_platform.sql.statements import TableName
 from acid_platform.table.stream import RowStream
@@ -100,7 +101,7 @@ class SessionState:
                 exact_filter=False,  # the query applies its WHERE itself
             )
 
-        return Relation(qualified, columns, scan)
+        return Relation(qualified, columns, scan, char_lengths=char_lengths(spec.columns))
 
     def query(self, query: exp.Query) -> pa.Table:
         """Run a Hive query (sqlglot AST) on the embedded engine under one snapshot.

@@ -43,6 +43,7 @@ from acid_platform.errors import (
     WarehouseLocationError,
 )
 from acid_platform.format.fs import join, resolve
+from acid_platform.format.storage import StorageOptions, configure, options_for
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
 from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
@@ -117,6 +118,7 @@ class TableWarehouse(WarehouseCatalog):
         conf: Mapping[str, str] | None = None,
         create: bool = True,
         txn_timeout_s: float | None = None,
+        storage: StorageOptions | None = None,
     ) -> Self:
         """Open the warehouse at ``path`` (local directory or URI), creating it if needed unless
         ``create`` is False (then a missing one raises :class:`NoSuchWarehouseError`).
@@ -125,10 +127,14 @@ class TableWarehouse(WarehouseCatalog):
         ``<path>/_metastore.db``; a remote one (``s3://…``) needs a ``metastore_url``.
         ``txn_timeout_s`` is ``hive.txn.timeout`` (default 300 s): transactions heartbeat every
         half of it, and a housekeeper with the same setting reaps them after it.
+        ``storage`` configures an object store's endpoint and credentials (default: the AWS
+        environment variables; see :mod:`acid_platform.format.storage`).
         """
         text = os.fspath(path)
         if text.startswith("file://"):
             text = text[len("file://") :]
+        if "://" in text:
+            configure(text, storage if storage is not None else StorageOptions.from_env())
         if not create:
             require_warehouse(text, metastore_url)
         remote = "://" in text
@@ -358,6 +364,11 @@ class TableWarehouse(WarehouseCatalog):
         if "://" in location:
             return self._root.filesystem if location.startswith(self.root) else None
         return self._root.filesystem if "://" not in self.root else None
+
+    @property
+    def storage(self) -> StorageOptions | None:
+        """The object-store options of a remote warehouse (``None`` for local disk)."""
+        return options_for(self.root) if "://" in self.root else None
 
     def end_transaction(self, txn: Transaction) -> None:
         """Forget ``txn`` as the open transaction (it committed or aborted)."""
