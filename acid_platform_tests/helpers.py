@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -30,6 +32,7 @@ from acid_platform.metastore.schema import acid_sequences, metadata
 from acid_platform_tests.s3_server import S3Server
 
 #: The Hive- and Trino-written tables the conformance tests read (see ``fixtures/NOTICE``).
+REPO_ROOT = Path(__file__).resolve().parents[1]
 HIVE_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hive_written"
 
 #: Where the PostgreSQL tests find their server; ``scripts/with-postgres`` exports it after
@@ -142,6 +145,23 @@ def make_table(ms: Metastore, db: str = "db", name: str = "t", partitioned: bool
             location=f"/wh/{db}/{name}",
             properties={"transactional": "true"},
         )
+    )
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def spawn_module(
+    module: str, args: Sequence[object], stderr: Any = subprocess.PIPE
+) -> subprocess.Popen[bytes]:
+    """``python -m module args…`` with this checkout importable (tests kill these processes)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *map(str, args)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
     )
 
 

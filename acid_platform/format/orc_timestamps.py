@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import io
 import zoneinfo
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -76,27 +76,44 @@ def java_timestamp_streams(value_ns: int) -> tuple[int, int]:
 def has_negative_fraction(data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch) -> bool:
     """Whether any timestamp in ``data`` (at any depth) is before 1970 with a fraction of a
     second: the values pyarrow's ORC writer stores so that ORC Java cannot read them."""
+    return _any_timestamp(data, lambda v, f: (v < 0) & (v % f != 0) if f > 1 else v < v)
+
+
+#: The earliest timestamp ORC C++ (pyarrow) reads back as nanoseconds: it multiplies the stored
+#: seconds by 10**9 first, so the last 0.854775808 s of Arrow's range do not come back.
+MIN_READABLE_NS = -9_223_372_036 * NANOS_PER_SECOND
+#: :data:`MIN_READABLE_NS` as text.
+MIN_READABLE_TEXT = "1677-09-21 00:12:44"
+
+
+def has_unreadable_timestamp(
+    data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch,
+) -> bool:
+    """Whether any timestamp in ``data`` is before :data:`MIN_READABLE_NS` (such a file could
+    be written but not read back)."""
+    return _any_timestamp(data, lambda v, f: v < MIN_READABLE_NS // (NANOS_PER_SECOND // f))
+
+
+def _any_timestamp(
+    data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch,
+    test: Callable[[np.ndarray, int], np.ndarray],
+) -> bool:
     if isinstance(data, (pa.Table, pa.RecordBatch)):
-        return any(has_negative_fraction(c) for c in data.columns)
+        return any(_any_timestamp(c, test) for c in data.columns)
     if isinstance(data, pa.ChunkedArray):
-        return any(has_negative_fraction(c) for c in data.chunks)
-    return _array_has_negative_fraction(data)
-
-
-def _array_has_negative_fraction(arr: pa.Array) -> bool:
-    typ = arr.type
+        return any(_any_timestamp(c, test) for c in data.chunks)
+    typ = data.type
     if pa.types.is_timestamp(typ):
-        factor = _UNIT_FACTOR[typ.unit]
-        if factor == 1 or len(arr) == 0:
+        if len(data) == 0:
             return False
-        values = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        return bool(np.any((values < 0) & (values % factor != 0)))
+        values = data.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        return bool(np.any(test(values, _UNIT_FACTOR[typ.unit])))
     if pa.types.is_struct(typ):
-        return any(_array_has_negative_fraction(arr.field(i)) for i in range(typ.num_fields))
+        return any(_any_timestamp(data.field(i), test) for i in range(typ.num_fields))
     if pa.types.is_map(typ):
-        return _array_has_negative_fraction(arr.keys) or _array_has_negative_fraction(arr.items)
+        return _any_timestamp(data.keys, test) or _any_timestamp(data.items, test)
     if pa.types.is_list(typ) or pa.types.is_large_list(typ):
-        return _array_has_negative_fraction(arr.flatten())
+        return _any_timestamp(data.flatten(), test)
     return False
 
 

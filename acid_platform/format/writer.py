@@ -37,7 +37,12 @@ from acid_platform.format.fs import create_new, join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
 from acid_platform.format.orc_footer import amend_footer, char_columns
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
-from acid_platform.format.orc_timestamps import encode_orc, has_negative_fraction
+from acid_platform.format.orc_timestamps import (
+    MIN_READABLE_TEXT,
+    encode_orc,
+    has_negative_fraction,
+    has_unreadable_timestamp,
+)
 
 KEY_INDEX_KEY = "hive.acid.key.index"
 ACID_STATS_KEY = "hive.acid.stats"
@@ -162,6 +167,11 @@ class EventWriter:
             ends.append(n - 1)
         for i in ends:
             self._boundary_keys[self._rows + i + 1] = f"{owid[i]},{bucket[i]},{rowid[i]};"
+        if has_unreadable_timestamp(table):
+            raise AcidSchemaError(
+                f"{self.path}: a timestamp before {MIN_READABLE_TEXT} would not read back "
+                "(ORC readers decode seconds times 10**9 in 64 bits); see docs/values.md"
+            )
         self._java_timestamps = self._java_timestamps or has_negative_fraction(table)
         self._orc.write(table)
         self._rows += n

@@ -33,6 +33,7 @@ from typing import Any, Self
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+from sqlglot import exp
 
 from acid_platform.errors import (
     AlreadyExistsError,
@@ -277,9 +278,9 @@ class TableWarehouse(WarehouseCatalog):
         db, table = split_table_name(name)
         return Table(self, self.table_spec(db, table))
 
-    def query(self, sql: str) -> pa.Table:
-        """Run a Hive SELECT over warehouse tables in one snapshot (the open transaction's, or
-        a fresh one) on the engine; returns Arrow.
+    def query(self, sql: str | exp.Query) -> pa.Table:
+        """Run a Hive SELECT (text, or a sqlglot syntax tree) over warehouse tables in one
+        snapshot (the open transaction's, or a fresh one) on the engine; returns Arrow.
 
         >>> # wh.query("SELECT dept, count(*) AS n FROM emp GROUP BY dept")
         """

@@ -4,14 +4,15 @@ answer, a URL that names no database."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from acid_platform.errors import MetastoreUnavailableError, MetastoreVersionError
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.migrate import HEAD, VERSION_TABLE, known_revisions
+from acid_platform_tests.helpers import fresh_namespace
 
 
 def test_known_revisions_end_at_head() -> None:
@@ -26,15 +27,23 @@ def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     assert db.read_bytes() == b"not SQLite at all" * 64
 
 
-def test_a_schema_of_a_newer_version_is_refused_and_kept(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
-    Metastore(f"sqlite:///{db}").close()
-    with sqlite3.connect(db) as con:
-        con.execute(f"UPDATE {VERSION_TABLE} SET version_num = '9999'")
-    with pytest.raises(MetastoreVersionError, match=f"revision 9999.*up to {HEAD}"):
-        Metastore(f"sqlite:///{db}")
-    with sqlite3.connect(db) as con:
-        assert con.execute(f"SELECT version_num FROM {VERSION_TABLE}").fetchall() == [("9999",)]
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_schema_of_a_newer_version_is_refused_and_kept(backend: str, tmp_path: Path) -> None:
+    url, cleanup = fresh_namespace(backend, tmp_path)
+    try:
+        Metastore(url).close()
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = '9999'"))
+        with pytest.raises(MetastoreVersionError, match=f"revision 9999.*up to {HEAD}"):
+            Metastore(url)
+        with engine.connect() as conn:
+            assert conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all() == [
+                ("9999",)
+            ]
+        engine.dispose()
+    finally:
+        cleanup()
 
 
 def test_an_unreachable_postgresql_server() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +19,9 @@ import pytest
 
 from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner
-from acid_platform_tests.helpers import acid_dirs, fresh_namespace
+from acid_platform_tests.helpers import acid_dirs, fresh_namespace, spawn_module
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 2.0  # hive.txn.timeout of the killed writer and of the new one
 HEARTBEAT_S = TIMEOUT_S / 2
 
@@ -47,14 +45,7 @@ def _open(where: tuple[Path, str], conf: dict[str, str] | None = None) -> Wareho
 
 
 def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    return subprocess.Popen(
-        [sys.executable, "-m", "acid_platform_tests.table.crash_procs", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    return spawn_module("acid_platform_tests.table.crash_procs", args)
 
 
 def _wait_for(marker: Path, proc: subprocess.Popen[bytes], what: str) -> None:
