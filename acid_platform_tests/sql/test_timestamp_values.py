@@ -94,5 +94,7 @@ def test_timestamps_beyond_nanoseconds_are_refused_naming_the_range(wh: Warehous
         wh.table("t").insert(  # inside Arrow's range, but no ORC reader would decode it
             pa.table({"id": [1], "ts": pa.array([-(2**63 - 1)], pa.timestamp("ns")), "d": [None]})
         )
-    wh.sql("INSERT INTO t VALUES (1, CAST(NULL AS TIMESTAMP), DATE '1500-06-01')")  # dates span 0001..9999
+    wh.sql(
+        "INSERT INTO t VALUES (1, CAST(NULL AS TIMESTAMP), DATE '1500-06-01')"
+    )  # dates span 0001..9999
     assert wh.sql("SELECT d FROM t").to_pylist() == [{"d": dt.date(1500, 6, 1)}]
