@@ -131,7 +131,10 @@ class StorageOptions:
             kwargs["force_virtual_addressing"] = not o.path_style
         # a small file is one PUT at close instead of a multipart upload's three requests; a
         # file is visible only once its upload completes, either way
-        return pafs.S3FileSystem(allow_delayed_open=True, **kwargs)  # type: ignore[arg-type]
+        # a missing bucket is created when a warehouse is first opened in it
+        return pafs.S3FileSystem(  # type: ignore[arg-type]
+            allow_delayed_open=True, allow_bucket_creation=True, **kwargs
+        )
 
 
 def _ini(path: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
@@ -194,3 +197,29 @@ def path_in_store(uri: str) -> str:
     if parts.scheme in S3_SCHEMES or parts.scheme in ("gs", "gcs"):
         return f"{parts.netloc}{parts.path}".rstrip("/")
     return parts.path.rstrip("/") or "/"
+
+
+@dataclass(frozen=True)
+class StorageBinding:
+    """A store's options, for work shipped to other processes (Spark tasks): unpickling a
+    binding registers its options there (:func:`configure`) before anything in the same
+    payload opens a file. Carry one in every job a task receives."""
+
+    uri: str
+    options: StorageOptions
+
+    def __reduce__(self) -> tuple[object, tuple[str, StorageOptions]]:
+        return (bind, (self.uri, self.options))
+
+
+def bind(uri: str, options: StorageOptions) -> StorageBinding:
+    """Register ``options`` for the store of ``uri`` in this process; the binding."""
+    configure(uri, options)
+    return StorageBinding(uri, options)
+
+
+def binding_for(location: str) -> StorageBinding | None:
+    """The binding of the store ``location`` is in (``None`` for local paths)."""
+    if "://" not in location or urlsplit(location).scheme not in S3_SCHEMES:
+        return None
+    return StorageBinding(store_key(location), options_for(location))

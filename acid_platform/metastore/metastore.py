@@ -74,9 +74,11 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRe
     replaces it, to drive time-outs in tests.
 
     Clients keep what they hold alive, as in Hive: heartbeat open txns (and txn-less lock
-    requests, reader leases, a compaction's ``txn_id``) about every ``txn_timeout_s / 2``;
-    some process should call :meth:`reap_timed_out` periodically (Hive's housekeeper), which
-    aborts silent txns and drops their locks. All methods are safe from many threads and
+    requests, reader leases, a compaction's ``txn_id``) about every ``txn_timeout_s / 2``.
+    Expiry is part of the metastore, as Hive's lock check does it: a lock request blocked by a
+    txn (or txn-less lock) silent longer than ``txn_timeout_s`` runs :meth:`reap_timed_out`
+    (abort silent txns, drop their locks) and proceeds; the compactor's services reap before
+    they decide, and a housekeeper may call it periodically too. All methods are safe from many threads and
     processes at once.
     """
 

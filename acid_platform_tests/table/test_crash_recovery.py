@@ -98,6 +98,38 @@ def test_a_writer_killed_inside_update_frees_the_table_within_its_timeout(
         assert len(t.scan()) == 9
 
 
+def test_a_killed_writer_stops_neither_compaction_nor_cleaning_past_its_timeout(
+    where: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Issue 13 item 1: the dead txn's open write id no longer caps compaction, nor its open txn
+    the cleaner, once it times out: compaction and cleaning reap before they decide."""
+    with _open(where) as wh:
+        t = wh.create_table("t", [("k", "int"), ("v", "string")])
+        for k in range(4):
+            t.insert([{"k": k, "v": "a"}])
+    marker = tmp_path / "halted"
+    proc = _spawn(["update", str(where[0]), where[1], str(marker), f"{TIMEOUT_S}s"])
+    try:
+        _wait_for(marker, proc, "the UPDATE")
+    finally:
+        _kill(proc)
+    with _open(where, {"hive.txn.timeout": f"{TIMEOUT_S}s"}) as wh:
+        t = wh.table("t")
+        for k in range(4, 8):
+            t.insert([{"k": k, "v": "b"}])  # inserts are not blocked by the dead EXCL_WRITE
+        deadline = time.monotonic() + TIMEOUT_S + HEARTBEAT_S + 60
+        while True:  # until the dead txn has timed out: a condition, with a deadline
+            (info,) = compact_table(wh, "t", kind="major")
+            run_cleaner(wh)
+            deltas = [d for d in acid_dirs(t.spec.location) if d.startswith("delta")]
+            if not deltas:
+                break
+            assert time.monotonic() < deadline, f"still {deltas} after the time-out"
+            time.sleep(0.2)
+        assert info.highest_write_id == 9  # past the dead txn's write id 5
+        assert sorted(r["k"] for r in t.scan().to_pylist()) == list(range(8))
+
+
 def test_set_hive_txn_timeout_reaches_the_metastore(where: tuple[Path, str]) -> None:
     with _open(where) as wh:
         wh.sql("SET hive.txn.timeout=7s")

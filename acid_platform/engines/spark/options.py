@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from acid_platform.errors import InvalidChangeRangeError, InvalidNameError
 from acid_platform.format.fs import Location, resolve
-from acid_platform.format.storage import StorageOptions, configure
+from acid_platform.format.storage import StorageBinding, StorageOptions, bind
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.model import TableSpec
@@ -90,6 +90,8 @@ class SourceOptions:
     #: ``checkpointlocation`` / ``queryname`` as Spark passes them to a streaming sink
     checkpoint_location: str | None = None
     query_name: str | None = None
+    #: an object store's options: unpickled in a task's process, they are registered there
+    storage: StorageBinding | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str], defaults: Mapping[str, str]) -> SourceOptions:
@@ -108,9 +110,10 @@ class SourceOptions:
                 "acid data source: no table; use .load('db.table') / .save('db.table') or "
                 ".option('table', 'db.table')"
             )
+        storage = None
         if "://" in warehouse:  # this process reaches the store as the driver's warehouse does
             text = merged.get("storage")
-            configure(
+            storage = bind(
                 warehouse, StorageOptions.from_json(text) if text else StorageOptions.from_env()
             )
         url = merged.get("metastore_url") or _sqlite_url(warehouse)
@@ -135,6 +138,7 @@ class SourceOptions:
             max_write_ids_per_trigger=_positive_or_none(merged, "max_write_ids_per_trigger"),
             checkpoint_location=merged.get("checkpointlocation") or None,
             query_name=merged.get("queryname") or None,
+            storage=storage,
         )
 
     @property
