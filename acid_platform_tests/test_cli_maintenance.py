@@ -155,3 +155,29 @@ def test_worker_starts_spark_only_for_a_queued_entry_and_keeps_its_log_off_the_c
     assert lines[0] == "OK 1 compaction(s)", done.stderr  # no Spark or JVM line before it
     assert len(lines) == 2, done.stderr
     assert lines[1].startswith("  1 default.t major: ready for cleaning on spark;"), lines
+
+
+def test_fsck_reports_and_repairs_a_missing_and_a_stray_file(tmp_path: Path) -> None:
+    with Warehouse.open(tmp_path / "wh") as wh:
+        t = wh.create_table("t", [("id", "int")])
+        for i in range(3):
+            t.insert([{"id": i}])
+        root, location = wh.root, Path(t.spec.location)
+    delta1, delta2 = (location / d for d in acid_dirs(location)[:2])
+    os.remove(delta1 / "bucket_00000")
+    (delta2 / "bucket_00001").write_bytes((delta2 / "bucket_00000").read_bytes())
+    runner = CliRunner()
+
+    result = runner.invoke(app, ["fsck", "-w", root])
+    assert result.exit_code == 1, result.output
+    assert f"missing {delta1 / 'bucket_00000'}" in " ".join(result.stderr.split())
+    assert "FAILED default.t: 2 problem(s)" in result.stderr
+
+    result = runner.invoke(app, ["fsck", "default.t", "-w", root, "--repair"])
+    assert result.exit_code == 0, result.output
+    assert "OK default.t, 2 repaired" in result.stderr
+    assert not (delta2 / "bucket_00001").exists()
+    assert list((location / "_fsck_quarantine").rglob("bucket_00001"))
+    with Warehouse.open(root) as wh:
+        assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == [1, 2]
+    assert runner.invoke(app, ["fsck", "-w", root]).exit_code == 0
