@@ -78,6 +78,10 @@ def test_table_functions_are_refused_where_they_are_not_hive_functions() -> None
         "SELECT read_parquet('/x')",
         "SELECT unnest(array(1, 2))",
         "SELECT * FROM TABLE(read_text('/etc/passwd'))",
+        "SELECT in_file('root', '/etc/passwd')",
+        "SELECT reflect('java.lang.System', 'getenv', 'HOME')",
+        "SELECT java_method('java.lang.Math', 'abs', -1)",
+        "SELECT TRANSFORM(a) USING 'cat' AS b FROM t",
     ):
         with pytest.raises(SandboxError):
             parse_script(text)
