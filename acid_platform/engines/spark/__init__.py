@@ -50,12 +50,16 @@ def register(
 ) -> type[AcidDataSource]:
     """Register the ``acid`` data source (or ``name``) for ``warehouse`` on ``spark``.
 
+    Also makes the warehouse's tables Spark tables by name (``CREATE TABLE … USING acid``,
+    ``INSERT``, ``SELECT``, ``saveAsTable``: :mod:`.catalog`).
+
     The warehouse root, metastore URL, transaction time-out and session settings (``wh.conf``
     as of now) become option defaults; ``.option("warehouse", …)`` and
     ``.option("metastore_url", …)`` override them per read or write. Also turns on Spark's
     filter pushdown for Python data sources (``spark.sql.python.filterPushdown.enabled``).
     Returns the registered class.
     """
+    from acid_platform.engines.spark.catalog import install_catalog
     from acid_platform.engines.spark.datasource import AcidDataSource
     from acid_platform.engines.spark.options import warehouse_options
 
@@ -63,6 +67,7 @@ def register(
     cls = type("AcidDataSource", (AcidDataSource,), attrs)
     spark.dataSource.register(cls)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    install_catalog(spark, name)
     return cls
 
 
