@@ -116,6 +116,8 @@ PLATFORM_JOB = "acid_platform"
 STORES_SCHEDULE = "acid_stores_daily"
 RETURNS_SENSOR = "acid_returns_ingest"
 RETURNS_TABLE = "retail.returns"
+#: Files the returns sensor loads per run: one transaction each, one transaction batch per run.
+RETURNS_FILES_PER_RUN = 10
 NO_SPARK = "none"
 #: About how often Dagster's daemon evaluates a sensor at most.
 MIN_SENSOR_INTERVAL_S = 5
@@ -260,6 +262,7 @@ def platform_definitions(settings: PlatformSettings | None = None) -> Definition
         columns=RETURNS_COLUMNS,
         partition_columns=RETURNS_PARTITION,
         asset_key=RETURNS,
+        batch_size=RETURNS_FILES_PER_RUN,
         minimum_interval_seconds=settings.ingest_interval_s,
     )
     example = Definitions(

@@ -49,6 +49,33 @@ class MissingDirectoryError(AcidFormatError, FileNotFoundError):
     """A table or partition directory to read does not exist."""
 
 
+class FileConflictError(AcidFormatError, FileExistsError):
+    """A writer found the file or directory it was to create already there (another writer, or
+    a second metastore on the same warehouse, got there first): it fails rather than replace."""
+
+
+class FileRecordError(AcidFormatError):
+    """What is on disk differs from what the metastore recorded at commit (see
+    ``format.file_record``); ``path`` names the file or directory."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class MissingFileError(FileRecordError, FileNotFoundError):
+    """A file or directory a committed write id wrote is not there."""
+
+
+class UnexpectedFileError(FileRecordError):
+    """A file or directory no committed write wrote sits where a snapshot would read it (a stray
+    copy such as ``bucket_00001`` or ``bucket_00000_1`` inside a delta)."""
+
+
+class FileSizeMismatchError(FileRecordError):
+    """A committed file's size differs from the one recorded at commit (truncated or replaced)."""
+
+
 class FlushLengthError(AcidFormatError):
     """A `_flush_length` side file is empty or unreadable."""
 
@@ -71,6 +98,30 @@ class NoSuchObjectError(MetastoreError, KeyError):
 
 class NoSuchWarehouseError(NoSuchObjectError):
     """No warehouse exists at a path (no metastore there) and none was asked to be created."""
+
+
+class WarehouseOwnershipError(MetastoreError):
+    """The warehouse directory belongs to another metastore: one warehouse directory is served
+    by one metastore (a second one would overwrite the first one's files)."""
+
+
+class MetastoreUnavailableError(MetastoreError):
+    """The metastore cannot be opened or reached: a server that does not answer, a file that
+    is not a metastore database, or one the process may not open. Nothing was changed."""
+
+
+class MetastoreVersionError(MetastoreError):
+    """The metastore's schema was written by a newer acid_platform (a revision this one does
+    not know): use that version, or a newer one. Nothing was changed."""
+
+
+class ReadOnlyMetastoreError(MetastoreError):
+    """The metastore is read-only (its file or directory cannot be written): it answers
+    queries, but nothing that writes (a transaction, DML, DDL, compaction) can run."""
+
+
+class WarehouseLocationError(AcidError):
+    """The warehouse's path cannot hold a warehouse: it is a file, or cannot be created."""
 
 
 class AlreadyExistsError(MetastoreError):
@@ -117,6 +168,11 @@ class CompactionError(AcidError):
 
 
 # --------------------------------------------------------------------------- sql layer
+class CompactionTimeoutError(CompactionError):
+    """``ALTER TABLE … COMPACT … AND WAIT`` gave up (``hive.compactor.wait.timeout``); the
+    message names each entry's queue state. The entries stay queued."""
+
+
 class SqlError(AcidError):
     """A HiveQL statement cannot be run as written."""
 
@@ -168,6 +224,12 @@ class UnsupportedOperationError(AcidError):
     partition or bucketing column, DDL inside a multi-statement transaction)."""
 
 
+class SandboxError(UnsupportedOperationError):
+    """A statement reaches outside the warehouse's tables: a table function that is not an ACID
+    table (a file, network or engine-catalog reader), a function HiveQL does not have, or an
+    engine setting, extension or file the embedded engine's sandbox refuses."""
+
+
 class ScanClosedError(AcidError):
     """A lazy table scan was read after it was read once or closed (its reader lease is gone)."""
 
@@ -205,7 +267,7 @@ class EngineError(AcidError):
 # --------------------------------------------------------------------------- ingest
 class LandingFileError(AcidError, ValueError):
     """A landing file cannot be loaded: it is missing, unreadable, of an unknown format, or
-    does not parse; nothing was written."""
+    does not parse; nothing of it was written."""
 
 
 # --------------------------------------------------------------------------- streaming

@@ -6,7 +6,9 @@ runs. Writes ``benchmarks/out/spark.json`` and a Markdown section for the report
 
 * load: ``df.write.format("acid")`` (one transaction, 4 tasks) vs ``df.write.orc`` (4 files);
 * full scan: every row and column through the data source vs Spark's ORC reader on the same
-  rows as plain ORC (both into Spark's ``noop`` sink, so rows are materialised);
+  rows as plain ORC (both into Spark's ``noop`` sink, so rows are materialised), on a fresh
+  ``load()`` and again as later queries on one loaded DataFrame (each query's tasks take its
+  snapshot);
 * UPDATE 0.1% of rows, DELETE 1%, MERGE of a 3% source (half updates, half inserts) with
   :class:`~acid_platform.engines.spark.SparkEngine` vs "native": read the plain ORC table,
   apply the change with DataFrame operations, write the whole table again (what a Spark job
@@ -109,19 +111,26 @@ def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
         def scan_native(i: int) -> None:
             spark.read.orc(plain).write.format("noop").mode("overwrite").save()
 
+        loaded = spark.read.format("acid").load("store_sales")
+
+        def scan_acid_loaded(i: int) -> None:
+            """Another query on one loaded DataFrame (its snapshot taken by the query's tasks)."""
+            loaded.write.format("noop").mode("overwrite").save()
+
         scan_acid(0)  # warm the Python workers once, as the native reader is warm in the JVM
         acid_scan, acid_scans = median_time(scan_acid, runs)
+        loaded_scan, loaded_scans = median_time(scan_acid_loaded, runs)
         native_scan, native_scans = median_time(scan_native, runs)
-        count_filter = (
-            spark.read.format("acid").load("store_sales").where("ss_ticket_number < 2400").count()
-        )
+        count_filter = loaded.where("ss_ticket_number < 2400").count()
         results["full_scan"] = {
             "acid_datasource_s": acid_scan,
             "native_orc_s": native_scan,
             "ratio": acid_scan / native_scan,
-            "splits": spark.read.format("acid").load("store_sales").rdd.getNumPartitions(),
-            "rows_with_pushed_filter": count_filter,
-            "all_s": {"acid": acid_scans, "native": native_scans},
+            "loaded_dataframe_s": loaded_scan,
+            "loaded_ratio": loaded_scan / native_scan,
+            "splits": loaded.rdd.getNumPartitions(),
+            "rows_with_filter": count_filter,
+            "all_s": {"acid": acid_scans, "loaded": loaded_scans, "native": native_scans},
         }
 
         # ---------------------------------------------------------------- DML
@@ -220,7 +229,8 @@ def markdown(r: dict[str, Any]) -> str:
         "| measure | acid_platform on Spark | native Spark, plain ORC | ratio | goal |",
         "|---|---|---|---|---|",
         f"| load (one INSERT, {TASKS} tasks) | {load['acid_datasource_s']:.2f} s | write ORC {load['native_orc_s']:.2f} s | {load['ratio']:.2f}x | |",
-        f"| full scan, all columns ({scan['splits']} splits) | {scan['acid_datasource_s']:.2f} s | ORC scan {scan['native_orc_s']:.2f} s | {scan['ratio']:.2f}x | ≤ 2x |",
+        f"| full scan, all columns ({scan['splits']} splits) | {scan['acid_datasource_s']:.2f} s | ORC scan {scan['native_orc_s']:.2f} s | {scan['ratio']:.2f}x | ≤ 1.2x |",
+        f"| the same scan, again on one loaded DataFrame | {scan['loaded_dataframe_s']:.2f} s | ORC scan {scan['native_orc_s']:.2f} s | {scan['loaded_ratio']:.2f}x | ≤ 1.2x |",
     ]
     for key, label in (
         ("update_0_1pct", "UPDATE 0.1% of rows"),

@@ -11,7 +11,7 @@ start of ``commit_transaction()`` to the end of the first poll that saw the tran
 the same micro-batches, one commit each, in the same run. Goal: >= 300,000 rows/s.
 
     python -m benchmarks.bench_streaming [--batches 10] [--backends "sqlite,sqlite (synchronous=normal),postgresql"]
-        [--text] [--delta-commits 500]
+        [--text] [--delta-commits 500] [--runs 3]
 
 Writes ``benchmarks/out/streaming.json`` and ``streaming.md``. The machine is small and shared
 (2 cores, other jobs): figures move between runs.
@@ -102,6 +102,7 @@ def _writer(root: str, url: str | None, batches: int, text: bool, out: Any) -> N
             .connect()
         )
         started = time.perf_counter()
+        cpu = time.process_time()
         for rec in records:
             conn.begin_transaction()
             conn.write(rec)
@@ -109,7 +110,8 @@ def _writer(root: str, url: str | None, batches: int, text: bool, out: Any) -> N
             conn.commit_transaction()
         conn.close()
         elapsed = time.perf_counter() - started
-    out.put({"elapsed_s": elapsed, "commit_starts": commits})
+        cpu = time.process_time() - cpu
+    out.put({"elapsed_s": elapsed, "cpu_s": cpu, "commit_starts": commits})
 
 
 def run_acid(backend: str, batches: int, text: bool) -> dict[str, Any]:
@@ -151,6 +153,7 @@ def run_acid(backend: str, batches: int, text: bool) -> dict[str, Any]:
         "writer": "delimited text" if text else "Arrow",
         "rows": rows,
         "elapsed_s": result["elapsed_s"],
+        "writer_cpu_s": result["cpu_s"],
         "rows_per_s": rows / result["elapsed_s"],
         "commits_per_s": len(result["commit_starts"]) / result["elapsed_s"],
         "visible_p50_ms": 1000 * statistics.median(latencies),
@@ -191,21 +194,34 @@ def report(acid: list[dict[str, Any]], delta: dict[str, Any]) -> str:
         f"that saw the rows (the poll's own time included). Goal: {GOAL_ROWS_S:,} rows/s. "
         "2 shared cores: the reader and writer compete, and figures move between runs.",
         "",
-        "| metastore | writer | rows | rows/s | commits/s | visible p50 | visible p99 | poll p50 |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "Medians of the runs; writer CPU is the writer process's own CPU time.",
+        "",
+        "| metastore | writer | rows | rows/s | commits/s | writer CPU | visible p50 | visible p99 "
+        "| poll p50 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in acid:
         lines.append(
             f"| {r['backend']} | {r['writer']} | {r['rows']:,} | {r['rows_per_s']:,.0f} | "
-            f"{r['commits_per_s']:,.0f} | {r['visible_p50_ms']:.0f} ms | {r['visible_p99_ms']:.0f} ms | "
+            f"{r['commits_per_s']:,.0f} | {r['writer_cpu_s']:.2f} s | {r['visible_p50_ms']:.0f} ms | {r['visible_p99_ms']:.0f} ms | "
             f"{r['poll_p50_ms']:.0f} ms |"
         )
     lines += [
         f"| delta-rs {delta.get('version', '')} (append, one commit per micro-batch) | Arrow | "
-        f"{delta['rows']:,} | {delta['rows_per_s']:,.0f} | {delta['commits_per_s']:,.0f} | – | – | – |",
+        f"{delta['rows']:,} | {delta['rows_per_s']:,.0f} | {delta['commits_per_s']:,.0f} | – | – | – | – |",
         "",
     ]
     return "\n".join(lines)
+
+
+def median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-figure medians of several runs of the same configuration (the first run's labels)."""
+    merged = dict(results[0])
+    for key, value in results[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            merged[key] = statistics.median(r[key] for r in results)
+    merged["runs"] = len(results)
+    return merged
 
 
 def main() -> None:
@@ -214,17 +230,27 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,sqlite (synchronous=normal),postgresql")
     parser.add_argument("--text", action="store_true", help="also run the delimited text writer")
     parser.add_argument("--delta-commits", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=3, help="runs per configuration (medians)")
     args = parser.parse_args()
-    acid = []
-    for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
-        for text in [False, True] if args.text else [False]:
-            r = run_acid(backend, args.batches, text)
-            print(json.dumps(r), flush=True)
-            acid.append(r)
     import deltalake
 
-    delta = run_delta(args.delta_commits) | {"version": deltalake.__version__}
-    print(json.dumps(delta), flush=True)
+    configs = [
+        (backend, text)
+        for backend in [b.strip() for b in args.backends.split(",") if b.strip()]
+        for text in ([False, True] if args.text else [False])
+    ]
+    acid_runs: dict[tuple[str, bool], list[dict[str, Any]]] = {c: [] for c in configs}
+    delta_runs: list[dict[str, Any]] = []
+    for _ in range(args.runs):  # configurations take turns within a round
+        for backend, text in configs:
+            r = run_acid(backend, args.batches, text)
+            print(json.dumps(r), flush=True)
+            acid_runs[(backend, text)].append(r)
+        d = run_delta(args.delta_commits)
+        print(json.dumps(d), flush=True)
+        delta_runs.append(d)
+    acid = [median_of(acid_runs[c]) for c in configs]
+    delta = median_of(delta_runs) | {"version": deltalake.__version__}
     OUT.mkdir(exist_ok=True)
     (OUT / "streaming.json").write_text(json.dumps({"acid": acid, "delta_rs": delta}, indent=2))
     (OUT / "streaming.md").write_text(report(acid, delta))

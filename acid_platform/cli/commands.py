@@ -22,6 +22,9 @@ from acid_platform.cli.options import (
     open_warehouse,
 )
 from acid_platform.cli.output import OutputFormat, err, print_result, print_table, user_errors
+from acid_platform.metastore.names import split_table_name
+from acid_platform.sql.commands import parse_partition_spec
+from acid_platform.sql.statements import Compact, Show, TableName
 from acid_platform.table.catalog_ops import warehouse_exists
 
 app = typer.Typer(
@@ -57,13 +60,15 @@ def sql_command(
     ] = None,
 ) -> None:
     """Run HiveQL statements (one, or a script) on a warehouse."""
+    # Names from options become statement values or go through the API's checks, never into
+    # statement text: ``-d 'x`; DROP TABLE t; --'`` is an invalid database name, nothing more.
     if (execute is None) == (file is None):
         raise typer.BadParameter("give exactly one of --execute/-e and --file/-f")
     text = execute if execute is not None else _read_script(file or "-")
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
         session = wh.sql_session
         if database:
-            session.execute(f"USE `{database}`")
+            session.use(database)
         session.execute_script(text, on_result=lambda r: print_result(r, output), stream=True)
         if wh.in_transaction:
             err.print("[yellow]note:[/] the script left a transaction open; it was rolled back")
@@ -78,9 +83,7 @@ def show_command(
 ) -> None:
     """SHOW TRANSACTIONS / LOCKS / COMPACTIONS of a warehouse's metastore."""
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
-        wh.sql_session.execute_script(
-            f"SHOW {what.value.upper()}", on_result=lambda r: print_result(r, output)
-        )
+        wh.sql_session.run_all([Show(what.value)], on_result=lambda r: print_result(r, output))
 
 
 @app.command("compact")
@@ -100,12 +103,14 @@ def compact_command(
     metastore_url: MetastoreOption = None,
 ) -> None:
     """ALTER TABLE … COMPACT 'minor'|'major' [AND WAIT]."""
-    spec = f" PARTITION ({partition})" if partition else ""
-    statement = f"ALTER TABLE {table}{spec} COMPACT '{'major' if major else 'minor'}'{' AND WAIT' if wait else ''}"
-    with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
-        wh.sql_session.execute_script(
-            statement, on_result=lambda r: print_result(r, OutputFormat.table)
-        )
+    with user_errors():
+        db, name = split_table_name(table)
+        spec = parse_partition_spec(partition) if partition else ()
+        statement = Compact(TableName(name, db), "major" if major else "minor", spec, wait)
+        with open_warehouse(warehouse, metastore_url) as wh:
+            wh.sql_session.run_all(
+                [statement], on_result=lambda r: print_result(r, OutputFormat.table)
+            )
 
 
 @app.command("changes")

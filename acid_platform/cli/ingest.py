@@ -1,5 +1,7 @@
 """``acid ingest FILE… --table db.t``: load landing files into a table, each exactly once
-(:func:`acid_platform.streaming.landing.load_files`; the Dagster sensor does the same by itself)."""
+(:func:`acid_platform.streaming.landing.load_files`: one transaction per file, in transaction
+batches; the Dagster sensor does the same by itself). Exit status 1 when a file failed (its
+transaction aborted, nothing of it written); the other files are loaded."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from rich.markup import escape
 from acid_platform.cli.commands import app
 from acid_platform.cli.options import MetastoreOption, WarehouseOption, open_warehouse
 from acid_platform.cli.output import err, user_errors
-from acid_platform.streaming.landing import FileFormat, load_files
+from acid_platform.streaming.landing import DEFAULT_BATCH_SIZE, FileFormat, load_files
 
 
 @app.command("ingest")
@@ -24,25 +26,40 @@ def ingest_command(
         FileFormat | None,
         typer.Option("--file-format", help="The files' format (default: by suffix)."),
     ] = None,
+    batch_size: Annotated[
+        int,
+        typer.Option("--batch-size", min=1, help="Transactions (files) per transaction batch."),
+    ] = DEFAULT_BATCH_SIZE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     metastore_url: MetastoreOption = None,
 ) -> None:
-    """Load FILES into a table in one transaction, recording each file's identity (URI, size,
-    modification time) with it: files loaded before are skipped, a file that does not parse
-    or fit the table fails the whole load and nothing is written."""
+    """Load FILES into a table, one transaction per file in transaction batches (one delta per
+    partition and batch), recording each file's identity (URI, size, modification time) in its
+    transaction: files loaded before are skipped; a file that does not parse or fit the table
+    aborts its own transaction (nothing of it is written) and fails the command (exit 1)."""
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
-        result = load_files(wh, table, files, fmt=file_format)
+        result = load_files(wh, table, files, fmt=file_format, batch_size=batch_size)
     if as_json:
         typer.echo(json.dumps(result.as_dict()))
+        if result.failed:
+            raise typer.Exit(1)
         return
     for source in result.skipped:
         err.print(
             f"[yellow]skipped[/] {escape(source.key)}: committed by txnid:{source.txn_id} already"
         )
     if result.loaded:
+        ids = result.write_ids
         err.print(
             f"[green]OK[/] loaded {result.rows} row(s) from {len(result.loaded)} file(s) into "
-            f"{escape(result.table)} (txnid:{result.txn_id}, write id {result.write_id})"
+            f"{escape(result.table)} (one transaction each, write ids {min(ids)}-{max(ids)})"
         )
-    else:
+    elif not result.failed:
         err.print(f"[green]OK[/] nothing to load into {escape(result.table)}")
+    for failed in result.failed:
+        err.print(
+            f"[red]failed[/] {escape(failed.file.uri)}: {failed.error}: {escape(failed.message)} "
+            "(its transaction aborted, nothing of it written)"
+        )
+    if result.failed:
+        raise typer.Exit(1)

@@ -18,7 +18,7 @@ from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.executors import ExecutorLike, ExecutorRouter
 from acid_platform.compaction.initiator import Initiator, InitiatorDecision
 from acid_platform.compaction.worker import CompactionOutcome, Worker
-from acid_platform.errors import CompactionError, InvalidPartitionError
+from acid_platform.errors import CompactionError, CompactionTimeoutError, InvalidPartitionError
 from acid_platform.metastore import CompactionInfo, CompactionState, CompactionType, TableSpec
 from acid_platform.metastore.names import split_table_name
 from acid_platform.table.partitions import make_partition_name
@@ -44,7 +44,10 @@ def compact_table(
     table when none is named). An entry already initiated or working for the same partition is
     reused. With ``wait`` the compaction runs in this process (this process acts as a worker
     until the entries are done) and a failure raises :class:`~acid_platform.errors.CompactionError`
-    with the recorded message. Returns the entries as they stand (``ready for cleaning`` after a
+    with the recorded message. The wait lasts at most ``timeout_s`` (default the settings'
+    ``hive.compactor.wait.timeout``, 300 s), then :class:`~acid_platform.errors.CompactionTimeoutError`
+    names the state of each entry it gave up on; entries held by a dead worker go back to the
+    queue once its txn times out (``hive.txn.timeout``) and are run here. Returns the entries as they stand (``ready for cleaning`` after a
     successful wait; the cleaner finishes them).
     """
     ctx = CompactionContext.of(target, conf)
@@ -55,6 +58,7 @@ def compact_table(
         executor = choose(target.conf)
     compaction_type = CompactionType(kind.lower())
     spec = ms.get_table(*split_table_name(name))
+    ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []
     for part in _partitions(ms, spec, partition):
         cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type)
@@ -62,21 +66,29 @@ def compact_table(
     if not wait:
         return [ms.get_compaction(i) for i in ids]
     worker = Worker(ctx, executor=executor)
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    limit = ctx.conf.wait_timeout_s if timeout_s is None else timeout_s
+    deadline = time.monotonic() + limit
+    next_reap = 0.0
     while True:
         infos = [ms.get_compaction(i) for i in ids]
         pending = [i for i in infos if i.state in _ACTIVE]
         if not pending:
             break
+        if time.monotonic() > deadline:
+            raise CompactionTimeoutError(
+                f"gave up waiting for the compaction of {spec.full_name} after {limit:g}s "
+                f"(hive.compactor.wait.timeout): {'; '.join(_queue_state(i) for i in pending)}. "
+                "The entries stay queued; see SHOW COMPACTIONS"
+            )
         if any(i.state == CompactionState.INITIATED for i in pending):
             if worker.run_once() is None:  # another worker is claiming it right now
                 time.sleep(_POLL_S)
             continue
-        if deadline is not None and time.monotonic() > deadline:
-            raise CompactionError(
-                f"compaction(s) {[i.id for i in pending]} of {spec.full_name} still working "
-                f"after {timeout_s:g}s (another worker has them); see show_compactions()"
-            )
+        if time.monotonic() >= next_reap:
+            # Another worker has them: if it died, its txn times out and the reaper puts the
+            # entry back to initiated, for this process to take.
+            ms.reap_timed_out()
+            next_reap = time.monotonic() + min(1.0, ms.txn_timeout_s / 4)
         time.sleep(_POLL_S)
     failed = [i for i in infos if i.state == CompactionState.FAILED]
     if failed:
@@ -141,6 +153,16 @@ def _partitions(
     if partition not in ms.list_partitions(spec.db, spec.name):
         raise InvalidPartitionError(f"table {spec.full_name} has no partition {partition}")
     return [partition]
+
+
+def _queue_state(info: CompactionInfo) -> str:
+    where = f" partition {info.partition}" if info.partition else ""
+    held = (
+        f" by worker {info.worker_id} (compactor txn {info.txn_id})"
+        if info.state == CompactionState.WORKING
+        else ""
+    )
+    return f"compaction {info.id}{where} is {info.state.value}{held}"
 
 
 def _active_entry(ctx: CompactionContext, spec: TableSpec, partition: str | None) -> int:

@@ -32,7 +32,12 @@ import pyarrow.fs as pafs
 from acid_platform.compaction.config import CompactorConf
 from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.hooks import checkpoint
-from acid_platform.errors import MetastoreError, NoSuchObjectError, NotEnoughHistoryError
+from acid_platform.errors import (
+    FileRecordError,
+    MetastoreError,
+    NoSuchObjectError,
+    NotEnoughHistoryError,
+)
 from acid_platform.format import (
     AcidDir,
     AcidState,
@@ -44,6 +49,8 @@ from acid_platform.format import (
     acid_state,
     parse_acid_dir_name,
 )
+from acid_platform.format.file_record import PartitionRecord
+from acid_platform.format.fs import basename
 from acid_platform.format.names import ParsedBase, is_hidden
 from acid_platform.metastore import CompactionInfo, Metastore, TableSpec
 
@@ -95,7 +102,10 @@ class Cleaner:
 
     def run(self, *, sweep_aborted: bool = True) -> CleanerReport:
         """Clean every ready entry (lowest write id first per partition, repeatedly), then
-        sweep aborted directories."""
+        sweep aborted directories, and purge the txn history no one needs any more (aborted
+        txns whose writes the cleaning removed). Timed-out txns are reaped first: a dead
+        client's open txn would otherwise hold back every entry."""
+        self.metastore.reap_timed_out()
         entries: list[CleanedEntry] = []
         tried: set[int] = set()
         while True:
@@ -106,6 +116,7 @@ class Cleaner:
                 tried.add(info.id)
                 entries.append(self.clean(info))
         swept = self.clean_aborted() if sweep_aborted else []
+        self.metastore.purge_txn_history()
         return CleanerReport(tuple(entries), tuple(swept))
 
     def clean(self, info: CompactionInfo) -> CleanedEntry:
@@ -125,10 +136,18 @@ class Cleaner:
         location = self.ctx.location(spec, info.partition)
         fs, path = location.filesystem, location.path
         cap = info.highest_write_id or 0
-        state, cap = _cleaner_state(fs, path, reader, txns, cap)
+        partition = info.partition or ""
+        record = ms.recorded_files(spec.db, spec.name).partition(partition)
+        try:
+            state, cap = _cleaner_state(fs, path, reader, txns, cap, record)
+        except FileRecordError as exc:
+            # what the snapshot reads is not what was committed: deleting the obsolete files
+            # could destroy the only copy left; `acid fsck` reports and repairs it first
+            return _entry(info, False, (), f"refused: {type(exc).__name__}: {exc}")
         doomed = _doomed(state)
         checkpoint("cleaner.selected")
         removed = _delete(fs, doomed, "cleaner.deleted_one")
+        ms.forget_recorded(spec.db, spec.name, partition, [basename(p) for p in removed])
         checkpoint("cleaner.deleted_all")
         after, _ = _cleaner_state(fs, path, reader, txns, cap)
         left = _doomed(after)
@@ -202,7 +221,12 @@ class Cleaner:
 
 
 def _cleaner_state(
-    fs: pafs.FileSystem, path: str, reader: ValidWriteIdList, txns: ValidTxnList, cap: int
+    fs: pafs.FileSystem,
+    path: str,
+    reader: ValidWriteIdList,
+    txns: ValidTxnList,
+    cap: int,
+    record: PartitionRecord | None = None,
 ) -> tuple[AcidState, int]:
     """acid_state with the capped cleaner list.
 
@@ -218,6 +242,7 @@ def _cleaner_state(
                 txns,
                 filesystem=fs,
                 ignore_empty_files=False,
+                record=record,
             )
             return state, cap
         except NotEnoughHistoryError:

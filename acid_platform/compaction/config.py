@@ -15,9 +15,10 @@ this project (``acid.compactor.*``). Tables may override the delta thresholds wi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+
+from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
 
 DELTA_NUM_THRESHOLD = "hive.compactor.delta.num.threshold"
 DELTA_PCT_THRESHOLD = "hive.compactor.delta.pct.threshold"
@@ -25,6 +26,7 @@ ABORTED_TXN_THRESHOLD = "hive.compactor.abortedtxn.threshold"
 FAILED_COMPACTS_THRESHOLD = "hive.compactor.initiator.failed.compacts.threshold"
 FAILED_RETRY_TIME = "hive.compactor.initiator.failed.retry.time"
 WORKER_TIMEOUT = "hive.compactor.worker.timeout"
+WAIT_TIMEOUT = "hive.compactor.wait.timeout"
 LARGE_PARTITION_BYTES = "acid.compactor.large.partition.bytes"
 STRIPE_SIZE = "acid.compactor.orc.stripe.size"
 #: Prefix of the table properties that override a threshold for one table (Hive's spelling).
@@ -47,6 +49,8 @@ class CompactorConf:
     failed_compacts_threshold: int = 2
     failed_retry_time_s: float = 7 * 86_400.0
     worker_timeout_s: float = 86_400.0
+    #: How long ``COMPACT … AND WAIT`` waits (Hive 4's ``hive.compactor.wait.timeout``, ms).
+    wait_timeout_s: float = 300.0
     large_partition_bytes: int = 1 << 30
     stripe_size: int = 64 * 1024 * 1024
 
@@ -77,7 +81,6 @@ INITIATOR_ON = "hive.compactor.initiator.on"
 WORKER_THREADS = "hive.compactor.worker.threads"
 CHECK_INTERVAL = "hive.compactor.check.interval"
 CLEANER_INTERVAL = "hive.compactor.cleaner.run.interval"
-TXN_TIMEOUT = "hive.txn.timeout"
 WORKER_SLEEP = "hive.compactor.worker.sleep.time"
 
 
@@ -144,6 +147,7 @@ _KEYS: tuple[tuple[str, str, object], ...] = (
     (FAILED_COMPACTS_THRESHOLD, "failed_compacts_threshold", int),
     (FAILED_RETRY_TIME, "failed_retry_time_s", _SECONDS),
     (WORKER_TIMEOUT, "worker_timeout_s", _SECONDS),
+    (WAIT_TIMEOUT, "wait_timeout_s", _MILLIS),
     (LARGE_PARTITION_BYTES, "large_partition_bytes", int),
     (STRIPE_SIZE, "stripe_size", int),
 )
@@ -157,19 +161,15 @@ _SERVICE_KEYS: tuple[tuple[str, str, object], ...] = (
     (TXN_TIMEOUT, "txn_timeout_s", _SECONDS),
 )
 assert {name for _, name, _ in _SERVICE_KEYS} == {f.name for f in fields(ServiceConf)}
-# Hive's time values carry a unit ("86400s", "7d"); a bare number means seconds here.
-_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86_400.0}
 
 
 def _parse(key: str, text: str, kind: object) -> int | float:
+    if kind in (_SECONDS, _MILLIS):
+        return parse_duration_s(key, text, "s" if kind == _SECONDS else "ms")
     raw = str(text).strip().lower()
     try:
-        if kind in (_SECONDS, _MILLIS):
-            number, unit = re.fullmatch(r"([0-9.eE+-]+)\s*([a-z]*)", raw).groups()  # type: ignore[union-attr]
-            value: int | float = float(number) * _UNITS[unit or ("s" if kind == _SECONDS else "ms")]
-        else:
-            value = kind(raw)  # type: ignore[operator]
-    except (ValueError, KeyError, AttributeError):
+        value: int | float = kind(raw)  # type: ignore[operator]
+    except ValueError:
         raise ValueError(f"{key}={text!r} is not a valid value") from None
     if value < 0:
         raise ValueError(f"{key}={text!r} must not be negative")

@@ -14,7 +14,7 @@ Steps of the worker: ``worker.claimed``, ``worker.planned``, ``worker.dirs_creat
 ``worker.bucket_written`` (first bucket file closed), ``worker.files_written`` (everything
 written, compactor txn still open), ``worker.committed``. Steps of the cleaner:
 ``cleaner.selected``, ``cleaner.deleted_one``, ``cleaner.deleted_all``, ``cleaner.marked``.
-Step of ingest: ``ingest.files_read``.
+Step of ingest: ``ingest.file_written`` (once per landing file).
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ WORKER_STEPS = (
     "worker.committed",
 )
 CLEANER_STEPS = ("cleaner.selected", "cleaner.deleted_one", "cleaner.deleted_all", "cleaner.marked")
-#: Steps of an ingest (:mod:`acid_platform.streaming.landing.load`): files read and fitted, no txn open yet.
-INGEST_STEPS = ("ingest.files_read",)
+#: Steps of an ingest (:mod:`acid_platform.streaming.landing.load`): a file's rows written in
+#: its transaction (of a transaction batch), its identity recorded, the transaction not committed.
+INGEST_STEPS = ("ingest.file_written",)
 
 _callbacks: list[Callable[[str], None]] = []
 

@@ -10,7 +10,6 @@ client never holds a table longer than the time-out. Safe to run from several pr
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +54,7 @@ def find_timed_out(target: Any, timeout_s: float | None = None) -> TimedOut:
     """What is due for reaping now (read only)."""
     ms = CompactionContext.of(target).metastore
     timeout = ms.txn_timeout_s if timeout_s is None else float(timeout_s)
-    cutoff_ms = int((time.time() - timeout) * 1000)
+    cutoff_ms = ms.now_ms() - int(timeout * 1000)
     txns = tuple(
         int(row["Transaction ID"])
         for row in ms.show_transactions()
@@ -75,7 +74,7 @@ def run_housekeeping(target: Any, timeout_s: float | None = None) -> Housekeepin
     as long, then purge transaction and compaction history no one can need."""
     ms = CompactionContext.of(target).metastore
     timeout = ms.txn_timeout_s if timeout_s is None else float(timeout_s)
-    cutoff_ms = int((time.time() - timeout) * 1000)
+    cutoff_ms = ms.now_ms() - int(timeout * 1000)
     before = ms.show_locks()
     aborted = ms.reap_timed_out(timeout)
     left = {row["Lock ID"] for row in ms.show_locks()}

@@ -91,6 +91,7 @@ class Initiator:
     def run(self) -> list[InitiatorDecision]:
         """One pass: check every partition with activity; returns one decision per partition."""
         ms = self.metastore
+        ms.reap_timed_out()  # a dead client's txn must not hold back what is decided here
         ms.revoke_timed_out_workers(self.ctx.conf.worker_timeout_s)
         rows = ms.show_compactions()
         active = {

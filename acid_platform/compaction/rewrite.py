@@ -54,6 +54,7 @@ from acid_platform.format import (
     sort_events,
 )
 from acid_platform.format import types as t
+from acid_platform.format.file_record import PartitionRecord
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
 from acid_platform.table.event_layout import DELETE, INSERT, EventLayout
@@ -81,6 +82,9 @@ class RewriteRequest:
     compression: str = DEFAULT_COMPRESSION
     stripe_size: int = DEFAULT_STRIPE_SIZE
     filesystem: pafs.FileSystem | None = None
+    #: What committed writes recorded in the partition: the compactor refuses to run over a
+    #: missing, stray or resized file (a ``FileRecordError``), instead of making a loss final.
+    record: PartitionRecord | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in (MAJOR, MINOR):
@@ -162,7 +166,13 @@ class RewriteResult:
 def plan_rewrite(request: RewriteRequest) -> RewritePlan:
     """Select the partition's files with the compactor's snapshot and plan the output files."""
     loc = resolve(request.path, request.filesystem)
-    state = acid_state(loc.path, request.write_ids, request.valid_txns, filesystem=loc.filesystem)
+    state = acid_state(
+        loc.path,
+        request.write_ids,
+        request.valid_txns,
+        filesystem=loc.filesystem,
+        record=request.record,
+    )
     if not is_enough_to_compact(request.kind, state):
         return RewritePlan(request, state, enough=False)
     read_ids = reader_write_ids(request.write_ids)

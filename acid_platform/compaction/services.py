@@ -133,6 +133,7 @@ class Services:
         )
 
         def work() -> bool:
+            worker.metastore.reap_timed_out()
             worker.metastore.revoke_timed_out_workers(self.ctx.conf.worker_timeout_s)
             outcome = worker.run_once()
             if outcome is None:

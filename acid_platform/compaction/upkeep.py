@@ -19,7 +19,6 @@ the data is right, reading it is getting slower or files are piling up).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +62,7 @@ def table_upkeep(
         normalize_identifier(db or "default", "database name"),
         normalize_identifier(table, "table name"),
     )
-    now_ms = time.time() * 1000
+    now_ms = ms.now_ms()
     reader = ms.valid_write_ids(None, spec.db, spec.name, valid_txns=(txns := ms.valid_txns()))
     root = ctx.location(spec, None)
     fs = root.filesystem

@@ -52,8 +52,10 @@ from acid_platform.format import (
     compression_of,
     parse_acid_dir_name,
 )
+from acid_platform.format.fs import basename, parent
 from acid_platform.format.names import ParsedDelta, is_hidden
 from acid_platform.metastore import CompactionInfo, CompactionState, Metastore, TxnState
+from acid_platform.metastore.file_records import WrittenEntry
 from acid_platform.table.schema import data_schema
 
 log = logging.getLogger(__name__)
@@ -114,7 +116,9 @@ class Worker:
         return self.ctx.metastore
 
     def run(self, max_entries: int | None = None) -> list[CompactionOutcome]:
-        """Revoke timed-out workers, then claim and run entries until the queue is empty."""
+        """Reap timed-out txns (a dead worker's entry goes back to the queue), revoke
+        timed-out workers, then claim and run entries until the queue is empty."""
+        self.metastore.reap_timed_out()
         self.metastore.revoke_timed_out_workers(self.ctx.conf.worker_timeout_s)
         done: list[CompactionOutcome] = []
         while max_entries is None or len(done) < max_entries:
@@ -150,6 +154,8 @@ class Worker:
             if plan.enough:
                 executor = self.router.choose(plan.input_bytes)
                 result = executor.execute(plan)
+            if result is not None:
+                _record_output(self.metastore, info, highest, result)
             checkpoint("worker.files_written")
             beat.stop()
             self.metastore.mark_compacted(info.id, highest)
@@ -202,6 +208,7 @@ class Worker:
             compression=compression_of(spec.properties),
             stripe_size=self.ctx.conf.stripe_size,
             filesystem=location.filesystem,
+            record=ms.recorded_files(spec.db, spec.name).partition(info.partition or ""),
         )
         return plan_rewrite(request)
 
@@ -228,6 +235,20 @@ class Worker:
             info.txn_id,
             message=text,
         )
+
+
+def _record_output(
+    ms: Metastore, info: CompactionInfo, highest: int, result: RewriteResult
+) -> None:
+    """Record the compaction's output as written by its txn (discarded if it aborts)."""
+    assert info.txn_id is not None
+    partition = info.partition or ""
+    entries = [WrittenEntry(partition, basename(d)) for d in result.output_dirs]
+    entries += [
+        WrittenEntry(partition, basename(parent(f.path)), basename(f.path), f.size, f.rows)
+        for f in result.files
+    ]
+    ms.record_written_files(info.txn_id, info.db, info.table, highest, entries)
 
 
 def safe_highest_write_id(plan: RewritePlan) -> int:

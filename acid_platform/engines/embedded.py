@@ -3,6 +3,12 @@
 Relations are registered as DuckDB views over Arrow tables (zero copy); the Hive-dialect plan is
 transpiled to DuckDB's dialect with sqlglot and its result fetched as Arrow. Each call runs on
 its own cursor, so registrations never leak between calls and one engine serves several threads.
+
+The engine is sandboxed (:data:`SANDBOX`): it reads only the Arrow relations it is handed. File
+and network access is off (``read_text``, ``read_csv``, ``COPY``, ``ATTACH``, ``http://`` …),
+extensions are never installed or loaded, Python variables are not scanned by name, and the
+configuration is locked, so no statement can turn any of this back on. What the sandbox refuses
+is a :class:`~acid_platform.errors.SandboxError`.
 :meth:`EmbeddedEngine.execute_batches` streams: relations may be ``RecordBatchReader`` s (each
 scanned once, as read), and the result comes batch by batch as DuckDB computes it.
 
@@ -23,13 +29,25 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from acid_platform.errors import EngineError, InvalidExpressionError
+from acid_platform.errors import EngineError, InvalidExpressionError, SandboxError
 from acid_platform.table.engine import PLAN_DIALECT
 from acid_platform.table.stream import RowStream
 
 DIALECT = "duckdb"
 #: Rows per batch of a streamed result.
 BATCH_ROWS = 65_536
+#: DuckDB settings of every connection: no files, no network, no extensions, no Python
+#: replacement scans; ``lock_configuration`` (set last) freezes them for the connection's life.
+#: Arrow relations registered on a cursor still work (they are not external access).
+SANDBOX: dict[str, str | bool | int | float | list[str]] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+    "python_enable_replacements": False,
+    "lock_configuration": True,
+}
 
 
 class EmbeddedEngine:
@@ -40,7 +58,7 @@ class EmbeddedEngine:
     def __init__(self, *, threads: int | None = None) -> None:
         self._config: dict[str, str | bool | int | float | list[str]] = (
             {"threads": threads} if threads else {}
-        )
+        ) | SANDBOX
         # Connected on first use (~10 ms): a warehouse opened to read or write whole tables, as
         # a Dagster step or a sensor tick does, never asks the engine anything.
         self._con: duckdb.DuckDBPyConnection | None = None
@@ -109,10 +127,16 @@ class EmbeddedEngine:
 def _run(cursor: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyConnection:
     try:
         return cursor.execute(sql)
+    except duckdb.PermissionException as exc:
+        raise SandboxError(f"the embedded engine's sandbox refused: {_first_line(exc)}") from exc
     except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException) as exc:
         raise InvalidExpressionError(f"cannot run the statement: {exc}") from exc
     except duckdb.Error as exc:
         raise EngineError(f"embedded engine failed: {exc}") from exc
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).split("\n")[0].removeprefix("Permission Error: ")
 
 
 def _arrow(cursor: duckdb.DuckDBPyConnection) -> pa.Table | pa.RecordBatchReader:

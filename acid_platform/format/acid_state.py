@@ -27,8 +27,16 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
-from acid_platform.errors import NotEnoughHistoryError
-from acid_platform.format.fs import basename, resolve
+from acid_platform.errors import InvalidNameError, NotEnoughHistoryError
+from acid_platform.format.file_record import (
+    MISSING,
+    UNEXPECTED,
+    FileProblem,
+    PartitionRecord,
+    RecordedDir,
+    compare_files,
+)
+from acid_platform.format.fs import basename, join, resolve
 from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.listing import (
     AcidDir,
@@ -41,6 +49,7 @@ from acid_platform.format.names import (
     LONG_MIN,
     is_acid_dir_name,
     is_hidden,
+    parse_acid_dir_name,
 )
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.write_id_list import ValidWriteIdList
@@ -53,6 +62,7 @@ __all__ = [
     "acid_state",
     "is_acid_dir_name",
     "list_partition_dirs",
+    "record_problems",
 ]
 
 
@@ -92,6 +102,7 @@ def acid_state(
     *,
     filesystem: pafs.FileSystem | None = None,
     ignore_empty_files: bool = True,
+    record: PartitionRecord | None = None,
 ) -> AcidState:
     """Select the base, deltas and original files of one partition for a snapshot.
 
@@ -103,14 +114,45 @@ def acid_state(
     A missing directory gives an empty state (a table or partition with no data yet). A
     directory named like a base/delta whose name does not parse raises ``InvalidNameError``.
     Raises ``NotEnoughHistoryError`` when the only bases are compactor bases newer than what
-    the snapshot may see.
+    the snapshot may see. With ``record`` (what committed writes recorded in this partition,
+    see :mod:`.file_record`) the selection is checked against it: a missing, unexpected or
+    resized file raises a :class:`~acid_platform.errors.FileRecordError` naming it.
     """
+    state, problems = _state_and_problems(
+        path, write_ids, txns, filesystem, ignore_empty_files, record
+    )
+    if problems:
+        raise problems[0].error()
+    return state
+
+
+def record_problems(
+    path: str | os.PathLike[str],
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None,
+    record: PartitionRecord,
+    *,
+    filesystem: pafs.FileSystem | None = None,
+) -> list[FileProblem]:
+    """Every difference between the partition at ``path`` and its ``record``, for the
+    snapshot (what ``acid fsck`` reports; :func:`acid_state` raises the first)."""
+    return _state_and_problems(path, write_ids, txns, filesystem, True, record)[1]
+
+
+def _state_and_problems(
+    path: str | os.PathLike[str],
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None,
+    filesystem: pafs.FileSystem | None,
+    ignore_empty_files: bool,
+    record: PartitionRecord | None,
+) -> tuple[AcidState, list[FileProblem]]:
     location = resolve(path, filesystem)
     listing = list_partition(location.filesystem, location.path)
     builder = AcidDirBuilder(location.filesystem)
     selection = _Selection(write_ids, txns)
-    for entry in sorted(listing.acid_dirs.values(), key=lambda e: e.name):
-        acid_dir = builder.build(entry)
+    built = [builder.build(e) for e in sorted(listing.acid_dirs.values(), key=lambda e: e.name)]
+    for acid_dir in built:
         if acid_dir.is_base:
             selection.add_base(acid_dir)
         else:
@@ -127,7 +169,7 @@ def acid_state(
         originals = []
     deltas, shadowed = selection.best_working_deltas()
     obsolete.extend(shadowed)
-    return AcidState(
+    state = AcidState(
         base=selection.base,
         deltas=tuple(deltas),
         original_files=tuple(originals),
@@ -135,6 +177,61 @@ def acid_state(
         aborted=tuple(selection.aborted),
         has_uncompacted_aborts=selection.has_uncompacted_aborts,
     )
+    if record is None:
+        return state, []
+    return state, _check_record(location.path, built, state, record, write_ids, txns)
+
+
+def _check_record(
+    root: str,
+    built: Sequence[AcidDir],
+    state: AcidState,
+    record: PartitionRecord,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None,
+) -> list[FileProblem]:
+    """What the snapshot should read by the record (recorded directories, plus those of write
+    ids nobody recorded) against what it reads on disk."""
+    expected = _Selection(write_ids, txns)
+    for acid_dir in [
+        *(_recorded_dir(root, r) for r in record.dirs.values()),
+        *(d for d in built if d.name not in record.dirs and not record.covers(d.name)),
+    ]:
+        if acid_dir.is_base:
+            expected.add_base(acid_dir)
+        else:
+            expected.add_delta(acid_dir)
+    wanted = [expected.base] if expected.base is not None else []
+    wanted += expected.best_working_deltas()[0]
+    on_disk = {d.name for d in built}
+    problems = [
+        FileProblem(MISSING, d.path, "committed directory is missing")
+        for d in wanted
+        if d.name not in on_disk
+    ]
+    wanted_names = {d.name for d in wanted}
+    read = [state.base] if state.base is not None else []
+    for acid_dir in [*read, *state.deltas]:
+        recorded = record.dirs.get(acid_dir.name)
+        if acid_dir.name not in wanted_names:
+            problems.append(
+                FileProblem(UNEXPECTED, acid_dir.path, "no committed write wrote this directory")
+            )
+        elif recorded is not None:
+            sizes = {f.name: f.size for f in acid_dir.files}
+            problems += compare_files(acid_dir.path, sizes, recorded)
+    return problems
+
+
+def _recorded_dir(root: str, recorded: RecordedDir) -> AcidDir:
+    parsed = parse_acid_dir_name(recorded.name)
+    if parsed is None:
+        raise InvalidNameError(f"recorded directory {recorded.name!r} is not a base/delta name")
+    path = join(root, recorded.name)
+    files = tuple(
+        AcidFile(join(path, name), size, -1) for name, size in sorted(recorded.files.items())
+    )
+    return AcidDir(path, parsed, files, False, parsed.visibility_txn_id > 0)
 
 
 def list_partition_dirs(

@@ -11,8 +11,20 @@ with ``row_ids`` reads only those rows, skipping the stripes whose key range (Hi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 import numpy as np
+
+
+class DeleteLookup(Protocol):
+    """What reading a data file asks of a split's delete events: a :class:`DeleteSet` held in
+    memory, or :class:`~.delete_merge.SortMergeDeletes` above the cap."""
+
+    def __len__(self) -> int: ...
+
+    def contains(
+        self, original_write_ids: np.ndarray, buckets: np.ndarray, row_ids: np.ndarray
+    ) -> np.ndarray: ...
 
 
 class DeleteSet:

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
-from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.write_id_list import ValidWriteIdList
 
@@ -51,6 +51,8 @@ class ReadStats:
     rows_invalid: int = 0
     delete_events: int = 0
     delete_set_bytes: int = 0
+    #: splits whose delete events were merged in key order (above the cap) instead of held
+    delete_sort_merges: int = 0
     files: list[str] = field(default_factory=list)
 
     def add(self, other: ReadStats) -> None:
@@ -62,6 +64,7 @@ class ReadStats:
         self.rows_invalid += other.rows_invalid
         self.delete_events += other.delete_events
         self.delete_set_bytes = max(self.delete_set_bytes, other.delete_set_bytes)
+        self.delete_sort_merges += other.delete_sort_merges
         self.files.extend(other.files)
 
 
@@ -77,7 +80,7 @@ class FileRead:
 
     read_cols: list[str]
     row_cols: list[str]
-    deleted: DeleteSet
+    deleted: DeleteLookup
     with_row_id: bool
     filters: Filters | None
     filter_expr: Any
@@ -220,6 +223,11 @@ def _finish(
             arr = pa.nulls(n, target)  # column added after this file was written
         elif target is not None and arr.type != target:
             arr = arr.cast(target)
+        char = t.char_type(schema.field(c)) if schema is not None and c in schema.names else None
+        if char is not None and arr is not None:
+            # Hive's readers return char(n) padded and varchar(n) cut to n, whatever the file
+            # holds (files written before these rules, or by other writers)
+            arr = t.apply_char_rules(arr, *char)
         names.append(c)
         arrays.append(arr)
     if not names:  # no columns requested (e.g. COUNT(*)): still carry the row count

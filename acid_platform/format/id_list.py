@@ -121,11 +121,26 @@ def naming_snapshot(text: str) -> Iterator[None]:
 def parse_long(token: str, text: str) -> int:
     """One Java long of the snapshot string ``text``."""
     if _LONG_RE.fullmatch(token) is None:
-        raise InvalidSnapshotError(f"snapshot {text!r}: {token!r} is not a number")
+        raise InvalidSnapshotError(f"snapshot {_clip(text)}: {_clip(token)} is not a number")
+    if len(token.lstrip("+-0")) > _LONG_DIGITS:  # also keeps int() off huge digit strings
+        raise InvalidSnapshotError(
+            f"snapshot {_clip(text)}: {_clip(token)} does not fit a Java long"
+        )
     value = int(token)
     if not LONG_MIN <= value <= LONG_MAX:
         raise InvalidSnapshotError(f"snapshot {text!r}: {token} does not fit a Java long")
     return value
+
+
+def require_text(text: object, kind: str) -> str:
+    """The snapshot string to parse; :class:`InvalidSnapshotError` for anything else (None)."""
+    if not isinstance(text, str):
+        raise InvalidSnapshotError(f"{kind}: expected a string, not {type(text).__name__}")
+    return text
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} chars)"
 
 
 def parse_id_list(token: str, text: str, *, ranges: bool) -> tuple[int, ...]:
@@ -167,6 +182,7 @@ def format_id_list(
 _MIN_RANGE_LENGTH = 5
 # A range like "1-9223372036854775807" would expand to more ids than fit in memory.
 _MAX_EXPANDED_IDS = 10_000_000
+_LONG_DIGITS = 19  # 9223372036854775807
 _LONG_RE = re.compile(r"[+-]?[0-9]+")
 _RANGE_RE = re.compile(r"([0-9]+)-([0-9]+)")
 

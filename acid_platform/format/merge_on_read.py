@@ -26,7 +26,12 @@ import pyarrow.parquet as pq
 from acid_platform.errors import AcidFormatError, AcidSchemaError, MissingDirectoryError
 from acid_platform.format import types as t
 from acid_platform.format.acid_state import AcidState, acid_state
-from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.delete_merge import (
+    SortMergeDeletes,
+    count_delete_events,
+    delete_events_cap,
+)
+from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.file_reader import (
     ACID_KIND,
     ORIGINAL_KIND,
@@ -71,6 +76,7 @@ def read_acid(
     stats: ReadStats | None = None,
     row_ids: DeleteSet | None = None,
     state: AcidState | None = None,
+    delete_events_cap: int | None = None,
 ) -> pa.Table:
     """Read one table or partition directory under a snapshot into a ``pyarrow.Table``.
 
@@ -80,7 +86,8 @@ def read_acid(
     for an empty table and for files written before a column was added); ``row_ids`` keeps only
     the rows with those ROW__IDs, reading only the stripes whose key range holds one of them;
     ``state`` is the directory's selection for this snapshot when the caller already computed it
-    (:func:`~acid_platform.format.acid_state`): the directory is then not listed again.
+    (:func:`~acid_platform.format.acid_state`): the directory is then not listed again;
+    ``delete_events_cap``: see :func:`read_split`.
 
     Raises :class:`~acid_platform.errors.MissingDirectoryError` when ``path`` does not exist.
     """
@@ -110,6 +117,7 @@ def read_acid(
             schema=out_schema_row(out_schema),
             stats=counter,
             row_ids=row_ids,
+            delete_events_cap=delete_events_cap,
         )
         for split, counter in zip(splits, counters, strict=True)
     ]
@@ -180,12 +188,14 @@ def read_split(
     schema: pa.Schema | None = None,
     stats: ReadStats | None = None,
     row_ids: DeleteSet | None = None,
+    delete_events_cap: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the visible rows of one split, one stripe at a time (only those named by
-    ``row_ids`` when it is given)."""
+    ``row_ids`` when it is given). Above ``delete_events_cap`` delete events (Hive's
+    ``hive.transactional.events.mem``; default :func:`~.delete_merge.delete_events_cap`) the
+    split's delete events are merged in key order instead of held (:mod:`.delete_merge`)."""
     stats = stats if stats is not None else ReadStats()
-    deleted = load_delete_set(filesystem, split.delete_files, write_ids, stats)
-    stats.delete_set_bytes = max(stats.delete_set_bytes, deleted.nbytes)
+    deleted = split_deletes(filesystem, split.delete_files, write_ids, stats, delete_events_cap)
     original_offsets: dict[tuple[int, int], int] = defaultdict(
         int
     )  # (write id, stmt) -> next rowid
@@ -227,13 +237,34 @@ def read_split(
                 yield from read_events(f, ref, write_ids, read)
 
 
+def split_deletes(
+    filesystem: pafs.FileSystem,
+    paths: Sequence[str],
+    write_ids: ValidWriteIdList,
+    stats: ReadStats,
+    cap: int | None = None,
+) -> DeleteLookup:
+    """A split's delete events: held in memory (:func:`load_delete_set`) up to ``cap`` events
+    (counted from the files' footers), merged in key order above it (:class:`SortMergeDeletes`)."""
+    limit = delete_events_cap(cap)
+    if paths and limit >= 0:
+        total = count_delete_events(filesystem, paths)
+        if total > limit:
+            stats.delete_sort_merges += 1
+            return SortMergeDeletes(filesystem, paths, write_ids, total, stats=stats)
+    deleted = load_delete_set(filesystem, paths, write_ids, stats)
+    stats.delete_set_bytes = max(stats.delete_set_bytes, deleted.nbytes)
+    return deleted
+
+
 def load_delete_set(
     filesystem: pafs.FileSystem,
     paths: Sequence[str],
     write_ids: ValidWriteIdList,
     stats: ReadStats | None = None,
 ) -> DeleteSet:
-    """Delete events of the given files whose deleting write id is valid in the snapshot."""
+    """Delete events of the given files whose deleting write id is valid in the snapshot, all
+    held in memory."""
     chunks = []
     exceptions = np.asarray(write_ids.exceptions, np.int64)
     for p in paths:

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.orc as po
 
 from acid_platform.errors import CorruptAcidFileError
+from acid_platform.format.fs import create_new
 from acid_platform.format.orc_stats import merge_all
+from acid_platform.format.orc_timestamps import encode_table
 from acid_platform.format.protobuf import (
     compress_stream,
     decode_message,
@@ -95,13 +96,9 @@ class OrcChunk:
 
 
 def encode_chunk(table: pa.Table, compression: str, stripe_size: int) -> OrcChunk:
-    """``table`` encoded by pyarrow as an ORC file in memory, taken apart
-    (``compression`` is pyarrow's codec name)."""
-    sink = pa.BufferOutputStream()
-    writer = po.ORCWriter(sink, compression=compression, stripe_size=stripe_size)
-    writer.write(table)
-    writer.close()
-    return parse_chunk(sink.getvalue().to_pybytes())
+    """``table`` encoded as an ORC file in memory, taken apart (``compression`` is pyarrow's
+    codec name; timestamps as ORC Java stores them, :mod:`.orc_timestamps`)."""
+    return parse_chunk(encode_table(table, compression, stripe_size))
 
 
 def parse_chunk(data: bytes, source: str = "<orc chunk>") -> OrcChunk:
@@ -210,7 +207,7 @@ class AppendableOrcFile:
 
     def __post_init__(self) -> None:
         self._builder = OrcTailBuilder(self.template)
-        self._stream = self.filesystem.open_output_stream(self.path)
+        self._stream = create_new(self.filesystem, self.path)
         self._write(ORC_MAGIC)
 
     @property

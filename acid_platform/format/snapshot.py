@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from acid_platform.format.file_record import TableRecord
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.write_id_list import ValidWriteIdList
 
@@ -23,10 +24,14 @@ class Snapshot:
 
     ``valid_txns`` judges the ``_v<txn>`` suffix of compacted directories; ``None`` (a snapshot
     given only as a write id list, e.g. by a Spark option) treats every suffix as visible.
+    ``files`` is the table's file record, loaded with the snapshot (one query per table).
     """
 
     valid_txns: ValidTxnList | None
     write_ids: ValidWriteIdList
+    #: What committed writes recorded they wrote (:mod:`.file_record`): a read checks its
+    #: listing against it. ``None``: not known (read as Hive does, unchecked).
+    files: TableRecord | None = None
 
 
 __all__ = ["Snapshot"]

@@ -31,7 +31,7 @@ import pyarrow.fs as pafs
 
 from acid_platform.errors import AcidFormatError
 from acid_platform.format import types as t
-from acid_platform.format.fs import resolve
+from acid_platform.format.fs import create_new, resolve
 from acid_platform.format.names import flush_length_file_name
 from acid_platform.format.orc_append import AppendableOrcFile, AppendedChunk, encode_chunk
 from acid_platform.format.writer import (
@@ -79,7 +79,7 @@ class StreamingEventFile:
         self._lengths: pa.NativeFile | None = None
         if self.side_file is not None:
             # before the data file exists: a reader never sees the file without its side file
-            self._lengths = self.filesystem.open_output_stream(self.side_file)
+            self._lengths = create_new(self.filesystem, self.side_file)
             self._lengths.write((0).to_bytes(8, "big"))
             self._lengths.flush()
         template = encode_chunk(self.schema.empty_table(), self._codec, stripe_size)

@@ -27,6 +27,7 @@ from acid_platform.format.id_list import (
     parse_long,
     range_aborted,
     range_valid,
+    require_text,
 )
 from acid_platform.format.names import LONG_MAX
 
@@ -66,7 +67,7 @@ class ValidTxnList:
 
         The empty string means "everything valid" (high watermark ``Long.MAX_VALUE``), as in Hive.
         """
-        if text == "":
+        if require_text(text, "ValidTxnList") == "":
             return cls(LONG_MAX)
         fields = text.split(":")
         if not 2 <= len(fields) <= 4:

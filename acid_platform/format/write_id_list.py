@@ -34,6 +34,7 @@ from acid_platform.format.id_list import (
     parse_long,
     range_aborted,
     range_valid,
+    require_text,
 )
 from acid_platform.format.names import LONG_MAX
 
@@ -104,7 +105,7 @@ class ValidWriteIdList:
         valid", as in Hive. The compactor's and cleaner's lists drop exceptions above the high
         watermark.
         """
-        if text == "":
+        if require_text(text, "ValidWriteIdList") == "":
             return cls(None, LONG_MAX)
         fields = text.split(":")
         if not 3 <= len(fields) <= 5:

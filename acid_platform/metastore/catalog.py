@@ -9,13 +9,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, literal, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from acid_platform.errors import AlreadyExistsError, MetastoreError, NoSuchObjectError
 from acid_platform.metastore.model import Database, TableSpec
-from acid_platform.metastore.names import normalize_identifier, normalize_partition_name
+from acid_platform.metastore.names import (
+    database_name_to_create,
+    normalize_identifier,
+    normalize_partition_name,
+    require_absolute_location,
+)
 from acid_platform.metastore.schema import (
     committed_sources,
     compaction_queue,
@@ -28,6 +33,7 @@ from acid_platform.metastore.schema import (
     txn_components,
     txn_sources,
     txn_to_write_id,
+    write_files,
     write_set,
 )
 
@@ -38,7 +44,9 @@ def create_database(
     conn: Connection, now: int, name: str, location: str | None, if_not_exists: bool
 ) -> bool:
     """Create a database; returns False if it existed and ``if_not_exists`` was given."""
-    name = normalize_identifier(name, "database name")
+    name = database_name_to_create(name)
+    if location is not None:
+        require_absolute_location(location, f"database {name}")
     if _database_row(conn, name) is not None:
         if if_not_exists:
             return False
@@ -193,6 +201,7 @@ def drop_table(conn: Connection, db: str, table: str, if_exists: bool) -> bool:
         (write_set, write_set.c.ws_database, write_set.c.ws_table),
         (txn_sources, txn_sources.c.ts_database, txn_sources.c.ts_table),
         (committed_sources, committed_sources.c.cs_database, committed_sources.c.cs_table),
+        (write_files, write_files.c.wf_database, write_files.c.wf_table),
         (compaction_queue, compaction_queue.c.cq_database, compaction_queue.c.cq_table),
         (
             completed_compactions,
@@ -233,6 +242,50 @@ def add_partition(
     return True
 
 
+def drop_partitions_left_by(
+    conn: Connection, txn_id: int, db: str, table: str, names: list[str]
+) -> list[str]:
+    """After ``txn_id`` aborted: drop those of the partitions it registered (``names``) that no
+    other txn has written into (open or committed) and no compaction has touched; returns them."""
+    tc, ctc, cq, cc = (
+        txn_components,
+        completed_txn_components,
+        compaction_queue,
+        completed_compactions,
+    )
+    dropped = []
+    for name in names:
+        used = (
+            select(literal(1)).where(
+                tc.c.tc_database == db,
+                tc.c.tc_table == table,
+                tc.c.tc_partition == name,
+                tc.c.tc_txnid != txn_id,
+            ),
+            select(literal(1)).where(
+                ctc.c.ctc_database == db, ctc.c.ctc_table == table, ctc.c.ctc_partition == name
+            ),
+            select(literal(1)).where(
+                cq.c.cq_database == db, cq.c.cq_table == table, cq.c.cq_partition == name
+            ),
+            select(literal(1)).where(
+                cc.c.cc_database == db, cc.c.cc_table == table, cc.c.cc_partition == name
+            ),
+        )
+        if any(conn.execute(q.limit(1)).first() is not None for q in used):
+            continue
+        gone = conn.execute(
+            delete(partitions).where(
+                partitions.c.part_database == db,
+                partitions.c.part_table == table,
+                partitions.c.part_name == name,
+            )
+        ).rowcount
+        if gone:
+            dropped.append(name)
+    return dropped
+
+
 def list_partitions(conn: Connection, db: str, table: str) -> list[str]:
     spec = get_table(conn, db, table)
     return [
@@ -257,6 +310,13 @@ def drop_partition(conn: Connection, db: str, table: str, name: str, if_exists: 
     ).rowcount
     if not gone and not if_exists:
         raise NoSuchObjectError(f"partition {name} of {spec.full_name} does not exist")
+    conn.execute(
+        delete(write_files).where(
+            write_files.c.wf_database == spec.db,
+            write_files.c.wf_table == spec.name,
+            write_files.c.wf_partition == name,
+        )
+    )
     return bool(gone)
 
 

@@ -35,6 +35,9 @@ class MetastorePlumbing:
     def _read(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
+    def _read_at(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
 
 class CompactionQueueApi(MetastorePlumbing):
     """Enqueue, claim, finish, clean and inspect compactions (Hive's CompactionTxnHandler)."""
@@ -124,8 +127,9 @@ class CompactionQueueApi(MetastorePlumbing):
 
     def find_ready_to_clean(self) -> list[CompactionInfo]:
         """Entries the cleaner may clean now (no reader can still need the obsolete files)."""
-        now = self._store.now_ms()
-        return self._read(compaction_queue.find_ready_to_clean, now)  # type: ignore[no-any-return]
+        return self._read_at(  # type: ignore[no-any-return]
+            lambda c, now: compaction_queue.find_ready_to_clean(c, now)
+        )
 
     def mark_cleaned(self, cq_id: int) -> None:
         """The cleaner finished: entry succeeded, aborted-write metadata up to its write id gone."""
@@ -170,9 +174,8 @@ class CompactionQueueApi(MetastorePlumbing):
         retry_after_s: float = 7 * 86_400,
     ) -> bool:
         """Initiator check: the last ``threshold`` attempts failed (and not long ago)."""
-        now = self._store.now_ms()
-        return self._read(  # type: ignore[no-any-return]
-            lambda c: compaction_history.too_many_failures(
+        return self._read_at(  # type: ignore[no-any-return]
+            lambda c, now: compaction_history.too_many_failures(
                 c, now, db, table, partition, threshold, int(retry_after_s * 1000)
             )
         )
@@ -214,6 +217,18 @@ class ReadLeaseApi(MetastorePlumbing):
             )
         )
 
+    def shared_read_lease(self, key: str, ttl_s: float | None = None) -> tuple[int, ValidTxnList]:
+        """``(lease id, snapshot)`` of the live lease registered under ``key`` (at most 128
+        characters, shown as its agent info), extended; if there is none, a new lease on the
+        snapshot taken now. Every caller with the same key gets the first caller's snapshot:
+        readers in several processes (the Spark tasks of one query) agree on one snapshot."""
+        ttl_ms = int((self.txn_timeout_s if ttl_s is None else ttl_s) * 1000)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: leases.shared_lease(
+                self._store, c, now, key, ttl_ms, user=self._user, host=self._host
+            )
+        )
+
     def heartbeat_read_lease(self, lease_id: int) -> None:
         """Extend a lease (:class:`NoSuchLockError` if it expired or was closed)."""
         self._write(lambda c, now: leases.heartbeat_lease(c, now, lease_id))
@@ -223,5 +238,4 @@ class ReadLeaseApi(MetastorePlumbing):
         self._write(lambda c, now: leases.close_lease(c, lease_id))
 
     def show_read_leases(self) -> list[dict[str, Any]]:
-        now = self._store.now_ms()
-        return self._read(leases.list_leases, now)  # type: ignore[no-any-return]
+        return self._read_at(lambda c, now: leases.list_leases(c, now))  # type: ignore[no-any-return]

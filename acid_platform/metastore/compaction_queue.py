@@ -25,6 +25,7 @@ from acid_platform.metastore.model import (
     CompactionInfo,
     CompactionState,
     CompactionType,
+    OperationType,
     TxnType,
 )
 from acid_platform.metastore.names import normalize_partition_name
@@ -144,6 +145,19 @@ def claim(
             cq_worker_version=worker_version,
         )
     )
+    # Where the compactor txn writes (no write id): if it dies, the aborted txn is remembered
+    # on its partition, so the cleaner sweeps its partial output and a later compaction's
+    # cleaning retires the txn (commit removes the row).
+    conn.execute(
+        insert(txn_components).values(
+            tc_txnid=txn_id,
+            tc_database=row.cq_database,
+            tc_table=row.cq_table,
+            tc_partition=row.cq_partition,
+            tc_operation_type=OperationType.INSERT.code,
+            tc_writeid=None,
+        )
+    )
     return get_info(conn, row.cq_id)
 
 
@@ -238,6 +252,22 @@ def revoke_timed_out_workers(conn: Connection, now: int, timeout_ms: int) -> lis
     return revoked
 
 
+def requeue_dead_workers(conn: Connection) -> list[int]:
+    """Put ``working`` entries whose compactor txn is no longer open (the reaper aborted it:
+    the worker died) back to ``initiated``, so the next worker takes them."""
+    t = txns.txns
+    alive = select(t.c.txn_id).where(t.c.txn_id == cq.c.cq_txn_id, t.c.txn_state == txns.OPEN)
+    dead = and_(cq.c.cq_state == _W, ~alive.exists())
+    ids = [int(r[0]) for r in conn.execute(select(cq.c.cq_id).where(dead).order_by(cq.c.cq_id))]
+    if ids:
+        conn.execute(
+            update(cq)
+            .where(cq.c.cq_id.in_(ids), dead)
+            .values(cq_state=_I, cq_worker_id=None, cq_start=None, cq_txn_id=None)
+        )
+    return ids
+
+
 def find_ready_to_clean(conn: Connection, now: int) -> list[CompactionInfo]:
     """Entries whose obsolete files no reader can still need (Hive 4 cleaner rule + leases).
 
@@ -319,7 +349,32 @@ def mark_cleaned(conn: Connection, now: int, cq_id: int) -> None:
                     txn_to_write_id.c.t2w_table == info.table,
                 )
             )
-    failed_txns = [
+    # Compactor txns that died or failed here before this compaction ran: their output was
+    # just removed with the rest of the aborted directories.
+    tc_part = same_partition(
+        tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition, info.db, info.table, info.partition
+    )
+    dead_compactors = [
+        r[0]
+        for r in conn.execute(
+            select(tc.c.tc_txnid)
+            .where(
+                tc_part,
+                tc.c.tc_writeid.is_(None),
+                tc.c.tc_txnid < (info.txn_id or 0),
+                tc.c.tc_txnid.in_(
+                    select(txns.txns.c.txn_id).where(
+                        txns.txns.c.txn_state == txns.ABORTED,
+                        txns.txns.c.txn_type == int(TxnType.COMPACTION),
+                    )
+                ),
+            )
+            .distinct()
+        )
+    ]
+    for chunk in txns.chunks(dead_compactors):
+        conn.execute(delete(tc).where(tc_part, tc.c.tc_txnid.in_(chunk)))
+    failed_txns = dead_compactors + [
         r[0]
         for r in conn.execute(
             select(cc.c.cc_txn_id).where(

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 
 from acid_platform.errors import NoSuchLockError
 from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.metastore import txns
 from acid_platform.metastore.schema import read_leases
 from acid_platform.metastore.store import Store
 
@@ -56,6 +57,38 @@ def open_lease(
         )
     )
     return lease_id
+
+
+def shared_lease(
+    store: Store,
+    conn: Connection,
+    now: int,
+    key: str,
+    ttl_ms: int,
+    *,
+    user: str | None,
+    host: str | None,
+) -> tuple[int, ValidTxnList]:
+    """The live lease registered under ``key`` (its agent info), extended by its time-to-live;
+    else a new one on the snapshot taken now. Openers queue on the lease sequence, so every
+    caller with one key gets the first caller's lease and snapshot."""
+    key = key[:128]
+    store.lock_sequence(conn, "lease")
+    rl = read_leases
+    row = conn.execute(
+        select(rl.c.rl_id, rl.c.rl_valid_txns)
+        .where(rl.c.rl_agent_info == key, rl.c.rl_expires_at >= now)
+        .order_by(rl.c.rl_id)
+        .limit(1)
+    ).first()
+    if row is not None:
+        heartbeat_lease(conn, now, int(row[0]))
+        return int(row[0]), ValidTxnList.parse(str(row[1]))
+    valid_txns = txns.valid_txns(store, conn)
+    lease_id = open_lease(
+        store, conn, now, valid_txns, ttl_ms, user=user, host=host, agent_info=key
+    )
+    return lease_id, valid_txns
 
 
 def heartbeat_lease(conn: Connection, now: int, lease_id: int) -> None:

@@ -40,9 +40,9 @@ from sqlalchemy.engine import Connection, Row
 
 from acid_platform.errors import NoSuchLockError, TxnOpenError
 from acid_platform.metastore.model import LockComponent, LockResponse, LockState, LockType
-from acid_platform.metastore.schema import hive_locks
+from acid_platform.metastore.schema import hive_locks, txns
 from acid_platform.metastore.store import Store
-from acid_platform.metastore.txns import heartbeat_txn, require_open, txn_str
+from acid_platform.metastore.txns import OPEN, heartbeat_txn, require_open, txn_str
 
 ACQUIRED, WAITING = "a", "w"
 NO_TXN = 0
@@ -113,12 +113,27 @@ def check_lock(conn: Connection, now: int, ext_id: int) -> LockResponse:
     return _check(conn, now, ext_id, txnless=txn_id == NO_TXN, acquired=_all_acquired(rows))
 
 
-def can_acquire(conn: Connection, ext_id: int) -> bool:
-    """Read-only probe: would :func:`check_lock` acquire the request now?"""
+FREE, BLOCKED, EXPIRED = "free", "blocked", "expired"
+
+
+def probe(conn: Connection, now: int, ext_id: int, timeout_ms: int) -> str:
+    """Read-only probe of a waiting request: :data:`FREE` (:func:`check_lock` would acquire
+    it now), :data:`BLOCKED`, or :data:`EXPIRED` (its first blocker belongs to a txn, or is a
+    txn-less lock, silent for longer than ``timeout_ms``: reap it, as Hive's lock check does)."""
     rows = _request_rows(conn, ext_id)
     if not rows:
         raise NoSuchLockError(f"No such lock {lock_str(ext_id)}")
-    return conn.execute(_BLOCKER, {"b_ext": ext_id}).first() is None
+    blocker = conn.execute(_BLOCKER, {"b_ext": ext_id}).first()
+    if blocker is None:
+        return FREE
+    if blocker.hl_txnid == NO_TXN:
+        last = blocker.hl_last_heartbeat or 0
+    else:
+        txn = conn.execute(_TXN_HEARTBEAT, {"b_txn_id": blocker.hl_txnid}).first()
+        if txn is None or txn.txn_state != OPEN:
+            return EXPIRED  # a lock its ended txn left behind: the reaper drops it
+        last = txn.txn_last_heartbeat
+    return EXPIRED if last < now - timeout_ms else BLOCKED
 
 
 def cancel_if_waiting(conn: Connection, now: int, ext_id: int) -> LockResponse | None:
@@ -278,6 +293,8 @@ def _blocker_query() -> Any:
         select(
             ex.c.hl_lock_ext_id,
             ex.c.hl_lock_int_id,
+            ex.c.hl_txnid,
+            ex.c.hl_last_heartbeat,
             req.c.hl_lock_int_id.label("req_int_id"),
         )
         .select_from(req.join(ex, overlap))
@@ -303,6 +320,9 @@ _REQUEST_ROWS = (
     .order_by(_hl.c.hl_lock_int_id)
 )
 _DELETE_REQUEST = delete(_hl).where(_mine)
+_TXN_HEARTBEAT = select(txns.c.txn_state, txns.c.txn_last_heartbeat).where(
+    txns.c.txn_id == bindparam("b_txn_id")
+)
 _HEARTBEAT_REQUEST = (
     update(_hl)
     .where(_mine)

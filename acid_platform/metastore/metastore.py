@@ -31,6 +31,7 @@ from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.write_id_list import ValidWriteIdList
 from acid_platform.metastore import (
     catalog,
+    compaction_queue,
     housekeeping,
     leases,
     locks,
@@ -39,7 +40,9 @@ from acid_platform.metastore import (
     writeids,
 )
 from acid_platform.metastore.batch_api import TxnBatchApi
+from acid_platform.metastore.clock import TimeSource
 from acid_platform.metastore.compaction_api import CompactionQueueApi, ReadLeaseApi
+from acid_platform.metastore.file_record_api import FileRecordApi
 from acid_platform.metastore.migrate import ensure_schema
 from acid_platform.metastore.model import (
     Database,
@@ -52,26 +55,30 @@ from acid_platform.metastore.model import (
     TxnType,
 )
 from acid_platform.metastore.source_api import SourceApi
-from acid_platform.metastore.store import Store
+from acid_platform.metastore.store import open_store
 
 METASTORE_FILE = "_metastore.db"
 _POLL_START_S, _POLL_MAX_S = 0.002, 0.02
 
 
-class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
-    """Catalog, transactions, write ids, locks, compaction queue, reader leases and the
-    sources transactions loaded.
+class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRecordApi):
+    """Catalog, transactions, write ids, locks, compaction queue, reader leases, the
+    sources transactions loaded and the files each write wrote.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path/_metastore.db`` (embedded, the default via
     :meth:`for_warehouse`), ``postgresql://user@host/db`` (shared; psycopg 3), or
     ``mysql://user@host/db`` (PyMySQL). The schema is created or migrated on first use.
-    ``txn_timeout_s`` is ``hive.txn.timeout``; ``clock`` (seconds since the epoch) can be
-    injected to drive time-outs in tests.
+    ``txn_timeout_s`` is ``hive.txn.timeout``. Every time the metastore records or compares is
+    the database server's (SQLite: the host's), never this client's own clock (see
+    :mod:`.clock`); ``clock`` (seconds since the epoch, or a :class:`~.clock.TimeSource`)
+    replaces it, to drive time-outs in tests.
 
     Clients keep what they hold alive, as in Hive: heartbeat open txns (and txn-less lock
-    requests, reader leases, a compaction's ``txn_id``) about every ``txn_timeout_s / 2``;
-    some process should call :meth:`reap_timed_out` periodically (Hive's housekeeper), which
-    aborts silent txns and drops their locks. All methods are safe from many threads and
+    requests, reader leases, a compaction's ``txn_id``) about every ``txn_timeout_s / 2``.
+    Expiry is part of the metastore, as Hive's lock check does it: a lock request blocked by a
+    txn (or txn-less lock) silent longer than ``txn_timeout_s`` runs :meth:`reap_timed_out`
+    (abort silent txns, drop their locks) and proceeds; the compactor's services reap before
+    they decide, and a housekeeper may call it periodically too. All methods are safe from many threads and
     processes at once.
     """
 
@@ -81,18 +88,16 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
         txn_timeout_s: float = 300,
         *,
         max_open_txns: int = 100_000,
-        clock: Callable[[], float] | None = None,
+        clock: Callable[[], float] | TimeSource | None = None,
     ) -> None:
-        if txn_timeout_s <= 0:
-            raise ValueError(f"txn_timeout_s must be positive, not {txn_timeout_s}")
-        self._store = Store(url, clock=clock)
-        self.txn_timeout_s = float(txn_timeout_s)
+        self.txn_timeout_s = txn_timeout_s
+        self._store = open_store(url, clock=clock)
         self.max_open_txns = int(max_open_txns)
         self._open_counter = txns.OpenTxnCounter(self.max_open_txns)
         self._user = _current_user()
         self._host = socket.gethostname()
         try:
-            ensure_schema(self._store.engine)
+            ensure_schema(self._store.engine, read_only=self._store.read_only)
         except BaseException:
             self._store.close()
             raise
@@ -106,6 +111,13 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
     @property
     def url(self) -> str:
         return self._store.url
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the metastore cannot be written (a SQLite file on a read-only mount): it
+        answers snapshots and catalog look-ups; every write raises
+        :class:`~acid_platform.errors.ReadOnlyMetastoreError`."""
+        return self._store.read_only
 
     @property
     def dialect(self) -> str:
@@ -127,11 +139,33 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
 
     # ------------------------------------------------------------------ plumbing
     def _write(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        now = self._store.now_ms()
-        return self._store.write(lambda conn: work(conn, *args, **kwargs, now=now))
+        store = self._store
+        return store.write(lambda conn: work(conn, *args, **kwargs, now=store.now_ms(conn)))
 
     def _read(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return self._store.read(lambda conn: work(conn, *args, **kwargs))
+
+    def _read_at(self, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A read that needs the metastore's time (passed as ``now``)."""
+        store = self._store
+        return store.read(lambda conn: work(conn, *args, **kwargs, now=store.now_ms(conn)))
+
+    def now_ms(self) -> int:
+        """The metastore's time (epoch ms): the database server's clock, as every heartbeat,
+        time-out and lease is measured (never this client's own clock)."""
+        return self._store.read(self._store.now_ms)
+
+    @property
+    def txn_timeout_s(self) -> float:
+        """``hive.txn.timeout`` in seconds: transactions heartbeat every half of it, and a
+        txn silent this long is aborted (by the reaper, or a lock request it blocks)."""
+        return self._txn_timeout_s
+
+    @txn_timeout_s.setter
+    def txn_timeout_s(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ValueError(f"txn_timeout_s must be a positive number, not {value!r}")
+        self._txn_timeout_s = float(value)
 
     @property
     def _timeout_ms(self) -> int:
@@ -185,9 +219,10 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
 
     def add_partition(
         self, db: str, table: str, partition_name: str, *, if_not_exists: bool = False
-    ) -> None:
-        """Register a partition by Hive's escaped name ``k1=v1/k2=v2``."""
-        self._write(
+    ) -> bool:
+        """Register a partition by Hive's escaped name ``k1=v1/k2=v2``; False if it existed
+        (with ``if_not_exists``)."""
+        return self._write(  # type: ignore[no-any-return]
             lambda c, now: catalog.add_partition(c, now, db, table, partition_name, if_not_exists)
         )
 
@@ -195,6 +230,16 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
         self, db: str, table: str, partition_name: str, *, if_exists: bool = False
     ) -> None:
         self._write(lambda c, now: catalog.drop_partition(c, db, table, partition_name, if_exists))
+
+    def drop_partitions_left_by(
+        self, txn_id: int, db: str, table: str, partition_names: Sequence[str]
+    ) -> list[str]:
+        """Once ``txn_id`` aborted, unregister the partitions it registered that nothing else
+        wrote into (a rolled-back INSERT leaves no partition behind); returns those dropped."""
+        names = list(partition_names)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: catalog.drop_partitions_left_by(c, txn_id, db, table, names)
+        )
 
     def list_partitions(self, db: str, table: str) -> list[str]:
         return self._read(catalog.list_partitions, db, table)  # type: ignore[no-any-return]
@@ -230,12 +275,11 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
     def _open(
         self, n: int, user: str | None, host: str | None, agent_info: str | None, kind: TxnType
     ) -> list[int]:
-        now = self._store.now_ms()
         ids: list[int] = self._store.write_unsynced(
             lambda c: txns.open_txns(
                 self._store,
                 c,
-                now,
+                self._store.now_ms(c),
                 n,
                 user=user or self._user,
                 host=host or self._host,
@@ -289,7 +333,8 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
 
     def reap_timed_out(self, timeout_s: float | None = None) -> list[int]:
         """Abort txns silent for ``timeout_s`` (default ``txn_timeout_s``), expire txn-less
-        locks silent as long, and expired reader leases.
+        locks silent as long, and expired reader leases; compactions whose worker's txn is
+        gone go back to ``initiated``.
 
         Returns the aborted txn ids (Hive's AcidHouseKeeperService).
         """
@@ -300,6 +345,7 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
         def work(c: Any, now: int) -> list[int]:
             aborted = housekeeping.reap_timed_out(c, now, timeout_ms)
             leases.expire_leases(c, now)
+            compaction_queue.requeue_dead_workers(c)
             return aborted
 
         return self._write(work)  # type: ignore[no-any-return]
@@ -347,6 +393,11 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
             return writeids.valid_write_ids(c, snapshot, db, table)
 
         return self._read(work)  # type: ignore[no-any-return]
+
+    def writers_of(self, db: str, table: str, write_ids: Sequence[int]) -> dict[int, int]:
+        """Which txn wrote each of ``write_ids`` on ``db.table`` (to name who conflicted)."""
+        ids = list(write_ids)
+        return self._read(lambda c: writeids.writers_of(c, db, table, ids))  # type: ignore[no-any-return]
 
     def add_write_components(
         self,
@@ -396,13 +447,35 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
                 agent_info=agent_info,
             )
         )
+        if response.state == LockState.ACQUIRED:
+            return response
+        response = self._unless_blocked_by_dead(response)
         if response.state == LockState.ACQUIRED or wait_s <= 0:
             return response
         return self._wait(response.lock_id, wait_s)
 
     def check_lock(self, lock_id: int) -> LockResponse:
-        """Try again to acquire a waiting request."""
+        """Try again to acquire a waiting request (a blocker whose txn has timed out is reaped
+        first, as Hive's lock check does)."""
+        return self._unless_blocked_by_dead(self._check_lock(lock_id))
+
+    def _check_lock(self, lock_id: int) -> LockResponse:
         return self._write(lambda c, now: locks.check_lock(c, now, lock_id))  # type: ignore[no-any-return]
+
+    def _unless_blocked_by_dead(self, response: LockResponse) -> LockResponse:
+        """Expiry inside the metastore (Hive's lock check and housekeeper): a request blocked
+        by a txn (or txn-less lock) silent longer than ``hive.txn.timeout`` reaps what timed out
+        and tries again, so a crashed client never holds a table longer than its time-out."""
+        if response.state == LockState.ACQUIRED:
+            return response
+        if self._probe(response.lock_id) != locks.EXPIRED:
+            return response
+        self.reap_timed_out()
+        return self._check_lock(response.lock_id)
+
+    def _probe(self, lock_id: int) -> str:
+        timeout_ms = self._timeout_ms
+        return self._read_at(lambda c, now: locks.probe(c, now, lock_id, timeout_ms))  # type: ignore[no-any-return]
 
     def wait_for_lock(self, lock_id: int, wait_s: float) -> LockResponse:
         """Wait up to ``wait_s`` for a waiting request to be acquired, as :meth:`lock` does
@@ -418,7 +491,8 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
 
     def _wait(self, lock_id: int, wait_s: float) -> LockResponse:
         # Poll with a read-only probe (no write lock, no fsync); run the real check when the
-        # probe says the request can go, or now and then to heartbeat the waiting request.
+        # probe says the request can go, or now and then to heartbeat the waiting request; a
+        # blocker whose txn timed out is reaped at once.
         deadline = time.monotonic() + wait_s
         keepalive = min(self.txn_timeout_s / 4, 10.0)
         last_check = time.monotonic()
@@ -429,10 +503,12 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi):
                 break
             time.sleep(min(pause, left))
             pause = min(pause * 2, _POLL_MAX_S)
-            free = self._read(locks.can_acquire, lock_id)
-            if free or time.monotonic() - last_check >= keepalive:
+            state = self._probe(lock_id)
+            if state == locks.EXPIRED:
+                self.reap_timed_out()
+            if state != locks.BLOCKED or time.monotonic() - last_check >= keepalive:
                 last_check = time.monotonic()
-                if self.check_lock(lock_id).state == LockState.ACQUIRED:
+                if self._check_lock(lock_id).state == LockState.ACQUIRED:
                     return LockResponse(lock_id, LockState.ACQUIRED)
         blocker = self._read(locks.blocker_of, lock_id)
         final = self._write(lambda c, now: locks.cancel_if_waiting(c, now, lock_id))

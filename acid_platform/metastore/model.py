@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from acid_platform.errors import InvalidNameError
+from acid_platform.errors import InvalidBucketError, InvalidNameError
+from acid_platform.format.bucket_codec import MAX_BUCKET_ID
 from acid_platform.metastore.names import (
     normalize_hive_type,
     normalize_identifier,
@@ -265,9 +266,14 @@ class TableSpec:
         if isinstance(self.num_buckets, bool) or not isinstance(self.num_buckets, int):
             raise ValueError(f"table {self.db}.{self.name}: num_buckets must be an int")
         if self.num_buckets < 0 or (buckets and self.num_buckets == 0):
-            raise ValueError(
+            raise InvalidBucketError(
                 f"table {self.db}.{self.name}: num_buckets {self.num_buckets} is not valid "
-                f"for bucket columns {list(buckets)}"
+                f"for bucket columns {list(buckets)} (1 to {MAX_BUCKET_ID + 1})"
+            )
+        if self.num_buckets > MAX_BUCKET_ID + 1:
+            raise InvalidBucketError(
+                f"table {self.db}.{self.name}: {self.num_buckets} buckets, but bucket ids stop at "
+                f"{MAX_BUCKET_ID} (Hive's BucketCodec V1): at most {MAX_BUCKET_ID + 1} buckets"
             )
         if self.bucketing_version not in (1, 2):
             raise ValueError(

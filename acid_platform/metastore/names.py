@@ -26,6 +26,12 @@ from acid_platform.errors import InvalidNameError
 DEFAULT_DATABASE = "default"
 MAX_IDENTIFIER_LENGTH = 128
 MAX_PARTITION_NAME_LENGTH = 767
+#: Bytes a directory name may take on common file systems (NAME_MAX of ext4, XFS, APFS, S3 keys
+#: allow more): each ``k=v`` of a partition name is one directory.
+MAX_PATH_COMPONENT_BYTES = 255
+#: Database names that would collide with the warehouse's own files (``<root>/<db>.db`` would be
+#: the SQLite metastore ``_metastore.db``).
+RESERVED_DATABASE_NAMES = frozenset({"_metastore"})
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Characters Hive escapes in partition values (FileUtils.charToEscape), '%' handled apart.
@@ -50,6 +56,25 @@ def normalize_identifier(name: object, what: str = "name") -> str:
     return name.lower()
 
 
+def database_name_to_create(name: object) -> str:
+    """:func:`normalize_identifier` of a new database's name, refusing reserved names."""
+    db = normalize_identifier(name, "database name")
+    if db in RESERVED_DATABASE_NAMES:
+        raise InvalidNameError(
+            f"database name {db!r} is reserved (it would collide with the warehouse's metastore "
+            "file); choose another name"
+        )
+    return db
+
+
+def require_absolute_location(location: str, what: str) -> str:
+    """``location`` if it is an absolute path or a URI (a relative one would resolve against
+    each process's working directory); :class:`InvalidNameError` otherwise."""
+    if not isinstance(location, str) or not ("://" in location or location.startswith("/")):
+        raise InvalidNameError(f"{what} location {location!r} must be an absolute path or a URI")
+    return location
+
+
 def split_table_name(name: object) -> tuple[str, str]:
     """``(db, table)`` of ``table`` or ``db.table``, validated and lower-cased; a name without a
     database is in :data:`DEFAULT_DATABASE`."""
@@ -72,6 +97,12 @@ def split_partition_name(name: str) -> list[tuple[str, str]]:
         )
     out: list[tuple[str, str]] = []
     for part in name.split("/"):
+        if len(part.encode("utf-8")) > MAX_PATH_COMPONENT_BYTES:
+            raise InvalidNameError(
+                f"partition name {name[:80]!r}...: {part[:40]!r}... takes "
+                f"{len(part.encode('utf-8'))} bytes as a directory name; file systems allow "
+                f"{MAX_PATH_COMPONENT_BYTES}"
+            )
         key, sep, value = part.partition("=")
         if not sep or not value:
             raise InvalidNameError(

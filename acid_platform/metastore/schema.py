@@ -183,6 +183,47 @@ committed_sources = Table(
 """Sources committed into a table: at most one row per (table, source), published by the
 committing transaction (``ts_``/``cs_source_hash`` is the SHA-256 of the source key)."""
 
+# --------------------------------------------------------------------------- written files
+FILE_NAME = String(255)
+
+write_files = Table(
+    "write_files",
+    metadata,
+    Column("wf_database", NAME, nullable=False),
+    Column("wf_table", NAME, nullable=False),
+    Column("wf_partition", PART_NAME, nullable=False),
+    Column("wf_directory", FILE_NAME, nullable=False),
+    Column("wf_file", FILE_NAME, nullable=False),
+    Column("wf_txnid", BigInteger, nullable=False),
+    Column("wf_writeid", BigInteger, nullable=False),
+    Column("wf_size", BigInteger, nullable=False),
+    Column("wf_rows", BigInteger, nullable=False),
+    PrimaryKeyConstraint(
+        "wf_database",
+        "wf_table",
+        "wf_partition",
+        "wf_directory",
+        "wf_file",
+        name="pk_write_files",
+    ),
+    Index("ix_wf_txnid", "wf_txnid"),
+)
+"""What each committed write wrote: one row per base/delta directory (``wf_file`` empty) and
+one per bucket file in it, keyed by partition (``''`` unpartitioned) and names relative to the
+partition directory. Written by the writer before its commit; readers, the compactor and the
+cleaner check their listing against it (see ``format.file_record``)."""
+
+metastore_identity = Table(
+    "metastore_identity",
+    metadata,
+    Column("mi_key", String(16), nullable=False),
+    Column("mi_id", String(64), nullable=False),
+    Column("mi_created", BigInteger, nullable=False),
+    PrimaryKeyConstraint("mi_key", name="pk_metastore_identity"),
+)
+"""The metastore's identity (one row, made on first use): the warehouse directory it serves
+carries it in ``_acid_metastore``, so a second metastore on the same directory is refused."""
+
 # --------------------------------------------------------------------------- locks
 hive_locks = Table(
     "hive_locks",

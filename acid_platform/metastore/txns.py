@@ -27,7 +27,7 @@ from acid_platform.errors import (
     WriteConflictError,
 )
 from acid_platform.format.txn_list import ValidTxnList
-from acid_platform.metastore import sources, write_sets
+from acid_platform.metastore import file_records, sources, write_sets
 from acid_platform.metastore.model import OperationType, TxnState, TxnType
 from acid_platform.metastore.schema import (
     acid_sequences,
@@ -314,6 +314,7 @@ def abort_locked(conn: Connection, txn_ids: Sequence[int]) -> None:
         )
         conn.execute(delete(hive_locks).where(hive_locks.c.hl_txnid.in_(chunk)))
         sources.discard(conn, chunk)
+        file_records.discard(conn, chunk)
 
 
 # --------------------------------------------------------------------------- heartbeats

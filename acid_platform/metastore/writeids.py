@@ -77,6 +77,20 @@ def write_id_of(conn: Connection, txn_id: int, db: str, table: str) -> int | Non
     return None if value is None else int(value)
 
 
+def writers_of(conn: Connection, db: str, table: str, write_ids: Sequence[int]) -> dict[int, int]:
+    """Write id -> the txn that holds it on ``db.table`` (ids whose mapping is gone are left out)."""
+    t2w = txn_to_write_id
+    ids = sorted(set(write_ids))[:500]
+    if not ids:
+        return {}
+    rows = conn.execute(
+        select(t2w.c.t2w_writeid, t2w.c.t2w_txnid).where(
+            t2w.c.t2w_database == db, t2w.c.t2w_table == table, t2w.c.t2w_writeid.in_(ids)
+        )
+    )
+    return {int(w): int(t) for w, t in tuples(rows)}
+
+
 def add_write_components(
     conn: Connection,
     txn_id: int,

@@ -9,14 +9,16 @@
   The cursor keeps the identity of every file present that was requested (or found committed
   already); a file rewritten in place is a new file. Files already committed into the table
   (a reset cursor) are not requested again. A missing landing location: the sensor skips.
-* :data:`ingest_job` — loads its files with :func:`acid_platform.streaming.landing.load_files`: ONE
-  INSERT statement (one transaction) with each file's identity recorded in it, so a re-run is
-  a no-op (``skipped``), and of two runs loading the same file one commits the rows. A file that
-  does not parse, or does not fit the table, fails the run with a :class:`~dagster.Failure`
-  naming the file and the error; nothing is written (with ``columns`` given, a missing table
-  is created first). The output's metadata: table, txn id, write id, rows, the files loaded
-  and those skipped — also reported as the table asset's materialization when the run
-  names its ``asset_key``.
+* :data:`ingest_job` — loads its files with :func:`acid_platform.streaming.landing.load_files`:
+  through a streaming connection's transaction batch — one transaction per file, one
+  ``delta_<minW>_<maxW>`` per partition for the whole run — each file's identity recorded in
+  its own transaction, so a re-run is a no-op (``skipped``), and of two runs loading the same
+  file one commits the rows. A file that does not parse, or does not fit the table, aborts
+  only its transaction (nothing of it visible); the other files load, and the run then fails
+  with a :class:`~dagster.Failure` naming each failed file and its error (with ``columns``
+  given, a missing table is created first). The output's metadata: table, txn ids, write
+  ids, rows, the files loaded, skipped and failed — also reported as the table asset's
+  materialization when the run names its ``asset_key`` and loaded something.
 
 A run that failed is not requested again (the file would fail again); fix the file (a new
 identity: requested anew) or re-execute the run.
@@ -53,12 +55,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from acid_platform.errors import (
-    LandingFileError,
-    NoSuchObjectError,
-    NotNullViolationError,
-    SchemaMismatchError,
-)
+from acid_platform.errors import LandingFileError, NoSuchObjectError
 from acid_platform.orchestration.resources import AcidWarehouseResource
 from acid_platform.streaming.landing import (
     LandingFile,
@@ -75,8 +72,9 @@ INGEST_SENSOR = "acid_ingest_sensor"
 TABLE_TAG = "acid/table"
 FILES_TAG = "acid/ingest_files"
 FILE_TAG = "acid/ingest_file"
-#: What fails an ingest run with a clear message (nothing written).
-BAD_INPUT = (LandingFileError, SchemaMismatchError, NotNullViolationError, NoSuchObjectError)
+#: What fails a whole ingest run with a clear message before anything is written (a missing
+#: file or table, an unknown format); a bad file's content fails only its own transaction.
+BAD_INPUT = (LandingFileError, NoSuchObjectError)
 
 
 class IngestConfig(Config):  # type: ignore[misc]
@@ -122,17 +120,26 @@ def acid_ingest_files(
             },
         ) from exc
     metadata = ingest_metadata(result)
-    if config.asset_key and not result.is_noop:
+    if config.asset_key and result.loads:
         context.log_event(AssetMaterialization(AssetKey(config.asset_key), metadata=metadata))
-    if result.is_noop:
-        context.log.info(
-            f"{len(result.skipped)} file(s) already committed into {result.table} by "
-            f"txnid:{result.txn_id}: nothing to do"
-        )
-    else:
+    if result.loads:
         context.log.info(
             f"loaded {result.rows} row(s) from {len(result.loaded)} file(s) into {result.table} "
-            f"(txnid:{result.txn_id}, write id {result.write_id})"
+            f"(one transaction each: txnids {list(result.txn_ids)}, write ids "
+            f"{list(result.write_ids)})"
+        )
+    if result.skipped:
+        context.log.info(
+            f"{len(result.skipped)} file(s) already committed into {result.table} (by txnids "
+            f"{sorted({s.txn_id for s in result.skipped})}): skipped"
+        )
+    if result.failed:
+        raise Failure(
+            description=f"ingest into {result.table}: {len(result.failed)} file(s) failed, "
+            "their transactions aborted and nothing of them written ("
+            f"{len(result.loads)} other file(s) loaded): "
+            + "; ".join(str(f) for f in result.failed),
+            metadata=metadata,
         )
     return Output(None, metadata=metadata)
 
@@ -149,17 +156,18 @@ def ingest_metadata(result: LoadResult) -> dict[str, Any]:
         "table": result.table,
         "skipped": result.is_noop,
         "rows": result.rows,
-        "txn_id": result.txn_id or 0,
-        "write_id": result.write_id or 0,
+        "txn_ids": MetadataValue.json(list(result.txn_ids)),
+        "write_ids": MetadataValue.json(list(result.write_ids)),
         "files_loaded": MetadataValue.json([f.uri for f in result.loaded]),
         "sources": MetadataValue.json([f.key for f in result.loaded]),
         "already_committed": MetadataValue.json(
             [{"source": s.key, "txn_id": s.txn_id, "write_id": s.write_id} for s in result.skipped]
         ),
-        "dirs_written": MetadataValue.json(
-            list(result.metrics.dirs_written) if result.metrics else []
+        "failed": MetadataValue.json(
+            [{"file": f.file.uri, "error": f.error, "message": f.message} for f in result.failed]
         ),
-        "bytes_written": result.metrics.bytes_written if result.metrics else 0,
+        "dirs_written": MetadataValue.json(list(result.dirs_written)),
+        "bytes_written": result.bytes_written,
     }
 
 

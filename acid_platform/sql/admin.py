@@ -106,7 +106,10 @@ def set_variable(session: SessionState, stmt: st.SetVariable) -> StatementResult
         value = store.get(name)
         text = f"{stmt.key} is undefined" if value is None else f"{stmt.key}={value}"
         return rows_result(stmt, [{"set": text}], ("set",))
-    store[name] = stmt.value
+    if scope == "hiveconf":
+        session.warehouse.set_conf(name, stmt.value)  # hive.txn.timeout reaches the metastore
+    else:
+        store[name] = stmt.value
     return empty_result(stmt, f"{stmt.key}={stmt.value}")
 
 

@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from sqlglot.tokens import Token, TokenType
 
 from acid_platform.errors import SqlSyntaxError
-from acid_platform.sql.script import Chunk, error_at_token, syntax_error, tokens_after
+from acid_platform.sql.script import (
+    Chunk,
+    error_at_token,
+    split_script,
+    syntax_error,
+    tokens_after,
+)
 from acid_platform.sql.statements import (
     AbortTransactions,
     Begin,
@@ -55,6 +61,23 @@ def parse_command(chunk: Chunk, source: Source) -> Statement | None:
     if first == "SHOW":
         tokens = [tokens[0], *tokens_after(chunk, tokens[0])]
     return parser(Cursor(chunk, tokens, source))
+
+
+def parse_partition_spec(text: str) -> tuple[tuple[str, object], ...]:
+    """A partition spec given on its own, as inside ``PARTITION (…)``: ``ds='2024-01-01', h=1``
+    (a command-line option); anything else in ``text`` is a syntax error.
+
+    >>> parse_partition_spec("ds='2024-01-01', h=1")
+    (('ds', '2024-01-01'), ('h', 1))
+    """
+    chunks = split_script(text)
+    if len(chunks) != 1:
+        raise SqlSyntaxError(f"expected one partition spec (k='v', …), found {text!r}", 1, 1)
+    chunk = chunks[0]
+    cursor = Cursor(chunk, chunk.tokens, Source(chunk.text, chunk.line, chunk.col))
+    items = cursor.partition_items()
+    cursor.end()
+    return items
 
 
 class Cursor:
@@ -155,6 +178,12 @@ class Cursor:
         """``PARTITION (k = v, …)`` with every value given."""
         self.expect("PARTITION")
         self.punct(TokenType.L_PAREN, "(")
+        items = self.partition_items()
+        self.punct(TokenType.R_PAREN, ")")
+        return items
+
+    def partition_items(self) -> tuple[tuple[str, object], ...]:
+        """``k = v, …`` (the inside of a partition spec)."""
         items: list[tuple[str, object]] = []
         while True:
             key = self.name("partition column")
@@ -162,7 +191,6 @@ class Cursor:
             items.append((key, self.literal()))
             if not self.accept_punct(TokenType.COMMA):
                 break
-        self.punct(TokenType.R_PAREN, ")")
         return tuple(items)
 
     def punct(self, kind: TokenType, text: str) -> None:

@@ -14,7 +14,6 @@ import pyarrow as pa
 
 from acid_platform.errors import (
     AlreadyExistsError,
-    NoSuchObjectError,
     SemanticError,
     UnsupportedOperationError,
     UnsupportedTypeError,
@@ -42,10 +41,7 @@ def drop_database(session: SessionState, stmt: st.DropDatabase) -> StatementResu
 
 def use_database(session: SessionState, stmt: st.UseDatabase) -> StatementResult:
     """``USE db``: the database unqualified table names refer to."""
-    if not session.warehouse.database_exists(stmt.name):
-        raise NoSuchObjectError(f"Database does not exist: {stmt.name}")
-    session.database = stmt.name
-    return empty_result(stmt, f"using database {stmt.name}")
+    return empty_result(stmt, f"using database {session.use(stmt.name)}")
 
 
 def create_table(session: SessionState, stmt: st.CreateTable) -> StatementResult:

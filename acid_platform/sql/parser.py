@@ -2,7 +2,8 @@
 
 The script is split on ``;`` tokens (:mod:`.script`); each statement is substituted (``${var}``),
 then read either by the token parsers of Hive-only commands (:mod:`.commands`) or by sqlglot's
-Hive parser and translated (:mod:`.translate`). Nothing runs here: a script with a syntax error
+Hive parser, checked against the allow-list of what HiveQL may call (:mod:`.sandbox`) and
+translated (:mod:`.translate`). Nothing runs here: a script with a syntax error
 anywhere raises :class:`~acid_platform.errors.SqlSyntaxError` before any statement executes.
 
 >>> [type(s).__name__ for s in parse_script("use db; select 1; show locks")]
@@ -18,8 +19,9 @@ from contextlib import contextmanager
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError
 
-from acid_platform.errors import SemanticError, UnsupportedOperationError
+from acid_platform.errors import SandboxError, SemanticError, UnsupportedOperationError
 from acid_platform.sql.commands import parse_command
+from acid_platform.sql.sandbox import check_calls
 from acid_platform.sql.script import (
     Chunk,
     cannot_recognize,
@@ -54,6 +56,12 @@ _SQLGLOT_STATEMENTS = frozenset(
         "(",
     }
 )
+#: First words of DuckDB statements (files, extensions, settings, catalogs) that are not
+#: HiveQL; ``LOAD`` other than ``LOAD DATA`` and ``EXPORT`` / ``IMPORT DATABASE`` too.
+_ENGINE_STATEMENTS = frozenset(
+    {"PRAGMA", "ATTACH", "DETACH", "INSTALL", "FORCE", "COPY", "CALL", "CHECKPOINT",
+     "SUMMARIZE", "VACUUM", "PIVOT", "UNPIVOT"}
+)  # fmt: skip
 _REFUSED = {
     "LOAD": "LOAD DATA is not supported on transactional tables (Hive refuses it too); use INSERT",
     "EXPLAIN": "EXPLAIN is not supported",
@@ -108,6 +116,16 @@ def parse_chunk(
     if command is not None:
         return command
     first = chunk.tokens[0].text.upper()
+    second = chunk.tokens[1].text.upper() if len(chunk.tokens) > 1 else ""
+    if (
+        first in _ENGINE_STATEMENTS
+        or (first == "LOAD" and second != "DATA")
+        or (first in ("EXPORT", "IMPORT") and second == "DATABASE")
+    ):
+        raise SandboxError(
+            f"line {chunk.line}: {first} is a statement of the embedded engine, not HiveQL: "
+            "it is not allowed"
+        )
     if first in _REFUSED:
         raise UnsupportedOperationError(f"line {chunk.line}: {_REFUSED[first]}")
     if first not in _SQLGLOT_STATEMENTS:
@@ -127,6 +145,7 @@ def parse_chunk(
             f"line {chunk.line}: statement not supported: {' '.join(chunk.text.split()[:4])} …"
         )
     try:
+        check_calls(node)
         return translate(node, source)
     except (SemanticError, UnsupportedOperationError) as exc:
         if str(exc).startswith("line "):

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from acid_platform.errors import InvalidPartitionError, StreamingError
 from acid_platform.format.writer import DEFAULT_STRIPE_SIZE
-from acid_platform.metastore.model import TableSpec
+from acid_platform.metastore.model import Source, TableSpec
 from acid_platform.streaming.batch import BatchTarget, TransactionBatch
 from acid_platform.streaming.delta_files import DeltaFiles
 from acid_platform.streaming.record_writers import RecordWriter, StrictDelimitedInputWriter
@@ -220,6 +220,22 @@ class StreamingConnection:
         self.stats.rows_committed += rows
         self._txn_records = 0
         return metrics
+
+    def record_sources(self, sources: Sequence[Source]) -> None:
+        """Record that the open transaction loads ``sources`` (landing files, ...): they are
+        committed into the table exactly when it commits, and forgotten if it aborts (see
+        :mod:`acid_platform.metastore.sources`). Raises
+        :class:`~acid_platform.errors.DuplicateSourceError` when one is committed already
+        (then abort the transaction); :meth:`commit_transaction` raises it — the transaction
+        aborted — when a concurrent transaction committed one first."""
+        self._check_usable()
+        if self.unmanaged:
+            raise StreamingError("an unmanaged connection's transaction is owned elsewhere")
+        if not self._in_txn():
+            raise StreamingError("no transaction is open: call begin_transaction() first")
+        assert self._batch is not None
+        spec = self.spec
+        self.warehouse.metastore.record_sources(self._batch.txn_id, spec.db, spec.name, sources)
 
     def abort_transaction(self) -> None:
         """Abort the open transaction: nothing it wrote becomes readable."""

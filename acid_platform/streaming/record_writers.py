@@ -32,7 +32,6 @@ import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 
 from acid_platform.errors import MalformedRecordError, SchemaMismatchError
-from acid_platform.streaming.landing.readers import csv_types
 from acid_platform.table.schema import conform, to_arrow
 
 #: How much of a bad record an error quotes.
@@ -240,6 +239,29 @@ class PandasRecordWriter:
 # --------------------------------------------------------------------------- helpers
 
 
+def csv_types(header: list[str], schema: pa.Schema) -> dict[str, pa.DataType]:
+    """The table's type of each CSV column it has (by name, case-insensitive), for the types
+    a CSV value parses into directly."""
+    out: dict[str, pa.DataType] = {}
+    for name in header:
+        index = schema.get_field_index(name.lower())
+        if index >= 0 and _csv_parses(schema.field(index).type):
+            out[name] = schema.field(index).type
+    return out
+
+
+def _csv_parses(t: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_string(t)
+        or pa.types.is_date32(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_decimal(t)
+    )
+
+
 def as_text_records(data: Any) -> list[str]:
     """One record (``bytes`` / ``str``) or a sequence of them, as text."""
     items: Sequence[Any] = [data] if isinstance(data, bytes | bytearray | str) else data
@@ -322,6 +344,7 @@ __all__ = [
     "StrictJsonWriter",
     "StrictRegexWriter",
     "as_text_records",
+    "csv_types",
     "malformed",
     "typed_table",
 ]

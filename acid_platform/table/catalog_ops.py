@@ -20,11 +20,13 @@ Front ends (the SQL layer, the CLI) call these instead of reaching into ``wh.met
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acid_platform.errors import (
     AlreadyExistsError,
+    InvalidNameError,
     MetastoreError,
     NoSuchObjectError,
     NoSuchWarehouseError,
@@ -33,7 +35,11 @@ from acid_platform.errors import (
 from acid_platform.format.fs import join
 from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.metastore.metastore import METASTORE_FILE
-from acid_platform.metastore.names import DEFAULT_DATABASE, normalize_identifier
+from acid_platform.metastore.names import (
+    DEFAULT_DATABASE,
+    database_name_to_create,
+    normalize_identifier,
+)
 
 if TYPE_CHECKING:
     from acid_platform.table.table import Table
@@ -65,11 +71,14 @@ class WarehouseCatalog:
     def create_database(
         self: _Warehouse, name: str, if_not_exists: bool = False, location: str | None = None
     ) -> None:
-        """CREATE DATABASE (directory ``<root>/<name>.db`` unless ``location`` is given)."""
+        """CREATE DATABASE (directory ``<root>/<name>.db`` unless ``location`` is given; a
+        relative ``location`` is below the warehouse root, stored absolute)."""
         self.require_no_transaction("CREATE DATABASE")
-        name = normalize_identifier(name, "database name")
+        name = database_name_to_create(name)
         self.metastore.create_database(
-            name, location=location or join(self.root, f"{name}.db"), if_not_exists=if_not_exists
+            name,
+            location=absolute_location(self.root, location or f"{name}.db"),
+            if_not_exists=if_not_exists,
         )
 
     def list_databases(self: _Warehouse) -> list[str]:
@@ -160,6 +169,20 @@ class WarehouseCatalog:
                 f"{what} is not allowed in a multi-statement transaction (txn {txn.txn_id}); "
                 "commit or roll back first"
             )
+
+
+def absolute_location(root: str, location: str) -> str:
+    """``location`` as stored: a URI or absolute path as given, a relative path below the
+    warehouse ``root`` (the same in every process, whatever its working directory)."""
+    if "://" in location or location.startswith("/"):
+        return location.rstrip("/") or "/"
+    relative = posixpath.normpath(location.replace(os.sep, "/"))
+    if relative == ".." or relative.startswith("../") or relative == ".":
+        raise InvalidNameError(
+            f"location {location!r} is relative and leaves the warehouse {root}; give an "
+            "absolute path or a URI"
+        )
+    return join(root, relative)
 
 
 def warehouse_root(path: str) -> str:

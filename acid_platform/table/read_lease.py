@@ -29,7 +29,9 @@ def take_snapshot(
     valid_txns = metastore.valid_txns()
     snapshots = {
         s.full_name: Snapshot(
-            valid_txns, metastore.valid_write_ids(None, s.db, s.name, valid_txns=valid_txns)
+            valid_txns,
+            metastore.valid_write_ids(None, s.db, s.name, valid_txns=valid_txns),
+            metastore.recorded_files(s.db, s.name),
         )
         for s in specs
     }

@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from acid_platform.errors import ScanClosedError, UnknownColumnError
+from acid_platform.errors import MissingFileError, ScanClosedError, UnknownColumnError
 from acid_platform.format import (
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
@@ -42,7 +42,7 @@ from acid_platform.format import (
     plan_splits,
     read_split,
 )
-from acid_platform.format.fs import Location
+from acid_platform.format.fs import Location, join
 from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_values_table
@@ -231,7 +231,19 @@ def plan_files(
 ) -> list[PartitionFiles]:
     """The table's partitions that ``where`` leaves, each with its files for ``snapshot``."""
     fs = location.filesystem
+    record = snapshot.files
+    if record is not None and fs.get_file_info(location.path).type == pafs.FileType.NotFound:
+        raise MissingFileError(
+            f"{location.path}: the directory of table {spec.full_name} is missing", location.path
+        )
     listed = list_partition_dirs(location.path, list(spec.partition_column_names), fs)
+    if record is not None and spec.partition_columns:
+        # a recorded partition whose directory is gone is read (and found missing), not skipped
+        names = {n for n, _ in listed}
+        listed = sorted(
+            listed
+            + [(n, join(location.path, n)) for n in record.partitions if n and n not in names]
+        )
     values: list[tuple[Any, ...]] = [() for _ in listed]
     if spec.partition_columns and listed:
         columns = [(f.name, f.type) for f in partition_schema(spec)]
@@ -247,7 +259,13 @@ def plan_files(
             name,
             path,
             vals,
-            acid_state(path, snapshot.write_ids, snapshot.valid_txns, filesystem=fs),
+            acid_state(
+                path,
+                snapshot.write_ids,
+                snapshot.valid_txns,
+                filesystem=fs,
+                record=None if record is None else record.partition(name),
+            ),
         )
         for (name, path), vals in zip(listed, values, strict=True)
     ]

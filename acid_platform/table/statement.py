@@ -50,6 +50,7 @@ from acid_platform.table.transaction import (
     write_lock_type,
 )
 from acid_platform.table.writes import EventSink, WriteMetrics, run_writes
+from acid_platform.table.written_files import record_written
 
 if TYPE_CHECKING:
     from acid_platform.table.warehouse import TableWarehouse
@@ -200,7 +201,8 @@ def run_write(
         first = txn.reserve_statements(spec, request.statement_count, overwrite=request.overwrite)
         ctx = WriteContext(warehouse, txn, spec, location, first)
         outcome = write(ctx)
-        register_partitions(warehouse, spec, outcome.partitions)
+        txn.record_files(spec, location.path, outcome.written)
+        txn.registered_partitions(spec, register_partitions(warehouse, spec, outcome.partitions))
         return StatementMetrics(
             table=spec.full_name,
             txn_id=txn.txn_id,
@@ -289,6 +291,14 @@ def commit_detached(
                     )
                 ]
             )
+        record_written(
+            metastore,
+            write.txn_id,
+            spec,
+            write.write_id,
+            resolve(spec.location).path,
+            [written],
+        )
         metastore.commit_txn(write.txn_id)
     except BaseException:
         abort_quietly(metastore, write.txn_id)
@@ -339,10 +349,13 @@ def run_statement(warehouse: TableWarehouse, run: Callable[[Transaction], T]) ->
         auto = Transaction(warehouse)
         try:
             result = run(auto)
-        except OutdatedSnapshot:
+        except OutdatedSnapshot as exc:
             auto.abort()
             if attempt == OUTDATED_RETRIES:
-                raise
+                raise OutdatedSnapshot(
+                    f"{exc} (the statement was run {OUTDATED_RETRIES + 1} times, each time "
+                    "against a newer snapshot)"
+                ) from None
             continue
         except BaseException:
             auto.abort()
@@ -422,19 +435,26 @@ class ReadLease:
 
 
 def lease_enabled(warehouse: TableWarehouse) -> bool:
-    """Whether scans register reader leases (``acid.scan.read.lease``)."""
-    return conf_bool(warehouse.conf, "acid.scan.read.lease")
+    """Whether scans register reader leases (``acid.scan.read.lease``; never on a read-only
+    metastore, where no cleaner can run through this warehouse)."""
+    return conf_bool(warehouse.conf, "acid.scan.read.lease") and not warehouse.metastore.read_only
 
 
-def register_partitions(warehouse: TableWarehouse, spec: TableSpec, names: Sequence[str]) -> None:
-    """Add the partitions ``names`` to the catalog if they are new (cached per warehouse)."""
+def register_partitions(
+    warehouse: TableWarehouse, spec: TableSpec, names: Sequence[str]
+) -> list[str]:
+    """Add the partitions ``names`` to the catalog if they are new (cached per warehouse);
+    returns those this call registered."""
     if not spec.partition_columns:
-        return
+        return []
     known = warehouse.known_partitions.of(spec)
+    created = []
     for name in dict.fromkeys(names):
         if name and name not in known:
-            warehouse.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
+            if warehouse.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True):
+                created.append(name)
             known.add(name)
+    return created
 
 
 class KnownPartitions:
@@ -452,9 +472,13 @@ class KnownPartitions:
             known = self._known[spec.full_name] = set(listed)
         return known
 
-    def forget(self, table: str) -> None:
-        """Drop what is known of ``table`` (``db.table``), e.g. after DROP TABLE."""
-        self._known.pop(table, None)
+    def forget(self, table: str, partitions: Sequence[str] | None = None) -> None:
+        """Drop what is known of ``table`` (``db.table``), e.g. after DROP TABLE; or only of
+        its ``partitions`` (a rolled-back write unregistered them)."""
+        if partitions is None:
+            self._known.pop(table, None)
+            return
+        self._known.get(table, set()).difference_update(partitions)
 
 
 __all__ = [

@@ -37,6 +37,7 @@ from acid_platform.errors import (
     UnsupportedOperationError,
 )
 from acid_platform.format import Snapshot, ValidTxnList, ValidWriteIdList
+from acid_platform.format.file_record import TableRecord
 from acid_platform.metastore.model import (
     LockComponent,
     LockType,
@@ -44,6 +45,8 @@ from acid_platform.metastore.model import (
     Source,
     TableSpec,
 )
+from acid_platform.table.writes import WriteMetrics
+from acid_platform.table.written_files import record_written
 
 if TYPE_CHECKING:
     from acid_platform.metastore import Metastore
@@ -54,7 +57,8 @@ log = logging.getLogger(__name__)
 
 class OutdatedSnapshot(TransactionStateError):
     """An autocommit statement's snapshot went stale while it waited for its lock; it is re-run
-    in a new transaction (and surfaces only when the retries run out)."""
+    in a new transaction (and surfaces only when the retries run out). The message says what
+    conflicted, with whom, and that a retry may succeed, as :class:`WriteConflictError` does."""
 
 
 @dataclass
@@ -63,6 +67,8 @@ class _TableState:
     write_id: int | None = None
     next_statement: int = 0
     overwritten: bool = False
+    #: The table's file record as this transaction sees it (reloaded after it records).
+    files: TableRecord | None = None
 
 
 class Transaction:
@@ -84,6 +90,8 @@ class Transaction:
         )
         self.state = "open"
         self._tables: dict[str, _TableState] = {}
+        #: Partitions this transaction registered, per table: unregistered if it aborts.
+        self._new_partitions: dict[str, tuple[TableSpec, list[str]]] = {}
         self._heartbeat = Heartbeat(
             lambda: ms.heartbeat(txn_id=self.txn_id), ms.txn_timeout_s / 2, self._on_heartbeat_error
         )
@@ -97,7 +105,10 @@ class Transaction:
     # ------------------------------------------------------------------ snapshot
     def snapshot(self, spec: TableSpec) -> Snapshot:
         """What this transaction's statements read ``spec`` with."""
-        return Snapshot(self.valid_txns, self.write_ids(spec))
+        state = self._table(spec)
+        if state.files is None:
+            state.files = self.warehouse.metastore.recorded_files(spec.db, spec.name)
+        return Snapshot(self.valid_txns, state.write_ids, state.files)
 
     def write_ids(self, spec: TableSpec) -> ValidWriteIdList:
         """The table's ValidWriteIdList for this transaction (its own writes valid)."""
@@ -127,8 +138,21 @@ class Transaction:
         """Raise :class:`OutdatedSnapshot` if a write to ``spec`` committed after this
         transaction's snapshot (Hive 4 ``isValidTxnListState``); only for autocommit statements
         holding an exclusive write lock, which are then re-run."""
-        if not self.explicit and outdated(self.warehouse.metastore, spec, self.write_ids(spec)):
-            raise OutdatedSnapshot(spec.full_name)
+        if self.explicit:
+            return
+        newer = newer_writes(self.warehouse.metastore, spec, self.write_ids(spec))
+        if newer:
+            writers = self.warehouse.metastore.writers_of(spec.db, spec.name, newer)
+            who = ", ".join(
+                f"txnid:{writers[w]} (write id {w})" if w in writers else f"write id {w}"
+                for w in newer[:5]
+            ) + (f" and {len(newer) - 5} more" if len(newer) > 5 else "")
+            raise OutdatedSnapshot(
+                f"write conflict on {spec.full_name}: while txnid:{self.txn_id} waited for its "
+                f"lock, {who} committed a write to the table after its snapshot; this "
+                "statement's transaction was aborted. The other transaction committed first; "
+                "retrying the statement against the new snapshot may succeed."
+            )
 
     # ------------------------------------------------------------------ writes
     def reserve_statements(self, spec: TableSpec, count: int, *, overwrite: bool = False) -> int:
@@ -172,6 +196,17 @@ class Transaction:
                 self.txn_id, spec.db, spec.name, valid_txns=self.valid_txns
             )
         return write_id
+
+    def record_files(self, spec: TableSpec, table_root: str, metrics: WriteMetrics) -> None:
+        """Record what a statement of this transaction wrote into ``spec`` (its directories
+        and files, with sizes and row counts), before the commit."""
+        state = self._table(spec)
+        if state.write_id is None or not (metrics.dirs or metrics.infos):
+            return
+        record_written(
+            self.warehouse.metastore, self.txn_id, spec, state.write_id, table_root, [metrics]
+        )
+        state.files = None  # its own writes are part of what it reads next
 
     def record_source(self, spec: TableSpec, *sources: Source) -> None:
         """Record that this transaction loads ``sources`` into the table: committed into it
@@ -226,9 +261,23 @@ class Transaction:
         """Whether statements can still run in it."""
         return self.state == "open"
 
+    def registered_partitions(self, spec: TableSpec, names: Sequence[str]) -> None:
+        """Note partitions a statement of this transaction registered in the catalog."""
+        if names:
+            self._new_partitions.setdefault(spec.full_name, (spec, []))[1].extend(names)
+
     def _abort_quietly(self) -> None:
         self._heartbeat.stop()
-        abort_quietly(self.warehouse.metastore, self.txn_id)
+        ms = self.warehouse.metastore
+        abort_quietly(ms, self.txn_id)
+        for spec, names in self._new_partitions.values():
+            try:
+                dropped = ms.drop_partitions_left_by(self.txn_id, spec.db, spec.name, names)
+            except Exception as exc:  # noqa: BLE001 - best effort: the rows stay invisible
+                log.warning("could not unregister partitions of txn %s: %s", self.txn_id, exc)
+                continue
+            self.warehouse.known_partitions.forget(spec.full_name, dropped)
+        self._new_partitions.clear()
 
     def _on_heartbeat_error(self, exc: BaseException) -> None:
         if isinstance(exc, TxnAbortedError):
@@ -260,12 +309,12 @@ class Transaction:
         return f"Transaction(txn_id={self.txn_id}, state={self.state!r}, explicit={self.explicit})"
 
 
-def outdated(metastore: Metastore, spec: TableSpec, mine: ValidWriteIdList) -> bool:
-    """Whether a write to ``spec`` committed after the snapshot ``mine`` was taken (Hive 4
-    ``isValidTxnListState``)."""
+def newer_writes(metastore: Metastore, spec: TableSpec, mine: ValidWriteIdList) -> list[int]:
+    """Write ids of ``spec`` committed after the snapshot ``mine`` was taken (Hive 4
+    ``isValidTxnListState``), ascending; empty if the snapshot is current."""
     now = metastore.valid_write_ids(None, spec.db, spec.name)
     newer = range(mine.high_watermark + 1, now.high_watermark + 1)
-    return any(now.is_write_id_valid(w) for w in (*mine.exceptions, *newer))
+    return sorted(w for w in (*mine.exceptions, *newer) if now.is_write_id_valid(w))
 
 
 def lock_wait_s(conf: Mapping[str, str]) -> float:

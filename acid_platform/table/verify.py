@@ -12,7 +12,9 @@ selected files (:mod:`.verify_rows`) and answers each check with a :class:`Findi
     no directory the snapshot reads belongs to an aborted or uncommitted transaction: a
     compactor's ``_v<txn>`` must be committed, and every write id of a writer's directory
     (above what cleaned compactions retired) must have a committed write recorded in the
-    metastore — a directory whose abort the metastore forgot would otherwise read as data;
+    metastore — to the directory's partition, or for a delta spanning several write ids (a
+    streaming batch's) to the table — a directory whose abort the metastore forgot would
+    otherwise read as data;
 ``acid_version_present``
     each base and delta directory has ``_orc_acid_version`` and each event file carries
     ``hive.acid.version`` (what Hive 3+ and Trino require);
@@ -27,6 +29,7 @@ selected files (:mod:`.verify_rows`) and answers each check with a :class:`Findi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,7 +73,9 @@ def verify_table(wh: TableWarehouse, name: str) -> list[Finding]:
     location = table.location
     with read_snapshot(wh, [spec]) as snapshots:
         snapshot = snapshots[spec.full_name]
-        partitions = plan_files(spec, location, snapshot)
+        # the files against their record are fsck's check (files_match_record): these read
+        # what is there, as Hive would
+        partitions = plan_files(spec, location, dataclasses.replace(snapshot, files=None))
         fs = location.filesystem
         rows = RowTally()
         for part in partitions:
@@ -124,6 +129,10 @@ def _uncommitted(
 ) -> list[str]:
     problems: list[str] = []
     ids, txns = snapshot.write_ids, snapshot.valid_txns
+    # A streaming batch's delta spans its write ids in every partition it wrote, but a
+    # transaction of the batch may have written rows to only some of them: there, a write id
+    # of the batch needs a committed write to the table, not to that partition.
+    in_table = ms.committed_write_ids(spec.db, spec.name) if spec.is_partitioned else set()
     for part in partitions:
         name = part.name or None
         committed = ms.committed_write_ids(spec.db, spec.name, name)
@@ -148,8 +157,9 @@ def _uncommitted(
                     )
                 continue
             wids = [d.write_id] if d.is_base else range(d.min_write_id, d.max_write_id + 1)
+            known = committed | in_table if len(wids) > 1 else committed
             unknown = [
-                w for w in wids if w > retired and ids.is_write_id_valid(w) and w not in committed
+                w for w in wids if w > retired and ids.is_write_id_valid(w) and w not in known
             ]
             if unknown:
                 problems.append(

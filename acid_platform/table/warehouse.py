@@ -17,7 +17,8 @@ Layout follows Hive: tables of the ``default`` database live in ``<root>/<table>
 databases in ``<root>/<db>.db/<table>``; partitions below that as ``k=v`` directories.
 ``wh.conf`` holds session settings (what SQL ``SET k=v`` writes): ``hive.merge.cardinality.check``,
 ``hive.txn.xlock.write``, ``hive.txn.xlock.iow``, ``acid.lock.wait.timeout.s`` (seconds a
-statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner).
+statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner),
+``hive.txn.timeout`` (the metastore's transaction time-out, see :meth:`TableWarehouse.set_conf`).
 
 A warehouse object is one session: it holds at most one open multi-statement transaction and is
 not meant to be shared between threads (open one per thread; they can share the metastore).
@@ -32,15 +33,19 @@ from typing import Any, Self
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+from sqlglot import exp
 
 from acid_platform.errors import (
     AlreadyExistsError,
     InvalidNameError,
     NoSuchObjectError,
     TransactionStateError,
+    WarehouseLocationError,
 )
 from acid_platform.format.fs import join, resolve
+from acid_platform.format.storage import StorageOptions, configure, options_for
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
+from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
 from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
 from acid_platform.table.catalog_ops import (
     WarehouseCatalog,
@@ -48,6 +53,7 @@ from acid_platform.table.catalog_ops import (
     warehouse_root,
 )
 from acid_platform.table.engine import Engine
+from acid_platform.table.locations import claim_table_dir, claim_warehouse, release_table_dir
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
@@ -95,7 +101,9 @@ class TableWarehouse(WarehouseCatalog):
         #: sets a function of the settings (``conf``) that returns the executor to use, so
         #: ``SET acid.compactor.*`` applies (see :mod:`acid_platform.compaction.executors`).
         self.compaction_executor: Callable[[Mapping[str, str]], object] | None = None
-        self.conf: dict[str, str] = dict(DEFAULT_CONF) | dict(conf or {})
+        self.conf: dict[str, str] = dict(DEFAULT_CONF)
+        for key, value in dict(conf or {}).items():
+            self.set_conf(key, value)
         self._txn: Transaction | None = None
         #: Partitions known to exist, per table (see :func:`.statement.register_partitions`).
         self.known_partitions = KnownPartitions(self)
@@ -110,6 +118,7 @@ class TableWarehouse(WarehouseCatalog):
         conf: Mapping[str, str] | None = None,
         create: bool = True,
         txn_timeout_s: float | None = None,
+        storage: StorageOptions | None = None,
     ) -> Self:
         """Open the warehouse at ``path`` (local directory or URI), creating it if needed unless
         ``create`` is False (then a missing one raises :class:`NoSuchWarehouseError`).
@@ -118,15 +127,19 @@ class TableWarehouse(WarehouseCatalog):
         ``<path>/_metastore.db``; a remote one (``s3://…``) needs a ``metastore_url``.
         ``txn_timeout_s`` is ``hive.txn.timeout`` (default 300 s): transactions heartbeat every
         half of it, and a housekeeper with the same setting reaps them after it.
+        ``storage`` configures an object store's endpoint and credentials (default: the AWS
+        environment variables; see :mod:`acid_platform.format.storage`).
         """
         text = os.fspath(path)
         if text.startswith("file://"):
             text = text[len("file://") :]
+        if "://" in text:
+            configure(text, storage if storage is not None else StorageOptions.from_env())
         if not create:
             require_warehouse(text, metastore_url)
         remote = "://" in text
         if not remote:
-            os.makedirs(text, exist_ok=True)
+            _make_local_root(text)
         else:
             loc = resolve(text)
             loc.filesystem.create_dir(loc.path, recursive=True)
@@ -140,8 +153,25 @@ class TableWarehouse(WarehouseCatalog):
         else:
             metastore = Metastore(metastore_url, **timeout)
         wh = cls(text, metastore, engine, conf)
-        wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+        try:
+            if not metastore.read_only:  # a read-only one can write nothing, nor claim
+                claim_warehouse(resolve(wh.root), metastore.identity())
+                wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+        except BaseException:
+            metastore.close()
+            raise
         return wh
+
+    def set_conf(self, key: str, value: str) -> None:
+        """``SET key=value``. ``hive.txn.timeout`` (``300``, ``30s``, ``5m``) is also the
+        metastore's transaction time-out from now on: the heartbeat pace of new transactions,
+        and how long a silent transaction may block a lock request before it is aborted."""
+        if key == TXN_TIMEOUT:
+            seconds = parse_duration_s(key, value)
+            if seconds <= 0:
+                raise ValueError(f"{key}={value!r} must be positive")
+            self.metastore.txn_timeout_s = seconds
+        self.conf[key] = value
 
     # ------------------------------------------------------------------ catalog (more in WarehouseCatalog)
     def create_table(
@@ -184,6 +214,13 @@ class TableWarehouse(WarehouseCatalog):
         db_location = database.location or (
             self.root if db == DEFAULT_DATABASE else join(self.root, f"{db}.db")
         )
+        if if_not_exists and table in self.metastore.list_tables(db):
+            return Table(self, self.metastore.get_table(db, table))
+        base = join(db_location, table)
+        fs = resolve(base, self.filesystem_for(base)).filesystem
+        location = claim_table_dir(fs, resolve(base, fs).path)
+        if "://" in base:  # keep the URI form the database location has
+            location = base + location[len(resolve(base, fs).path) :]
         spec = TableSpec(
             db,
             table,
@@ -192,16 +229,20 @@ class TableWarehouse(WarehouseCatalog):
             tuple(bucket_columns),
             num_buckets,
             int(props.get("bucketing_version", "2")),
-            join(db_location, table),
+            location,
             props,
         )
         try:
             self.metastore.create_table(spec, if_not_exists=if_not_exists)
         except AlreadyExistsError as exc:
+            release_table_dir(fs, resolve(location, fs).path)
             raise AlreadyExistsError(f"table {db}.{table} already exists") from exc
+        except BaseException:
+            release_table_dir(fs, resolve(location, fs).path)
+            raise
         spec = self.metastore.get_table(db, table)
-        loc = resolve(spec.location, self.filesystem_for(spec.location))
-        loc.filesystem.create_dir(loc.path, recursive=True)
+        if spec.location != location:  # CREATE … IF NOT EXISTS lost a race: not our directory
+            release_table_dir(fs, resolve(location, fs).path)
         return Table(self, spec)
 
     def drop_table(self, name: str, if_exists: bool = False, purge: bool = True) -> None:
@@ -214,6 +255,10 @@ class TableWarehouse(WarehouseCatalog):
             if if_exists:
                 return
             raise
+        loc = resolve(spec.location, self.filesystem_for(spec.location))
+        # Only a directory that exists before the drop commits is deleted after it: a new
+        # table of the same name never gets it (see .locations.claim_table_dir).
+        existed = loc.filesystem.get_file_info(loc.path).type != pafs.FileType.NotFound
         txn = Transaction(self)
         try:
             txn.lock([LockComponent(LockType.EXCLUSIVE, db, table)])
@@ -224,8 +269,7 @@ class TableWarehouse(WarehouseCatalog):
             if txn.is_open:
                 txn.abort()
         self.known_partitions.forget(spec.full_name)
-        if purge:
-            loc = resolve(spec.location, self.filesystem_for(spec.location))
+        if purge and existed:
             with suppress(FileNotFoundError):
                 loc.filesystem.delete_dir(loc.path)
 
@@ -234,9 +278,9 @@ class TableWarehouse(WarehouseCatalog):
         db, table = split_table_name(name)
         return Table(self, self.table_spec(db, table))
 
-    def query(self, sql: str) -> pa.Table:
-        """Run a Hive SELECT over warehouse tables in one snapshot (the open transaction's, or
-        a fresh one) on the engine; returns Arrow.
+    def query(self, sql: str | exp.Query) -> pa.Table:
+        """Run a Hive SELECT (text, or a sqlglot syntax tree) over warehouse tables in one
+        snapshot (the open transaction's, or a fresh one) on the engine; returns Arrow.
 
         >>> # wh.query("SELECT dept, count(*) AS n FROM emp GROUP BY dept")
         """
@@ -321,6 +365,11 @@ class TableWarehouse(WarehouseCatalog):
             return self._root.filesystem if location.startswith(self.root) else None
         return self._root.filesystem if "://" not in self.root else None
 
+    @property
+    def storage(self) -> StorageOptions | None:
+        """The object-store options of a remote warehouse (``None`` for local disk)."""
+        return options_for(self.root) if "://" in self.root else None
+
     def end_transaction(self, txn: Transaction) -> None:
         """Forget ``txn`` as the open transaction (it committed or aborted)."""
         if self._txn is txn:
@@ -338,6 +387,19 @@ def _columns(columns: Sequence[tuple[str, str]] | pa.Schema) -> list[tuple[str, 
 
         return [(f.name, to_hive_type(f.type)) for f in columns]
     return [(str(c), str(t)) for c, t in columns]
+
+
+def _make_local_root(path: str) -> None:
+    """Create the directory of a local warehouse (or find it there); a file in its place, or
+    a directory that cannot be made, is a :class:`WarehouseLocationError`."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise WarehouseLocationError(f"warehouse path {path} is a file, not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseLocationError(
+            f"cannot create the warehouse directory {path}: {exc.strerror or exc}"
+        ) from None
 
 
 __all__ = ["DEFAULT_CONF", "DEFAULT_DATABASE", "DEFAULT_TABLE_PROPERTIES", "TableWarehouse"]

@@ -50,6 +50,8 @@ class WriteMetrics:
     dirs: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     bytes_written: int = 0
+    #: The files in full (size, rows, partition): what the commit records they wrote.
+    infos: list[FileInfo] = field(default_factory=list)
 
     @classmethod
     def from_files(cls, files: Iterable[FileInfo], dirs: Iterable[str] = ()) -> WriteMetrics:
@@ -64,6 +66,7 @@ class WriteMetrics:
             dirs=list(seen),
             files=[f.path for f in files],
             bytes_written=sum(f.bytes for f in files),
+            infos=files,
         )
 
     def add(self, other: WriteMetrics) -> None:
@@ -73,6 +76,7 @@ class WriteMetrics:
         self.dirs.extend(d for d in other.dirs if d not in self.dirs)
         self.files.extend(other.files)
         self.bytes_written += other.bytes_written
+        self.infos.extend(other.infos)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from acid_platform.compaction.hooks import (
     PAUSE_FILE_ENV,
     WORKER_STEPS,
 )
-from acid_platform_tests.helpers import acid_dirs
+from acid_platform.errors import CompactionTimeoutError
+from acid_platform_tests.helpers import acid_dirs, open_warehouse
 
 from .conftest import KV, table_rows
 
@@ -122,3 +123,58 @@ def test_cleaner_killed_at_any_step(wh: Warehouse, tmp_path: Path, step: str) ->
     assert acid_dirs(d) == [f"base_0000005_v{info.txn_id:07d}"]
     assert wh.metastore.get_compaction(info.id).state.value == "succeeded"
     assert step == "cleaner.marked" or report.cleaned_ids == (info.id,)
+
+
+# --------------------------------------------------------------------------- issue 13 item 2
+
+KILL_TIMEOUT = {"hive.txn.timeout": "2s", "acid.lock.wait.timeout.s": "3"}
+_PG_STEPS = ("worker.claimed", "worker.files_written")
+
+
+@pytest.mark.parametrize(
+    ("backend", "step"),
+    [("sqlite", s) for s in WORKER_STEPS if s != "worker.committed"]
+    + [("postgresql", s) for s in _PG_STEPS],
+)
+def test_after_a_killed_worker_writers_and_and_wait_go_on_by_themselves(
+    tmp_path: Path, backend: str, step: str
+) -> None:
+    """No manual revoke: the next writer is not blocked, and ``COMPACT … AND WAIT`` takes the
+    dead worker's entry back once its compactor txn times out (hive.txn.timeout) and runs it."""
+    with open_warehouse(tmp_path, KILL_TIMEOUT, backend) as wh:
+        d = _make_table(wh)
+        cq = wh.metastore.enqueue_compaction("default", "t", None, "major")
+        assert cq is not None
+        _run_until(step, "worker", wh.metastore.url, tmp_path)
+        dead = wh.metastore.get_compaction(cq)
+        assert dead.state.value == "working" and dead.txn_id is not None
+
+        wh.table("t").update({"v": "'after'"}, "k = 1")  # the next writer is not blocked
+        expected = sorted(
+            (r["k"], r["v"]) for r in wh.table("t").scan(columns=["k", "v"]).to_pylist()
+        )
+        (info,) = compact_table(wh, "t", kind="major")  # AND WAIT: takes the entry back
+        assert info.id == cq and info.state.value == "ready for cleaning"
+        assert info.txn_id != dead.txn_id
+        assert wh.metastore.get_txn_state(dead.txn_id).value == "aborted"
+        run_cleaner(wh)
+        rows = sorted((r["k"], r["v"]) for r in wh.table("t").scan(columns=["k", "v"]).to_pylist())
+        assert rows == expected
+        assert [n for n in acid_dirs(d) if n.startswith("delta")] == []
+
+
+def test_and_wait_gives_up_after_its_time_limit_naming_the_queue_state(wh: Warehouse) -> None:
+    _make_table(wh)
+    ms = wh.metastore
+    cq = ms.enqueue_compaction("default", "t", None, "major")
+    held = ms.claim_compaction("busy-host-7")  # a live worker elsewhere holds it
+    assert held is not None and held.id == cq
+    wh.set_conf("hive.compactor.wait.timeout", "300ms")
+    with pytest.raises(CompactionTimeoutError) as info:
+        compact_table(wh, "t", kind="major")
+    message = str(info.value)
+    assert f"compaction {cq} is working by worker busy-host-7 (compactor txn {held.txn_id})" in (
+        message
+    )
+    assert "hive.compactor.wait.timeout" in message and "stay queued" in message
+    assert ms.get_compaction(cq).state.value == "working"  # a live worker's entry is left alone

@@ -12,7 +12,7 @@ from sqlglot import exp
 from acid_platform import Warehouse
 from acid_platform.engines import default_engine
 from acid_platform.engines.embedded import EmbeddedEngine
-from acid_platform.errors import EngineError, InvalidExpressionError
+from acid_platform.errors import AcidError, EngineError, InvalidExpressionError, SandboxError
 from acid_platform.table.engine import Engine
 
 
@@ -102,3 +102,56 @@ def test_connects_duckdb_on_the_first_statement(tmp_path: Path) -> None:
         assert not engine.connected
         assert table.scan(filter="id + 1 = 2").num_rows == 1
         assert engine.connected
+
+
+# --------------------------------------------------------------------------- sandbox
+def _settings(engine: EmbeddedEngine) -> dict[str, object]:
+    rows = engine.execute("SELECT name, value FROM duckdb_settings()", {}).to_pylist()
+    return {r["name"]: r["value"] for r in rows}
+
+
+def test_the_engine_is_sandboxed(tmp_path: Path) -> None:
+    """Even a plan that reaches DuckDB unchecked reads no file, fetches nothing from the
+    network, loads no extension and changes no setting; Arrow relations still work."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret\n")
+    engine = EmbeddedEngine()
+    try:
+        before = _settings(engine)
+        assert before["enable_external_access"] == "false"
+        assert before["lock_configuration"] == "true"
+        refused = [
+            f"SELECT * FROM read_text('{secret}')",
+            f"SELECT * FROM read_blob('{secret}')",
+            f"SELECT * FROM read_csv('{secret}')",
+            f"SELECT * FROM glob('{tmp_path}/*')",
+            "SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
+            "SELECT * FROM sqlite_scan('/tmp/x.db', 't')",
+            "INSTALL httpfs",
+            "LOAD httpfs",
+            f"ATTACH '{tmp_path}/x.db' AS x",
+            f"COPY (SELECT 1) TO '{tmp_path}/out.csv'",
+            f"EXPORT DATABASE '{tmp_path}/exp'",
+            f"IMPORT DATABASE '{tmp_path}'",
+            "SET enable_external_access = true",
+            "SET autoinstall_known_extensions = true",
+            "RESET enable_external_access",
+            "SET threads = 1",
+        ]
+        for plan in refused:
+            with pytest.raises(AcidError) as caught:
+                engine.execute(plan, {})
+            assert "top secret" not in str(caught.value), plan
+        with pytest.raises(SandboxError, match="sandbox refused"):
+            engine.execute(f"SELECT content FROM read_text('{secret}')", {})
+        assert _settings(engine) == before
+        assert list(tmp_path.iterdir()) == [secret]
+        local = pa.table({"a": [1]})  # noqa: F841 - a Python variable DuckDB must not scan
+        with pytest.raises(InvalidExpressionError):
+            engine.execute("SELECT * FROM local", {})
+        r = pa.table({"a": [1, 2]})
+        assert engine.execute("SELECT sum(a) AS s FROM r", {"r": r}).to_pylist() == [{"s": 3}]
+        stream = engine.execute_batches("SELECT a FROM r", {"r": r.to_reader()})
+        assert stream.read_all().num_rows == 2
+    finally:
+        engine.close()

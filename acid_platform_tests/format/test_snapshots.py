@@ -4,6 +4,8 @@ brute-force oracle."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -537,3 +539,36 @@ def test_compactor_list_never_covers_an_unresolved_write_id(
         )
     assert all(w <= compactor.high_watermark for w in compactor.exceptions)
     assert set(compactor.exceptions) <= set(reader.aborted_write_ids)
+
+
+@pytest.mark.parametrize("parse", [ValidWriteIdList.parse, ValidTxnList.parse])
+@pytest.mark.parametrize("text", [None, 5, b"db.t:5::"])
+def test_a_snapshot_that_is_not_a_string_is_a_typed_error(parse: Any, text: Any) -> None:
+    """Issue 13: ``parse(None)`` was an AttributeError."""
+    with pytest.raises(InvalidSnapshotError, match="expected a string"):
+        parse(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "db.t:" + "9" * 5000 + ":9223372036854775807::",
+        "db.t:5:9223372036854775807:" + "1" * 5000 + ":",
+        "db.t:5:9223372036854775807::-" + "7" * 5000,
+        "db.t:9223372036854775808:9223372036854775807::",
+    ],
+)
+def test_a_number_too_long_for_a_java_long_is_a_typed_error(text: str) -> None:
+    """Issue 13: a 5,000-digit number was Python's untyped int() digit-limit ValueError; the
+    message stays short."""
+    with pytest.raises(InvalidSnapshotError, match="does not fit a Java long") as info:
+        ValidWriteIdList.parse(text)
+    assert len(str(info.value)) < 400
+    with pytest.raises(InvalidSnapshotError, match="does not fit a Java long"):
+        ValidTxnList.parse("9" * 5000 + ":5::")
+
+
+def test_leading_zeros_still_read_as_the_number() -> None:
+    assert (
+        ValidWriteIdList.parse("db.t:" + "0" * 30 + "5:9223372036854775807::").high_watermark == 5
+    )

@@ -8,11 +8,13 @@ import pytest
 
 from acid_platform.errors import (
     AlreadyExistsError,
+    InvalidBucketError,
     InvalidNameError,
     MetastoreError,
     NoSuchObjectError,
 )
 from acid_platform.metastore import Metastore, TableSpec
+from acid_platform_tests.helpers import make_table
 
 
 def spec(db: str = "db", name: str = "t", **kw: object) -> TableSpec:
@@ -214,3 +216,58 @@ def test_dropped_and_recreated_table_starts_write_ids_at_one(ms: Metastore) -> N
     txn = ms.open_txn()
     assert ms.allocate_write_id(txn, "db", "t") == 1
     assert str(ms.valid_write_ids(None, "db", "t")) == "db.t:1:1:1:"
+
+
+# --------------------------------------------------------------------------- issue 13, smaller items
+
+
+def test_the_metastore_database_name_is_reserved(ms: Metastore) -> None:
+    with pytest.raises(InvalidNameError, match="reserved"):
+        ms.create_database("_metastore")
+    with pytest.raises(InvalidNameError, match="reserved"):
+        ms.create_database("_METASTORE", location="/elsewhere/m.db")
+    assert "_metastore" not in ms.list_databases()
+
+
+@pytest.mark.parametrize("location", ["rel/db", "./db", "db.db", ""])
+def test_a_database_location_must_be_absolute(ms: Metastore, location: str) -> None:
+    with pytest.raises(InvalidNameError, match="absolute path or a URI"):
+        ms.create_database("db", location=location)
+    ms.create_database("db", location="/abs/db.db")
+    ms.create_database("db2", location="s3://bucket/db2.db")
+    assert ms.get_database("db").location == "/abs/db.db"
+
+
+@pytest.mark.parametrize("buckets", [0, -1, 4097, 100_000])
+def test_bucket_counts_outside_1_to_4096_are_refused_at_create(ms: Metastore, buckets: int) -> None:
+    ms.create_database("db")
+    with pytest.raises(InvalidBucketError):
+        ms.create_table(spec(bucket_columns=("id",), num_buckets=buckets))
+    ms.create_table(spec(bucket_columns=("id",), num_buckets=4096))
+    assert ms.get_table("db", "t").num_buckets == 4096
+
+
+def test_a_partition_directory_name_longer_than_the_file_system_allows(ms: Metastore) -> None:
+    ms.create_database("db")
+    ms.create_table(spec(partition_columns=(("ds", "string"),)))
+    with pytest.raises(InvalidNameError, match="255"):
+        ms.add_partition("db", "t", "ds=" + "x" * 253)
+    ms.add_partition("db", "t", "ds=" + "x" * 252)  # 255 bytes: fits
+    with pytest.raises(InvalidNameError, match="255"):
+        ms.add_partition("db", "t", "ds=" + "é" * 127)  # 257 bytes in UTF-8
+
+
+def test_an_aborted_txns_partitions_go_unless_another_txn_wrote_there(ms: Metastore) -> None:
+    make_table(ms, partitioned=True)
+    rolled_back, other = ms.open_txn(), ms.open_txn()
+    for name in ("p=a", "p=b", "p=c"):
+        assert ms.add_partition("db", "t", name, if_not_exists=True)
+    assert not ms.add_partition("db", "t", "p=a", if_not_exists=True)  # exists now
+    ms.add_write_components(rolled_back, "db", "t", ["p=a", "p=b", "p=c"], "insert")
+    ms.add_write_components(other, "db", "t", ["p=b"], "insert")  # another writer's rows
+    committed = ms.open_txn()
+    ms.add_write_components(committed, "db", "t", ["p=c"], "insert")
+    ms.commit_txn(committed)
+    ms.abort_txn(rolled_back)
+    assert ms.drop_partitions_left_by(rolled_back, "db", "t", ["p=a", "p=b", "p=c"]) == ["p=a"]
+    assert ms.list_partitions("db", "t") == ["p=b", "p=c"]

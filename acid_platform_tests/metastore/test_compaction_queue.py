@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from acid_platform.errors import MetastoreError, NoSuchObjectError, TxnAbortedError
+from acid_platform.errors import MetastoreError, NoSuchObjectError, NoSuchTxnError
 from acid_platform.metastore import (
     SHOW_COMPACTIONS_COLUMNS,
     CompactionInfo,
     CompactionState,
     Metastore,
+    TxnState,
 )
 from acid_platform_tests.helpers import make_table
 
@@ -191,16 +192,30 @@ def test_timed_out_workers_are_revoked(ms: Metastore, clock: FakeClock) -> None:
     assert again is not None and again.id == cq and again.txn_id != stuck.txn_id
 
 
-def test_a_reaped_compactor_txn_cannot_mark_compacted(url: str, clock: FakeClock) -> None:
+def test_a_dead_workers_entry_returns_to_initiated_once_its_txn_times_out(
+    url: str, clock: FakeClock
+) -> None:
+    """Issue 13 item 2: the worker died (no heartbeats); once its compactor txn times out the
+    reaper aborts it and the entry goes back to the queue (not 24 h of ``working``); the dead
+    worker, were it to come back, can no longer finish it."""
     with Metastore(url, txn_timeout_s=60, clock=clock) as ms:
         make_table(ms)
         cq = ms.enqueue_compaction("db", "t", None, "major")
         assert cq is not None
-        ms.claim_compaction("h-w")
-        clock.advance(61)
-        ms.reap_timed_out()
-        with pytest.raises(TxnAbortedError):
+        dead = ms.claim_compaction("h-w")
+        assert dead is not None and dead.txn_id is not None
+        clock.advance(30)
+        assert ms.reap_timed_out() == []
+        assert ms.get_compaction(cq).state == CompactionState.WORKING
+        clock.advance(31)
+        assert ms.reap_timed_out() == [dead.txn_id]
+        back = ms.get_compaction(cq)
+        assert (back.state, back.worker_id, back.txn_id) == (CompactionState.INITIATED, None, None)
+        assert ms.get_txn_state(dead.txn_id) == TxnState.ABORTED
+        with pytest.raises(MetastoreError, match="not working"):
             ms.mark_compacted(cq, 0)
+        again = ms.claim_compaction("h-w2")
+        assert again is not None and again.id == cq and again.txn_id != dead.txn_id
 
 
 def test_only_the_lowest_write_id_entry_per_partition_is_ready(ms: Metastore) -> None:
@@ -298,3 +313,28 @@ def test_show_compactions_has_hives_columns(ms: Metastore, clock: FakeClock) -> 
     assert (h["Initiator host"], h["Initiator"]) == ("ihost", "17")
     assert h["Duration(ms)"] == 2000 and h["Highest WriteId"] == 3
     assert h["Next TxnId"] is not None and h["TxnId"] is not None
+
+
+def test_a_dead_workers_txn_is_retired_once_a_later_compaction_there_is_cleaned(
+    url: str, clock: FakeClock
+) -> None:
+    """Its partial output is aborted (swept by the cleaner); the txn stays "aborted" in every
+    snapshot until a later compaction of the same partition is cleaned, then it is purged."""
+    with Metastore(url, txn_timeout_s=60, clock=clock) as ms:
+        make_table(ms)
+        committed_write(ms, None)
+        cq = ms.enqueue_compaction("db", "t", None, "major")
+        assert cq is not None
+        dead = ms.claim_compaction("h-w")
+        assert dead is not None and dead.txn_id is not None
+        clock.advance(61)
+        assert ms.reap_timed_out() == [dead.txn_id]
+        activity = {(a.table, a.partition): a.aborted_txns for a in ms.write_activity()}
+        assert activity[("t", None)] == 1  # the cleaner's sweep looks at this partition
+        run_to_ready(ms, cq, 1)
+        assert dead.txn_id in ms.valid_txns().aborted_txns
+        ms.mark_cleaned(cq)
+        assert dead.txn_id not in ms.valid_txns().aborted_txns
+        with pytest.raises(NoSuchTxnError):
+            ms.get_txn_state(dead.txn_id)
+        assert [a for a in ms.write_activity() if a.aborted_txns] == []

@@ -42,6 +42,26 @@ def test_expired_lease_is_ignored_and_reaped(url: str, clock: FakeClock) -> None
         ms.close_read_lease(lease)
 
 
+def test_shared_lease_gives_every_caller_the_first_snapshot(url: str, clock: FakeClock) -> None:
+    with Metastore(url, txn_timeout_s=100, clock=clock) as ms:
+        first, snapshot = ms.shared_read_lease("spark scan q1")
+        assert snapshot.high_watermark == ms.valid_txns().high_watermark
+        ms.commit_txn(ms.open_txn())  # a newer snapshot exists now
+        clock.advance(60)
+        assert ms.shared_read_lease("spark scan q1") == (first, snapshot)  # and extends it
+        clock.advance(60)
+        assert ms.shared_read_lease("spark scan q1") == (first, snapshot)
+        other, newer = ms.shared_read_lease("spark scan q2")
+        assert other != first and newer.high_watermark > snapshot.high_watermark
+        assert {r["Agent Info"] for r in ms.show_read_leases()} == {
+            "spark scan q1",
+            "spark scan q2",
+        }
+        clock.advance(101)  # expired: the key starts afresh
+        again, latest = ms.shared_read_lease("spark scan q1")
+        assert again not in (first, other) and latest.high_watermark == newer.high_watermark
+
+
 def test_lease_input_is_checked(ms: Metastore) -> None:
     with pytest.raises(TypeError):
         ms.open_read_lease("5:9223372036854775807::")  # type: ignore[arg-type]

@@ -271,3 +271,54 @@ def test_show_locks_has_hives_columns(ms: Metastore, clock: FakeClock) -> None:
     assert second["Transaction ID"] is None and second["State"] == "WAITING"
     assert second["Blocked By"] == "1.1" and second["User"] == "bob"
     assert second["Last Heartbeat"] == int(clock.now * 1000)
+
+
+# --------------------------------------------------------------------------- expiry in the lock check
+
+
+def test_a_lock_blocked_by_a_timed_out_txn_aborts_it_and_proceeds(
+    url: str, clock: FakeClock
+) -> None:
+    """Issue 13 item 1: a killed client's EXCL_WRITE no longer holds the table past its
+    time-out; the next request aborts the silent txn itself (no housekeeper needed)."""
+    with Metastore(url, txn_timeout_s=10, clock=clock) as ms:
+        dead = ms.open_txn()
+        blocker = ms.lock(dead, [comp(X)]).lock_id
+        live = ms.open_txn()
+        clock.advance(9)
+        waiting = ms.lock(live, [comp(X)])
+        assert waiting.state == LockState.WAITING  # not timed out yet: it waits
+        clock.advance(2)
+        assert ms.check_lock(waiting.lock_id).state == LockState.ACQUIRED
+        assert ms.get_txn_state(dead).value == "aborted"
+        assert f"{blocker}.1" not in {r["Lock ID"] for r in ms.show_locks()}
+        with pytest.raises(TxnAbortedError):
+            ms.commit_txn(dead)
+        ms.commit_txn(live)
+
+
+def test_a_fresh_request_and_a_wait_both_reap_a_dead_blocker(url: str, clock: FakeClock) -> None:
+    with Metastore(url, txn_timeout_s=10, clock=clock) as ms:
+        dead = ms.open_txn()
+        ms.lock(dead, [comp(E, partition=None)])
+        ms.lock(None, [comp(X, table="other")])  # a txn-less lock nobody heartbeats
+        clock.advance(11)
+        first = ms.open_txn()
+        assert ms.lock(first, [comp(X)], wait_s=0).state == LockState.ACQUIRED
+        ms.heartbeat(txn_id=first)
+        second = ms.open_txn()
+        assert ms.lock(second, [comp(X, table="other")], wait_s=5).acquired
+        assert ms.get_txn_state(dead).value == "aborted"
+
+
+def test_a_live_blocker_is_not_reaped(url: str, clock: FakeClock) -> None:
+    with Metastore(url, txn_timeout_s=10, clock=clock) as ms:
+        holder = ms.open_txn()
+        ms.lock(holder, [comp(X)])
+        for _ in range(3):
+            clock.advance(8)
+            ms.heartbeat(txn_id=holder)
+        waiter = ms.open_txn()
+        with pytest.raises(LockTimeoutError, match="blocked by lock"):
+            ms.lock(waiter, [comp(X)], wait_s=0.05)
+        assert ms.get_txn_state(holder).value == "open"

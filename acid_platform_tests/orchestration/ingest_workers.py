@@ -12,11 +12,11 @@ from acid_platform.orchestration import AcidWarehouseResource, ingest_job
 
 
 def run_ingest_job(root: str, run_config: dict[str, Any], barrier: Any, out: Any) -> None:
-    """Run the ingest job on ``run_config``, waiting at ``ingest.files_read`` for every
+    """Run the ingest job on ``run_config``, waiting at ``ingest.file_written`` for every
     process at ``barrier``; put ``(success, output metadata)`` on ``out``."""
 
     def meet(step: str) -> None:
-        if step == "ingest.files_read":
+        if step == "ingest.file_written":
             barrier.wait(timeout=120)
 
     with on_checkpoint(meet), DagsterInstance.ephemeral() as instance:

@@ -1,6 +1,7 @@
 """The ingest sensor and job on a real warehouse, real landing files and a real Dagster
-instance: one run per new file (run key = its identity), nothing requested twice, each file
-loaded exactly once, bad files failing the run with nothing written."""
+instance: one run per new file or batch (run key = its identity), nothing requested twice,
+each file loaded exactly once in a transaction of its own (a run's files: one transaction
+batch), bad files failing the run with nothing of them written."""
 
 from __future__ import annotations
 
@@ -132,20 +133,21 @@ def test_the_run_loads_the_file_exactly_once(
     ok, meta, _ = execute(instance, resource, request)
 
     assert ok and ids_in(wh) == list(range(5))
-    assert (meta["skipped"], meta["rows"], meta["write_id"]) == (False, 5, 1)
-    assert meta["txn_id"] > 0 and meta["files_loaded"] == [str(path)]
+    assert (meta["skipped"], meta["rows"], meta["write_ids"]) == (False, 5, [1])
+    assert meta["files_loaded"] == [str(path)] and meta["failed"] == []
     (source,) = t.committed_sources()
-    assert (source.txn_id, source.write_id, source.key) == (meta["txn_id"], 1, request.run_key)
+    assert ([source.txn_id], source.write_id, source.key) == (meta["txn_ids"], 1, request.run_key)
     dirs = acid_dirs(Path(wh.root) / "t")
 
     ok, again, _ = execute(instance, resource, request)  # the same run once more
 
     assert ok and again["skipped"] is True and again["rows"] == 0
-    assert again["txn_id"] == meta["txn_id"]  # the transaction that loaded it
+    (committed,) = again["already_committed"]
+    assert [committed["txn_id"]] == meta["txn_ids"]  # the transaction that loaded it
     assert ids_in(wh) == list(range(5)) and acid_dirs(Path(wh.root) / "t") == dirs
 
 
-def test_a_batch_is_one_run_and_one_transaction(
+def test_a_batch_is_one_run_and_one_transaction_batch(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, landing: Path
 ) -> None:
     t = wh.create_table("t", COLUMNS)
@@ -165,8 +167,12 @@ def test_a_batch_is_one_run_and_one_transaction(
     for request in [*requests(first), *requests(second)]:
         assert execute(instance, resource, request)[0]
     assert ids_in(wh) == [0, 1, 10, 11, 20, 21, 30, 31, 40, 41]
-    assert len({s.txn_id for s in t.committed_sources()}) == 3
-    assert len(acid_dirs(Path(wh.root) / "t")) == 3
+    assert len({s.txn_id for s in t.committed_sources()}) == 5  # a transaction per file
+    assert acid_dirs(Path(wh.root) / "t") == [  # a delta per run: its transaction batch
+        "delta_0000001_0000002",
+        "delta_0000003_0000004",
+        "delta_0000005_0000005",
+    ]
 
 
 def test_files_committed_already_are_not_requested(
@@ -201,7 +207,7 @@ def test_a_missing_landing_directory_is_skipped(
         ("", "does not parse as csv"),
     ],
 )
-def test_a_bad_landing_file_fails_the_run_and_writes_nothing(
+def test_a_bad_landing_file_fails_the_run_and_writes_nothing_of_it(
     wh: Warehouse,
     resource: AcidWarehouseResource,
     instance: DagsterInstance,
@@ -217,13 +223,13 @@ def test_a_bad_landing_file_fails_the_run_and_writes_nothing(
     ok, _, failure = execute(instance, resource, request)
 
     assert not ok
-    assert str(bad) in failure and expected in failure and "nothing was written" in failure
-    assert ids_in(wh) == [] and acid_dirs(Path(wh.root) / "t") == []
-    assert t.committed_sources() == []
-    assert wh.metastore.show_transactions() == []  # no transaction was even opened
+    assert str(bad) in failure and expected in failure and "nothing of them written" in failure
+    assert ids_in(wh) == [] and t.committed_sources() == []
+    (txn,) = wh.metastore.show_transactions()  # its transaction, aborted
+    assert txn["Transaction State"] == "ABORTED"
 
 
-def test_an_unparseable_parquet_file_fails_the_run(
+def test_an_unparseable_parquet_file_fails_the_run_and_the_good_one_loads(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, landing: Path
 ) -> None:
     t = wh.create_table("t", COLUMNS)
@@ -235,7 +241,11 @@ def test_an_unparseable_parquet_file_fails_the_run(
     ok, _, failure = execute(instance, resource, request)
 
     assert not ok and "bad.parquet does not parse as parquet" in failure
-    assert ids_in(wh) == [] and t.committed_sources() == []  # the good file neither
+    assert "good.parquet" not in failure and "1 other file(s) loaded" in failure
+    assert ids_in(wh) == [1]  # the good file, in its own transaction of the batch
+    assert [s.key.rpartition("|size")[0] for s in t.committed_sources()] == [
+        str(landing / "good.parquet")
+    ]
 
 
 def test_the_table_is_created_on_the_first_load_and_its_asset_materialized(
@@ -268,7 +278,7 @@ def test_two_runs_loading_one_file_at_once_commit_it_once(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, landing: Path
 ) -> None:
     """Two OS processes run the same request; both read the file before either writes (they
-    meet at ``ingest.files_read``): one commits the rows, the other's transaction is refused
+    meet at ``ingest.file_written``): one commits the rows, the other's transaction is refused
     and its run reports ``skipped``."""
     t = wh.create_table("t", COLUMNS)
     land(landing, "a.csv", range(20))
@@ -289,7 +299,9 @@ def test_two_runs_loading_one_file_at_once_commit_it_once(
     assert sorted((m["skipped"], m["rows"]) for _, m in outcomes) == [(False, 20), (True, 0)]
     assert ids_in(wh) == list(range(20))
     (source,) = t.committed_sources()
-    assert {m["txn_id"] for _, m in outcomes} == {source.txn_id}
+    loaded, skipped = sorted(outcomes, key=lambda o: o[1]["skipped"])
+    assert loaded[1]["txn_ids"] == [source.txn_id]
+    assert [c["txn_id"] for c in skipped[1]["already_committed"]] == [source.txn_id]
 
 
 def test_a_landing_uri_is_watched_and_loaded_through_pyarrow_fs(

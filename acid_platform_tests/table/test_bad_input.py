@@ -12,6 +12,7 @@ from acid_platform import Warehouse
 from acid_platform.errors import (
     AcidError,
     CardinalityViolationError,
+    InvalidBucketError,
     InvalidExpressionError,
     InvalidNameError,
     InvalidPartitionError,
@@ -217,3 +218,52 @@ def test_wrong_data_types_for_the_whole_table(wh: Warehouse) -> None:
     assert sorted(str(r["n"]) for r in t.scan(columns=["n"]).to_pylist()) == ["1.25", "7.00"]
     with pytest.raises(SchemaMismatchError, match="'n'"):
         t.insert([{"n": 1234}])
+
+
+# --------------------------------------------------------------------------- issue 13, smaller items
+
+
+def test_create_database_metastore_is_refused(wh: Warehouse) -> None:
+    with pytest.raises(InvalidNameError, match="reserved"):
+        wh.sql("CREATE DATABASE _metastore")
+    assert Path(wh.root, "_metastore.db").is_file()  # the metastore file is untouched
+
+
+def test_a_relative_database_location_is_stored_absolute_below_the_warehouse(
+    wh: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    wh.create_database("rel", location="dbs/rel")
+    assert wh.metastore.get_database("rel").location == f"{wh.root}/dbs/rel"
+    t = wh.create_table("rel.t", COLS)
+    assert t.spec.location == f"{wh.root}/dbs/rel/t"
+    with pytest.raises(InvalidNameError, match="leaves the warehouse"):
+        wh.create_database("up", location="../outside")
+
+
+@pytest.mark.parametrize("buckets", [0, 4097])
+def test_create_with_a_bucket_count_no_insert_could_use_is_refused(
+    wh: Warehouse, buckets: int
+) -> None:
+    with pytest.raises(InvalidBucketError):
+        wh.sql(f"CREATE TABLE b (k int) CLUSTERED BY (k) INTO {buckets} BUCKETS STORED AS ORC")
+    assert "b" not in wh.list_tables()
+    wh.sql("CREATE TABLE b (k int) CLUSTERED BY (k) INTO 4096 BUCKETS STORED AS ORC")
+    wh.sql("INSERT INTO b VALUES (1), (2)")
+    assert len(wh.table("b").scan()) == 2
+
+
+def test_a_partition_value_longer_than_the_file_system_allows_is_a_typed_error(
+    wh: Warehouse,
+) -> None:
+    wh.sql("CREATE TABLE p (k int) PARTITIONED BY (s string) STORED AS ORC")
+    for sql in (
+        f"INSERT INTO p PARTITION (s='{'x' * 300}') VALUES (1)",
+        f"INSERT INTO p VALUES (1, '{'y' * 300}')",
+    ):
+        with pytest.raises(InvalidNameError, match="file systems allow 255"):
+            wh.sql(sql)
+    assert wh.list_partitions("p") == []
+    assert len(wh.table("p").scan()) == 0

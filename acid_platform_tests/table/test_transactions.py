@@ -187,3 +187,49 @@ def test_query_reads_one_snapshot_and_sees_own_writes(wh: Warehouse) -> None:
         t.delete("id = 3")
         assert wh.query(sql).to_pylist() == [{"p": 1, "n": 1}]
     assert wh.query("SELECT count(*) AS n FROM default.t").to_pylist() == [{"n": 2}]
+
+
+# --------------------------------------------------------------------------- issue 13, smaller items
+
+
+def test_an_outdated_single_statement_says_what_conflicted_with_whom(
+    wh: Warehouse, tmp_path: Path
+) -> None:
+    """A single UPDATE whose snapshot went stale names the table, the transaction that committed
+    first, and that a retry may succeed (as the multi-statement WriteConflictError does)."""
+    from acid_platform.table.transaction import OutdatedSnapshot, Transaction
+
+    t = wh.create_table("acct", [("id", "int"), ("bal", "int")])
+    t.insert([{"id": 1, "bal": 10}])
+    mine = Transaction(wh)  # an autocommit statement's transaction: its snapshot is taken
+    mine.snapshot(t.spec)
+    with Warehouse.open(wh.root) as other:
+        other.table("acct").update({"bal": "bal + 1"}, "id = 1")  # write id 2, commits first
+        (winner,) = other.metastore.writers_of("default", "acct", [2]).values()
+    with pytest.raises(OutdatedSnapshot) as info:
+        mine.check_outdated(t.spec)
+    mine.abort()
+    message = str(info.value)
+    assert "write conflict on default.acct" in message
+    assert f"txnid:{winner} (write id 2) committed" in message
+    assert f"while txnid:{mine.txn_id} waited" in message
+    assert "retrying the statement" in message and "may succeed" in message
+
+
+def test_partitions_registered_by_a_rolled_back_transaction_are_unregistered(
+    wh: Warehouse,
+) -> None:
+    t = wh.create_table("p", [("k", "int")], partition_columns=[("ds", "string")])
+    t.insert([{"k": 1, "ds": "kept"}])
+    with pytest.raises(RuntimeError), wh.transaction():
+        t.insert([{"k": 2, "ds": "new"}, {"k": 3, "ds": "kept"}])
+        assert sorted(wh.list_partitions("p")) == ["ds=kept", "ds=new"]
+        raise RuntimeError("roll back")
+    assert wh.list_partitions("p") == ["ds=kept"]
+    wh.begin()
+    t.insert([{"k": 4, "ds": "other"}])
+    wh.rollback()
+    assert wh.list_partitions("p") == ["ds=kept"]
+    assert [r["k"] for r in t.scan().to_pylist()] == [1]
+    t.insert([{"k": 5, "ds": "new"}])  # the session's partition cache forgot it too
+    assert sorted(wh.list_partitions("p")) == ["ds=kept", "ds=new"]

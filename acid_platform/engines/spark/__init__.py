@@ -7,8 +7,8 @@
 >>> # engine = SparkEngine(spark)
 >>> # engine.merge(wh.table("db.sales"), df, "t.id = s.id").when_matched_update_all().execute()
 
-* :func:`register` — the ``acid`` format for one warehouse (reads under one snapshot with filter
-  pushdown; writes by executors, committed on the driver);
+* :func:`register` — the ``acid`` format for one warehouse (each query reads the latest
+  committed snapshot, or one pinned by option; writes by executors, committed on the driver);
 * :class:`SparkEngine` — the :class:`~acid_platform.table.engine.Engine` protocol on Spark, plus
   UPDATE / DELETE / MERGE / INSERT whose rows stay on the executors;
 * :class:`SparkCompactionExecutor` / :func:`compaction_router` — the compaction worker's executor
@@ -55,9 +55,8 @@ def register(
 
     The warehouse root, metastore URL, transaction time-out and session settings (``wh.conf``
     as of now) become option defaults; ``.option("warehouse", …)`` and
-    ``.option("metastore_url", …)`` override them per read or write. Also turns on Spark's
-    filter pushdown for Python data sources (``spark.sql.python.filterPushdown.enabled``).
-    Returns the registered class.
+    ``.option("metastore_url", …)`` override them per read or write. Returns the registered
+    class.
     """
     from acid_platform.engines.spark.catalog import install_catalog
     from acid_platform.engines.spark.datasource import AcidDataSource
@@ -66,7 +65,6 @@ def register(
     attrs: dict[str, Any] = {"defaults": warehouse_options(warehouse), "format_name": name}
     cls = type("AcidDataSource", (AcidDataSource,), attrs)
     spark.dataSource.register(cls)
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     install_catalog(spark, name)
     return cls
 

@@ -15,7 +15,10 @@ one partition's changes (:meth:`~acid_platform.table.changes.ChangeScan.partitio
 **Streaming.** The offset is ``{"write_id": w}``: every change of a write id up to ``w`` has been
 read. ``latestOffset`` is the table's newest *final* write id (below every open one), so a
 micro-batch's window never changes once planned and a replayed batch reads the same rows; a
-micro-batch holds every write id committed since the last. The start is ``starting_write_id``
+micro-batch holds every write id committed since the last — or, with the option
+``max_write_ids_per_trigger`` n, at most n of them (aborted write ids count; each carries no
+changes), so a backlog is read in bounded micro-batches (``Trigger.AvailableNow`` too; Spark's
+deprecated ``Trigger.Once`` reads everything at once). The start is ``starting_write_id``
 (default 0: the whole history; ``latest``: what is final when the query first starts); a
 restarted query resumes from its checkpointed offset. ``Trigger.AvailableNow`` reads up to the
 write id final when the query starts. Each batch's reader lease is closed by the source's
@@ -35,7 +38,12 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadLimit, SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxFiles,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from acid_platform.engines.spark.options import SourceOptions, table_location
@@ -190,15 +198,30 @@ class AcidChangeStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
         write_id = newest_final(self._options, self._spec) if start == LATEST else int(start)
         return {OFFSET_KEY: write_id}
 
+    def getDefaultReadLimit(self) -> ReadLimit:  # noqa: N802 - Spark's name
+        """``max_write_ids_per_trigger`` as the limit Spark hands back to :meth:`latestOffset`
+        (carried as :class:`ReadMaxFiles`: Spark passes only its built-in limits between the
+        JVM and Python, and a write id is the feed's unit as a file is Delta's); without it,
+        everything available."""
+        cap = self._options.max_write_ids_per_trigger
+        return ReadAllAvailable() if cap is None else ReadMaxFiles(cap)
+
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:  # noqa: N802 - Spark's name
-        """The newest final write id (at most the AvailableNow target), never before
-        ``start``. Spark asks before each trigger, once the batches up to ``start`` are done:
-        their leases are closed."""
-        self._close([w for w in self._leases if w <= int(start[OFFSET_KEY])])
+        """The newest final write id (at most the AvailableNow target, and at most ``limit``
+        write ids after ``start``), never before ``start``. Spark asks before each trigger,
+        once the batches up to ``start`` are done: their leases are closed."""
+        after = int(start[OFFSET_KEY])
+        self._close([w for w in self._leases if w <= after])
         final = newest_final(self._options, self._spec)
         if self._target is not None:
             final = min(final, self._target)
-        return {OFFSET_KEY: max(final, int(start[OFFSET_KEY]))}
+        if isinstance(limit, ReadMaxFiles):
+            final = min(final, after + max(1, int(limit.max_files)))
+        return {OFFSET_KEY: max(final, after)}
+
+    def reportLatestOffset(self) -> dict[str, int]:  # noqa: N802 - Spark's name
+        """The newest final write id now (the query's progress shows the backlog)."""
+        return {OFFSET_KEY: newest_final(self._options, self._spec)}
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 - Spark's name
         """Read up to the write id final now, no further."""

@@ -1,8 +1,9 @@
 """The ``acid`` Spark data source (PySpark's Python Data Source API).
 
 >>> # wh.register_spark(spark)
->>> # df = spark.read.format("acid").load("db.t")                       # one snapshot
->>> # df.where("ds = '2024-01-01' AND id > 3").select("id")            # pruned + pushed down
+>>> # df = spark.read.format("acid").load("db.t")            # each query: the latest commit
+>>> # df.where("ds = '2024-01-01' AND id > 3").count()       # …and only its own filters
+>>> # spark.read.format("acid").option("as_of_write_id", "7").load("db.t")   # pinned
 >>> # new_rows.write.format("acid").mode("append").save("db.t")        # one transaction
 >>> # new_rows.write.format("acid").mode("overwrite").save("db.t")     # INSERT OVERWRITE
 
@@ -18,9 +19,26 @@ Spark runs these methods in Python processes of its own (see :mod:`.options`): `
 ``commit``/``abort`` beside the driver again. The class :func:`acid_platform.engines.spark.register`
 registers is a subclass carrying the warehouse's options as :attr:`AcidDataSource.defaults`.
 
-Spark (4.3) does not push column pruning into Python data sources: a query reads every column
-of the schema. To read fewer columns, give the schema yourself
-(``spark.read.format("acid").schema("id INT, ds STRING").load("db.t")``).
+Queries on a loaded DataFrame or view (Spark 4.0 – 4.3 plan a Python data source's read once
+per loaded relation — ``load()`` — and reuse that plan, reader and partitions, for every later
+query on it and every scan of it in one query):
+
+* **Snapshots.** Each query reads the latest committed snapshot, taken when its first task
+  starts and shared by all its tasks (:mod:`.query_snapshot`), so commits after ``load()`` show
+  in the next query, as with a Spark table. To pin one for repeatable reads or time travel,
+  give ``.option("snapshot", <ValidWriteIdList string>)`` (e.g. ``str(metastore.
+  valid_write_ids(None, db, t))``) or ``.option("as_of_write_id", n)`` (the writes committed up
+  to write id ``n``); a pinned read needs its files still there (the cleaner removes what a
+  compaction replaced once no reader lease holds it: "Not enough history" otherwise).
+* **Filters stay in Spark.** Spark would hand a filter pushed by one query's scan to other
+  queries and scans of the relation, so the reader takes none: Spark evaluates every WHERE
+  and partition directories are not pruned (each query reads the table's splits at its
+  snapshot). ``SparkEngine``'s statements, which scan a pinned relation once, push filters.
+* **Columns.** Spark 4.0 – 4.3 do not prune columns of Python data sources, nor take their size
+  estimates (a relation is never broadcast by size: use ``F.broadcast``). To read fewer
+  columns, give the schema (``.schema("id INT, ds STRING").load("db.t")``).
+* The number of tasks is fixed when the relation is first planned (one per split then); a
+  task outside a SQL query (an RDD job on ``df.rdd``) reads the snapshot of that planning.
 
 Streaming (see :mod:`.stream_writer` and :mod:`.change_reader`)::
 
@@ -32,12 +50,6 @@ is recorded in its transaction). The source streams the table's change feed by w
 ``read_changes`` a batch read returns the change feed too (``starting_write_id``,
 ``ending_write_id``), the schema being the feed's (the table's columns, ``_change_type``,
 ``_write_id``, ``row__id``).
-
-Spark 4.3 plans a Python data source's read once per loaded relation and caches it (the splits,
-hence the snapshot, and the reader). A query that pushes filters down replaces the cached
-reader; a later query on the same ``load()`` result that pushes none reuses the last one —
-filters included. So: one ``load()`` per query shape (``SparkEngine`` always loads afresh), and
-expect a loaded DataFrame to keep the snapshot of its first planning.
 """
 
 from __future__ import annotations
@@ -58,7 +70,7 @@ from acid_platform.engines.spark import NAME
 from acid_platform.engines.spark.catalog import CATALOG_OP, catalog_answer, create_for_write
 from acid_platform.engines.spark.change_reader import AcidChangeReader, AcidChangeStream
 from acid_platform.engines.spark.options import SourceOptions
-from acid_platform.engines.spark.reader import AcidReader
+from acid_platform.engines.spark.reader import AcidReader, PushdownReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.engines.spark.stream_writer import AcidStreamWriter
 from acid_platform.engines.spark.writer import AcidWriter, begin_insert
@@ -99,6 +111,8 @@ class AcidDataSource(DataSource):
         options, spec = self._resolve()
         if options.read_changes:
             return AcidChangeReader(options, spec, schema)
+        if options.pushdown:
+            return PushdownReader(options, spec, schema)
         return AcidReader(options, spec, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - Spark's name

@@ -15,10 +15,16 @@ option                 meaning
 ``warehouse``          warehouse root (local path or URI)
 ``metastore_url``      SQLAlchemy URL of the metastore (default: SQLite in the warehouse)
 ``txn_timeout_s``      the metastore's ``hive.txn.timeout`` (for heartbeats and leases)
+``storage``            an object store's endpoint and credentials (JSON of ``StorageOptions``)
 ``conf``               session settings as JSON (``hive.txn.xlock.write``, …)
 ``with_row_id``        ``true``: add Hive's ``row__id`` struct as the first column
+``snapshot``           read: pin the table's snapshot, a ValidWriteIdList string
+                       (``db.t:7:9223372036854775807::``); repeatable reads, time travel
+``as_of_write_id``     read: pin the table as of this write id (the committed writes up to it)
 ``valid_txns``         read under this ValidTxnList (with ``valid_write_ids``; no new snapshot)
-``valid_write_ids``    the table's ValidWriteIdList for that snapshot
+``valid_write_ids``    the table's ValidWriteIdList for that snapshot (same as ``snapshot``)
+``pushdown``           read, internal: ``true`` lets Spark push filters into the reader; only
+                       for a relation scanned once, by one query (``SparkEngine``'s statements)
 ``metrics_path``       write: store the committed write's metrics (JSON) at this path
 ``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
 ``read_changes``       read: ``true`` reads the change feed (``readStream`` needs it)
@@ -26,6 +32,8 @@ option                 meaning
                        ``latest``: from the newest final write id when the stream starts
 ``ending_write_id``    batch change feed: up to this write id (default: the newest final one)
 ``key``                change feed: columns (comma-separated) pairing updates
+``max_write_ids_per_   streaming change feed: at most this many write ids per micro-batch (a
+trigger``              backlog is read in bounded batches; default: everything final)
 =====================  ======================================================================
 """
 
@@ -41,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from acid_platform.errors import InvalidChangeRangeError, InvalidNameError, NoSuchObjectError
 from acid_platform.format.fs import Location, resolve
+from acid_platform.format.storage import StorageBinding, StorageOptions, bind
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.model import TableSpec
@@ -69,6 +78,8 @@ class SourceOptions:
     with_row_id: bool = False
     valid_txns: str | None = None
     valid_write_ids: str | None = None
+    as_of_write_id: int | None = None
+    pushdown: bool = False
     metrics_path: str | None = None
     grouped_by_bucket: bool = False
     read_changes: bool = False
@@ -76,9 +87,13 @@ class SourceOptions:
     starting_write_id: str = "0"
     ending_write_id: int | None = None
     key: tuple[str, ...] = ()
+    #: streaming change feed: the most write ids one micro-batch reads (``None``: no cap)
+    max_write_ids_per_trigger: int | None = None
     #: ``checkpointlocation`` / ``queryname`` as Spark passes them to a streaming sink
     checkpoint_location: str | None = None
     query_name: str | None = None
+    #: an object store's options: unpickled in a task's process, they are registered there
+    storage: StorageBinding | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str], defaults: Mapping[str, str]) -> SourceOptions:
@@ -97,6 +112,12 @@ class SourceOptions:
                 "acid data source: no table; use .load('db.table') / .save('db.table') or "
                 ".option('table', 'db.table')"
             )
+        storage = None
+        if "://" in warehouse:  # this process reaches the store as the driver's warehouse does
+            text = merged.get("storage")
+            storage = bind(
+                warehouse, StorageOptions.from_json(text) if text else StorageOptions.from_env()
+            )
         url = merged.get("metastore_url") or _sqlite_url(warehouse)
         timeout_s = float(merged.get("txn_timeout_s") or DEFAULT_TXN_TIMEOUT_S)
         if is_path(table):
@@ -110,16 +131,25 @@ class SourceOptions:
             conf=conf,
             with_row_id=_flag(merged.get("with_row_id")),
             valid_txns=merged.get("valid_txns") or None,
-            valid_write_ids=merged.get("valid_write_ids") or None,
+            valid_write_ids=merged.get("valid_write_ids") or merged.get("snapshot") or None,
+            as_of_write_id=_int_or_none(_write_id_option(merged, "as_of_write_id")),
+            pushdown=_flag(merged.get("pushdown")),
             metrics_path=merged.get("metrics_path") or None,
             grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
             read_changes=_flag(merged.get("read_changes")),
             starting_write_id=_write_id_option(merged, "starting_write_id", "latest") or "0",
             ending_write_id=_int_or_none(_write_id_option(merged, "ending_write_id")),
             key=tuple(k.strip().lower() for k in (merged.get("key") or "").split(",") if k.strip()),
+            max_write_ids_per_trigger=_positive_or_none(merged, "max_write_ids_per_trigger"),
             checkpoint_location=merged.get("checkpointlocation") or None,
             query_name=merged.get("queryname") or None,
+            storage=storage,
         )
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the read's snapshot is given by the options (else: each query's latest)."""
+        return bool(self.valid_write_ids) or self.as_of_write_id is not None
 
     @property
     def db_and_table(self) -> tuple[str, str]:
@@ -143,13 +173,17 @@ class SourceOptions:
 
 
 def warehouse_options(warehouse: TableWarehouse) -> dict[str, str]:
-    """The data source options that name ``warehouse``."""
-    return {
+    """The data source options that name ``warehouse`` (with an object store's
+    :class:`~acid_platform.format.storage.StorageOptions`: executors get them with the plan)."""
+    options = {
         "warehouse": warehouse.root,
         "metastore_url": warehouse.metastore.url,
         "txn_timeout_s": str(warehouse.metastore.txn_timeout_s),
         "conf": json.dumps(dict(warehouse.conf)),
     }
+    if warehouse.storage is not None:
+        options["storage"] = warehouse.storage.to_json()
+    return options
 
 
 def qualified_name(name: str) -> str:
@@ -248,6 +282,16 @@ def _write_id_option(merged: Mapping[str, str], name: str, word: str = "") -> st
     raise InvalidChangeRangeError(
         f"acid data source: option {name}={text!r}: a write id (>= 0){allowed}"
     )
+
+
+def _positive_or_none(merged: Mapping[str, str], name: str) -> int | None:
+    """A count option: a whole number >= 1; ``None`` if unset."""
+    text = (merged.get(name) or "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidChangeRangeError(f"acid data source: option {name}={text!r}: a number >= 1")
+    return int(text)
 
 
 def _int_or_none(text: str | None) -> int | None:

@@ -1,19 +1,27 @@
-"""Load landing files into an ACID table, each exactly once.
+"""Load landing files into an ACID table, each exactly once, through transaction batches.
 
-:func:`load_files` reads the files not yet committed into the table, fits them to it, and
-INSERTs all their rows in ONE statement (one transaction, one delta) with each file's identity
-recorded as a source of that transaction (:meth:`~acid_platform.table.Table.insert` with
-``sources``). The identities become durable exactly when the rows do, so:
+:func:`load_files` streams the files not yet committed into the table through one Ingest V2
+:class:`~acid_platform.streaming.StreamingConnection`: ONE transaction per file, the files'
+transactions opened together as a transaction batch (``batch_size`` at a time), so the batch
+writes one ``delta_<minW>_<maxW>`` per partition — not one delta per file. Each file's
+identity is recorded as a source of its own transaction
+(:meth:`~acid_platform.streaming.StreamingConnection.record_sources`) before its rows are
+written, and becomes durable exactly when they do (the commit publishes it). So:
 
 * a re-run (the same files, unchanged) finds them committed and loads nothing;
-* a file that does not parse, or does not fit the table, fails the load before any
-  transaction opens: nothing is written, nothing recorded;
+* a file that does not parse, or does not fit the table, aborts only its own transaction:
+  nothing of it is visible, nothing recorded, and the result names it
+  (:attr:`LoadResult.failed`); the other files load;
 * of two loads of the same file at once, one commits its rows; the other's commit finds the
-  file committed and is aborted (nothing it wrote is visible), and it loads the files still
-  missing, if any (up to ``attempts`` times).
+  file committed and its transaction is aborted (nothing it wrote is visible): the file is
+  reported as committed already (:attr:`LoadResult.skipped`);
+* an insert-only table (which Ingest V2 cannot write, as in Hive) takes each file in one
+  INSERT statement of its own, with the same guarantees and no batching;
+* a loader killed half-way leaves the files it committed loaded and the rest invisible (their
+  transactions open until the metastore's time-out aborts them); a re-run loads the rest.
 
 >>> # result = load_files(wh, "sales.returns", ["/landing/2024-01-01.csv"])
->>> # result.rows, result.txn_id, [s.key for s in result.skipped]
+>>> # result.rows, result.write_ids, [f.file.uri for f in result.failed]
 """
 
 from __future__ import annotations
@@ -26,49 +34,105 @@ from typing import Any
 import pyarrow as pa
 
 from acid_platform.compaction.hooks import checkpoint
-from acid_platform.errors import DuplicateSourceError, SchemaMismatchError
+from acid_platform.errors import (
+    DuplicateSourceError,
+    LandingFileError,
+    NotNullViolationError,
+    SchemaMismatchError,
+    StreamingError,
+)
 from acid_platform.metastore.model import CommittedSource
+from acid_platform.streaming.connection import StreamingConnection
 from acid_platform.streaming.landing.landing import LandingFile, stat_landing
-from acid_platform.streaming.landing.readers import FileFormat, check_columns, read_landing
+from acid_platform.streaming.landing.readers import (
+    FileFormat,
+    check_columns,
+    read_landing,
+    resolve_format,
+)
+from acid_platform.streaming.record_writers import ArrowRecordWriter
 from acid_platform.table import Table, TableWarehouse
 from acid_platform.table.schema import conform
 from acid_platform.table.statement import StatementMetrics
 
+#: Transactions per transaction batch of a load (Hive's streaming clients use 10-1000).
+DEFAULT_BATCH_SIZE = 100
+#: What a landing file's own content raises: its transaction is aborted, the load goes on.
+BAD_FILE = (LandingFileError, SchemaMismatchError, NotNullViolationError)
+
+
+@dataclass(frozen=True)
+class FileLoad:
+    """One file loaded: its transaction's metrics (txn id, write id, rows, directories)."""
+
+    file: LandingFile
+    metrics: StatementMetrics
+
+
+@dataclass(frozen=True)
+class FailedFile:
+    """One file that did not load (its transaction aborted, nothing of it visible)."""
+
+    file: LandingFile
+    error: str  # the exception's class name
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file.uri}: {self.error}: {self.message}"
+
 
 @dataclass(frozen=True)
 class LoadResult:
-    """What :func:`load_files` did: the files it loaded (in one statement, ``metrics``) and
-    those it skipped because they were committed into the table already."""
+    """What :func:`load_files` did: the files it loaded (one transaction each), those it
+    skipped because they were committed into the table already, and those that failed."""
 
     table: str
-    loaded: tuple[LandingFile, ...]
+    loads: tuple[FileLoad, ...]
     skipped: tuple[CommittedSource, ...]
-    metrics: StatementMetrics | None
+    failed: tuple[FailedFile, ...] = ()
+
+    @property
+    def loaded(self) -> tuple[LandingFile, ...]:
+        return tuple(f.file for f in self.loads)
 
     @property
     def rows(self) -> int:
         """Rows inserted (0 when nothing was loaded)."""
-        return self.metrics.rows_inserted if self.metrics else 0
+        return sum(f.metrics.rows_inserted for f in self.loads)
 
     @property
-    def txn_id(self) -> int | None:
-        """The transaction that loaded the files, or — when all were skipped — the one that
-        had (the first's)."""
-        if self.metrics is not None:
-            return self.metrics.txn_id
-        return self.skipped[0].txn_id if self.skipped else None
+    def txn_ids(self) -> tuple[int, ...]:
+        """The transactions that loaded the files, in order."""
+        return tuple(f.metrics.txn_id for f in self.loads)
 
     @property
-    def write_id(self) -> int | None:
-        """The write id the rows were written with (as :attr:`txn_id`)."""
-        if self.metrics is not None:
-            return self.metrics.write_id
-        return self.skipped[0].write_id if self.skipped else None
+    def write_ids(self) -> tuple[int, ...]:
+        """The write ids the files were written with (consecutive within a batch)."""
+        return tuple(f.metrics.write_id or 0 for f in self.loads)
+
+    @property
+    def dirs_written(self) -> tuple[str, ...]:
+        """The delta directories written (one per partition and transaction batch)."""
+        return tuple(sorted({d for f in self.loads for d in f.metrics.dirs_written}))
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes in the delta files written (a batch's files, as of its last commit)."""
+        by_dirs: dict[tuple[str, ...], int] = {}
+        for f in self.loads:  # a batch's commits report its files' size so far
+            dirs = f.metrics.dirs_written
+            by_dirs[dirs] = max(by_dirs.get(dirs, 0), f.metrics.bytes_written)
+        return sum(by_dirs.values())
 
     @property
     def is_noop(self) -> bool:
-        """Nothing was loaded: every file was committed already."""
-        return not self.loaded
+        """Nothing was loaded and nothing failed: every file was committed already."""
+        return not self.loads and not self.failed
+
+    @property
+    def ok(self) -> bool:
+        """No file failed."""
+        return not self.failed
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -76,13 +140,16 @@ class LoadResult:
             "table": self.table,
             "skipped": self.is_noop,
             "rows": self.rows,
-            "txn_id": self.txn_id,
-            "write_id": self.write_id,
+            "txn_ids": list(self.txn_ids),
+            "write_ids": list(self.write_ids),
             "loaded": [f.uri for f in self.loaded],
             "already_committed": [
                 {"source": s.key, "txn_id": s.txn_id, "write_id": s.write_id} for s in self.skipped
             ],
-            "dirs_written": list(self.metrics.dirs_written) if self.metrics else [],
+            "failed": [
+                {"file": f.file.uri, "error": f.error, "message": f.message} for f in self.failed
+            ],
+            "dirs_written": list(self.dirs_written),
         }
 
 
@@ -92,39 +159,115 @@ def load_files(
     files: Sequence[str | os.PathLike[str] | LandingFile],
     *,
     fmt: FileFormat | str | None = None,
-    attempts: int = 3,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> LoadResult:
     """Load ``files`` (URIs or paths, looked at now, or :class:`LandingFile` identities) into
-    ``table`` exactly once (see module docs). ``fmt``: the files' format, else each file's
-    suffix says. Raises :class:`~acid_platform.errors.LandingFileError` (missing, unreadable or
-    unparseable file) or :class:`~acid_platform.errors.SchemaMismatchError` with nothing
-    written."""
+    ``table`` exactly once, one transaction per file, ``batch_size`` transactions per batch
+    (see module docs). ``fmt``: the files' format, else each file's suffix says. A file whose
+    content fails is in :attr:`LoadResult.failed` (check :attr:`LoadResult.ok`); a missing
+    file, an unknown ``fmt`` or a missing table raise before anything is written."""
+    if warehouse.in_transaction:
+        raise StreamingError(
+            "load_files commits one transaction per file; call it outside an explicit transaction"
+        )
+    if fmt:
+        fmt = resolve_format(LandingFile("", 0, 0), fmt)  # an unknown format raises here
     target = warehouse.table(table)
-    pending = [f if isinstance(f, LandingFile) else stat_landing(f) for f in files]
-    pending = list({f.key: f for f in pending}.values())  # the same file named twice: once
-    skipped: list[CommittedSource] = []
-    rows: dict[str, pa.Table] = {}
-    for attempt in range(max(attempts, 1)):
-        done = {s.key: s for s in target.committed_sources([f.key for f in pending])}
-        skipped += [done[f.key] for f in pending if f.key in done]
-        pending = [f for f in pending if f.key not in done]
-        if not pending:
-            return LoadResult(target.name, (), tuple(skipped), None)
-        for f in pending:
-            if f.key not in rows:
-                rows[f.key] = fitted(target, f, fmt)
-        checkpoint("ingest.files_read")
-        data = pa.concat_tables([rows[f.key] for f in pending])
-        try:
-            metrics = target.insert(data, sources=[f.source for f in pending])
-        except DuplicateSourceError:
-            # A concurrent load committed some of the files first: this transaction is aborted
-            # (nothing visible); load what is still missing.
-            if warehouse.in_transaction or attempt + 1 >= attempts:
-                raise
-            continue
-        return LoadResult(target.name, tuple(pending), tuple(skipped), metrics)
-    raise AssertionError("unreachable")  # pragma: no cover
+    named = [f if isinstance(f, LandingFile) else stat_landing(f) for f in files]
+    unique = list({f.key: f for f in named}.values())  # the same file named twice: once
+    done = {s.key: s for s in target.committed_sources([f.key for f in unique])}
+    skipped = [done[f.key] for f in unique if f.key in done]
+    pending = [f for f in unique if f.key not in done]
+    if not pending:
+        return LoadResult(target.name, (), tuple(skipped))
+    loads: list[FileLoad] = []
+    failed: list[FailedFile] = []
+    if target.spec.is_insert_only:  # streaming needs full ACID: one INSERT per file
+        for file in pending:
+            collect(insert_one(target, file, fmt), loads, failed, skipped)
+        return LoadResult(target.name, tuple(loads), tuple(skipped), tuple(failed))
+    size = max(1, batch_size)
+    for start in range(0, len(pending), size):
+        chunk = pending[start : start + size]
+        with connect(warehouse, target, len(chunk)) as conn:
+            for file in chunk:
+                collect(load_one(conn, target, file, fmt), loads, failed, skipped)
+    return LoadResult(target.name, tuple(loads), tuple(skipped), tuple(failed))
+
+
+def connect(warehouse: TableWarehouse, table: Table, transactions: int) -> StreamingConnection:
+    """A streaming connection to ``table`` whose first transaction batch is ``transactions``
+    transactions (partitions: from each row)."""
+    spec = table.spec
+    return (
+        StreamingConnection.builder(warehouse)
+        .with_database(spec.db)
+        .with_table(spec.name)
+        .with_agent_info(f"acid_platform ingest into {spec.full_name}")
+        .with_transaction_batch_size(transactions)
+        .with_record_writer(ArrowRecordWriter())
+        .connect()
+    )
+
+
+def load_one(
+    conn: StreamingConnection, table: Table, file: LandingFile, fmt: FileFormat | str | None
+) -> FileLoad | FailedFile | CommittedSource:
+    """Load ``file`` in the connection's next transaction: loaded, failed (the transaction
+    aborted), or found committed by another transaction (this one aborted)."""
+    conn.begin_transaction()
+    try:
+        conn.record_sources([file.source])
+        conn.write(fitted(table, file, fmt))
+        checkpoint("ingest.file_written")
+    except DuplicateSourceError:
+        conn.abort_transaction()  # committed meanwhile by a concurrent load
+        return committed_source(table, file)
+    except BAD_FILE as exc:
+        conn.abort_transaction()
+        return FailedFile(file, type(exc).__name__, str(exc))
+    try:
+        return FileLoad(file, conn.commit_transaction())
+    except DuplicateSourceError:  # the metastore aborted the transaction: nothing visible
+        return committed_source(table, file)
+
+
+def insert_one(
+    table: Table, file: LandingFile, fmt: FileFormat | str | None
+) -> FileLoad | FailedFile | CommittedSource:
+    """:func:`load_one` for an insert-only table (which streaming cannot write): the file in
+    one INSERT statement of its own, its identity recorded with it."""
+    try:
+        rows = fitted(table, file, fmt)
+        checkpoint("ingest.file_written")
+        return FileLoad(file, table.insert(rows, sources=[file.source]))
+    except DuplicateSourceError:  # committed already, or meanwhile: nothing of this visible
+        return committed_source(table, file)
+    except BAD_FILE as exc:
+        return FailedFile(file, type(exc).__name__, str(exc))
+
+
+def collect(
+    outcome: FileLoad | FailedFile | CommittedSource,
+    loads: list[FileLoad],
+    failed: list[FailedFile],
+    skipped: list[CommittedSource],
+) -> None:
+    """Put one file's outcome where it belongs."""
+    if isinstance(outcome, FileLoad):
+        loads.append(outcome)
+    elif isinstance(outcome, FailedFile):
+        failed.append(outcome)
+    else:
+        skipped.append(outcome)
+
+
+def committed_source(table: Table, file: LandingFile) -> CommittedSource:
+    """How ``file`` is committed into ``table`` (a concurrent load committed it)."""
+    found = table.committed_sources([file.key])
+    if not found:  # pragma: no cover - DuplicateSourceError means it is committed
+        raise StreamingError(f"landing file {file.uri} is reported committed but is not")
+    return found[0]
 
 
 def ensure_table(
@@ -157,8 +300,23 @@ def fitted(table: Table, file: LandingFile, fmt: FileFormat | str | None) -> pa.
         return conform(table.name, data, schema, fill_missing=False)
     except SchemaMismatchError as exc:
         raise type(exc)(
-            f"landing file {file.uri} does not fit table {table.name}: {exc}; nothing was written"
+            f"landing file {file.uri} does not fit table {table.name}: {exc}; nothing of it "
+            "was written"
         ) from exc
 
 
-__all__ = ["LoadResult", "ensure_table", "fitted", "load_files"]
+__all__ = [
+    "BAD_FILE",
+    "DEFAULT_BATCH_SIZE",
+    "FailedFile",
+    "FileLoad",
+    "LoadResult",
+    "collect",
+    "committed_source",
+    "connect",
+    "ensure_table",
+    "fitted",
+    "insert_one",
+    "load_files",
+    "load_one",
+]

@@ -2,7 +2,7 @@
 lines, chosen by the file's suffix or given; ``.gz``, ``.bz2``, ``.zst`` and ``.lz4`` text
 files are decompressed on the fly.
 
-Every file is read whole and fitted to the table before anything is written: a file that does
+Every file is read whole and fitted to the table before any of its rows is written: a file that does
 not parse raises :class:`~acid_platform.errors.LandingFileError`, one whose columns or values
 do not fit the table :class:`~acid_platform.errors.SchemaMismatchError` — both naming the file.
 Columns match the table's by name (case-insensitive, as Hive); every table column must be in
@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from acid_platform.errors import LandingFileError, SchemaMismatchError
 from acid_platform.streaming.landing.landing import LandingFile
+from acid_platform.streaming.record_writers import csv_types
 
 #: Suffixes of compressed text files (``pyarrow.fs`` decompresses them when opened).
 COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
@@ -106,29 +107,6 @@ def read_landing(
         ) from exc
 
 
-def csv_types(header: list[str], schema: pa.Schema) -> dict[str, pa.DataType]:
-    """The table's type of each CSV column it has (by name, case-insensitive), for the types
-    a CSV value parses into directly."""
-    out: dict[str, pa.DataType] = {}
-    for name in header:
-        index = schema.get_field_index(name.lower())
-        if index >= 0 and _csv_parses(schema.field(index).type):
-            out[name] = schema.field(index).type
-    return out
-
-
-def _csv_parses(t: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_boolean(t)
-        or pa.types.is_string(t)
-        or pa.types.is_date32(t)
-        or pa.types.is_timestamp(t)
-        or pa.types.is_decimal(t)
-    )
-
-
 def check_columns(file: LandingFile, table: str, data: pa.Table, schema: pa.Schema) -> None:
     """Every column of ``schema`` in ``data`` and no other (names case-insensitive), else
     :class:`SchemaMismatchError` naming the file."""
@@ -141,7 +119,7 @@ def check_columns(file: LandingFile, table: str, data: pa.Table, schema: pa.Sche
         )
         raise SchemaMismatchError(
             f"landing file {file.uri} does not fit table {table}: it {' and '.join(parts)} "
-            f"(the table's columns are {schema.names}); nothing was written"
+            f"(the table's columns are {schema.names}); nothing of it was written"
         )
 
 
@@ -149,7 +127,6 @@ __all__ = [
     "COMPRESSED",
     "FileFormat",
     "check_columns",
-    "csv_types",
     "format_of",
     "read_landing",
     "resolve_format",

@@ -46,6 +46,7 @@ from acid_platform.errors import (
     TxnAbortedError,
     UnsupportedOperationError,
 )
+from acid_platform.format.fs import resolve
 from acid_platform.metastore.model import LockComponent, LockType, TableSpec
 from acid_platform.metastore.names import split_table_name
 from acid_platform.streaming.mutate.files import unreported_files
@@ -62,10 +63,12 @@ from acid_platform.table.transaction import (
     OutdatedSnapshot,
     abort_quietly,
     lock_wait_s,
-    outdated,
+    newer_writes,
     write_lock_type,
 )
 from acid_platform.table.warehouse import TableWarehouse
+from acid_platform.table.writes import WriteMetrics
+from acid_platform.table.written_files import record_written
 
 #: ``listener(txn_id, table names, error)``: the transaction's heartbeat failed (it timed out
 #: or was aborted); the job should stop and abort (Hive's ``LockFailureListener``).
@@ -173,7 +176,12 @@ class MutationTransaction:
                 raise
             abort_quietly(ms, txn_id)
             if attempt == OUTDATED_RETRIES:
-                raise OutdatedSnapshot(", ".join(self.client.sinks))
+                raise OutdatedSnapshot(
+                    f"write conflict on {', '.join(self.client.sinks)}: each of "
+                    f"{OUTDATED_RETRIES + 1} attempts found writes committed by other "
+                    "transactions after its snapshot while it waited for its locks; retrying "
+                    "may succeed"
+                )
         self.state = "open"
         self._heartbeat = Heartbeat(
             lambda: ms.heartbeat(txn_id=self.txn_id), ms.txn_timeout_s / 2, self._lost
@@ -195,7 +203,7 @@ class MutationTransaction:
         if lock is not LockType.SHARED_WRITE:
             for spec, _ in self.client.sinks.values():
                 mine = ms.valid_write_ids(txn_id, spec.db, spec.name, valid_txns=valid_txns)
-                if outdated(ms, spec, mine):
+                if newer_writes(ms, spec, mine):
                     return False
         self.txn_id = txn_id
         sinks = {s.full_name: (s, c) for s, c in self.client.sinks.values()}
@@ -367,6 +375,11 @@ class MutationTransaction:
                 "the transaction is aborted"
             )
         self._record(handle, reports)
+        wh = self.client.warehouse
+        written = WriteMetrics.from_files([f for r in reports for f in r.files])
+        root = resolve(handle.spec.location, wh.filesystem_for(handle.spec.location)).path
+        assert handle.write_id is not None  # a sink's
+        record_written(wh.metastore, handle.txn_id, handle.spec, handle.write_id, root, [written])
         names = sorted({p for r in reports for p in r.partitions if p})
         register_partitions(self.client.warehouse, handle.spec, names)
 

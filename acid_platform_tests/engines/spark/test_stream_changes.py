@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.functions import col
 from pyspark.sql.streaming import StreamingQuery
 
 from acid_platform import Warehouse
@@ -167,3 +168,51 @@ def test_a_streaming_read_names_the_change_feed(
     query = start_stream(spark.readStream.format("acid").load("plain"), tmp_path / "chk", "plain")
     with pytest.raises(Exception, match="read_changes"):
         query.awaitTermination(STREAM_DEADLINE_S)
+
+
+@pytest.mark.slow
+def test_a_backlog_is_read_in_micro_batches_of_at_most_max_write_ids_per_trigger(
+    spark: SparkSession, wh: Warehouse, tmp_path: Path
+) -> None:
+    """Ten write ids waiting, a cap of 3: four micro-batches (3, 3, 3, 1 write ids), every
+    change delivered once; a later write is read by a resumed query within the cap."""
+    t = wh.create_table("t", [("id", "int")])
+    wh.create_table("t_feed", [("id", "int"), ("change_type", "string"), ("w", "bigint")])
+    for i in range(10):
+        t.insert([{"id": i}])
+    df = (
+        spark.readStream.format("acid")
+        .option("read_changes", "true")
+        .option("max_write_ids_per_trigger", "3")
+        .load("t")
+        .select("id", col("_change_type").alias("change_type"), col("_write_id").alias("w"))
+    )
+    checkpoint = tmp_path / "checkpoint"
+
+    first = finish(start_stream(df, checkpoint, "t_feed"))
+
+    assert windows(first) == [(0, 3), (3, 6), (6, 9), (9, 10)]  # ceil(10 / 3) batches
+    got = sorted((r["w"], r["change_type"], r["id"]) for r in wh.table("t_feed").scan().to_pylist())
+    assert got == [(i + 1, "insert", i) for i in range(10)]  # no loss, no duplicate
+    progress = first.lastProgress
+    assert progress is not None and offset(progress["sources"][0]["latestOffset"]) == 10
+
+    for i in range(10, 14):
+        t.insert([{"id": i}])
+    second = finish(start_stream(df, checkpoint, "t_feed"))
+    assert windows(second) == [(10, 13), (13, 14)]
+    ids = sorted(r["id"] for r in wh.table("t_feed").scan().to_pylist())
+    assert ids == list(range(14))
+
+
+def test_max_write_ids_per_trigger_must_be_a_positive_number() -> None:
+    from acid_platform.engines.spark.options import SourceOptions
+    from acid_platform.errors import InvalidChangeRangeError
+
+    base = {"warehouse": "/w", "table": "t"}
+    parsed = SourceOptions.parse({"max_write_ids_per_trigger": "5"}, base)
+    assert parsed.max_write_ids_per_trigger == 5
+    assert SourceOptions.parse({}, base).max_write_ids_per_trigger is None
+    for bad in ("0", "-1", "x"):
+        with pytest.raises(InvalidChangeRangeError, match="max_write_ids_per_trigger"):
+            SourceOptions.parse({"max_write_ids_per_trigger": bad}, base)

@@ -25,7 +25,7 @@ def test_acid_ingest_loads_once_and_refuses_a_bad_file(tmp_path: Path) -> None:
     first = runner.invoke(app, [*args, "--json"])
     assert first.exit_code == 0, first.output
     result = json.loads(first.stdout)
-    assert (result["rows"], result["skipped"], result["write_id"]) == (2, False, 1)
+    assert (result["rows"], result["skipped"], result["write_ids"]) == (2, False, [1])
     again = runner.invoke(app, args)
     assert again.exit_code == 0 and "nothing to load" in again.output
     assert "committed by txnid:1 already" in again.output
@@ -34,6 +34,7 @@ def test_acid_ingest_loads_once_and_refuses_a_bad_file(tmp_path: Path) -> None:
     assert (
         "LandingFileError" in failed.output and "bad.jsonl does not parse as json" in failed.output
     )
+    assert "nothing of it written" in failed.output
 
     with Warehouse.open(root, create=False) as wh:
         assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == [1, 2]

@@ -8,7 +8,6 @@ import datetime as dt
 import gzip
 import multiprocessing
 import os
-import re
 import threading
 from decimal import Decimal
 from pathlib import Path
@@ -57,13 +56,6 @@ def rows(wh: Warehouse, table: str = "t") -> list[dict[str, Any]]:
     return sorted(wh.table(table).scan().to_pylist(), key=lambda r: str(r))
 
 
-def nothing_written(wh: Warehouse, table: str = "t") -> None:
-    assert rows(wh, table) == []
-    assert acid_dirs(Path(wh.root) / table) == []
-    assert wh.table(table).committed_sources() == []
-    assert wh.metastore.show_transactions() == []
-
-
 @pytest.mark.parametrize("kind", ["csv", "csv.gz", "jsonl", "parquet"])
 def test_each_format_loads_into_the_tables_types(wh: Warehouse, landing: Path, kind: str) -> None:
     wh.create_table("t", TYPED)
@@ -99,8 +91,9 @@ def test_a_rerun_loads_nothing_and_a_rewritten_file_loads_again(
 
     again = load_files(wh, "t", [path])
 
-    assert again.is_noop and again.rows == 0 and again.metrics is None
-    assert (again.txn_id, again.write_id) == (first.txn_id, first.write_id)
+    assert again.is_noop and again.rows == 0 and again.loads == ()
+    (skip,) = again.skipped
+    assert ((skip.txn_id,), (skip.write_id,)) == (first.txn_ids, first.write_ids)
     assert again.as_dict()["skipped"] is True
     csv_file(path, ["id", "1", "2", "3"])  # rewritten in place: a new identity
     assert load_files(wh, "t", [path]).rows == 3
@@ -118,28 +111,41 @@ def test_a_rerun_loads_nothing_and_a_rewritten_file_loads_again(
         (["id,name", ",a"], NotNullViolationError, "NOT NULL"),
     ],
 )
-def test_bad_input_writes_nothing(
+def test_a_bad_file_aborts_only_its_own_transaction(
     wh: Warehouse, landing: Path, lines: list[str], error: type[Exception], message: str
 ) -> None:
     wh.create_table("t", [("id", "int"), ("name", "string")], not_null=["id"])
     good = csv_file(landing / "good.csv", ["id,name", "7,g"])
     bad = csv_file(landing / "bad.csv", lines)
+    last = csv_file(landing / "last.csv", ["id,name", "8,h"])
 
-    with pytest.raises(error, match=re.escape(message)) as caught:
-        load_files(wh, "t", [good, bad])  # one bad file fails the whole load
+    result = load_files(wh, "t", [good, bad, last])  # one batch of three transactions
 
-    if not isinstance(caught.value, NotNullViolationError):
-        assert str(bad) in str(caught.value)
-        nothing_written(wh)
-    else:  # checked in the INSERT statement: its transaction aborted
-        assert rows(wh) == [] and wh.table("t").committed_sources() == []
+    (failed,) = result.failed
+    assert failed.file.uri == str(bad) and failed.error == error.__name__
+    assert message in failed.message and str(bad) in str(failed)
+    assert not result.ok and not result.is_noop
+    assert [f.uri for f in result.loaded] == [str(good), str(last)]
+    assert rows(wh) == [{"id": 7, "name": "g"}, {"id": 8, "name": "h"}]  # nothing of bad
+    assert {s.key for s in wh.table("t").committed_sources()} == {
+        stat_landing(good).key,
+        stat_landing(last).key,
+    }
+    assert result.write_ids == (1, 3)  # the bad file's transaction (write id 2) aborted
+    (bad_txn,) = wh.metastore.show_transactions()  # none open, the bad file's aborted
+    assert bad_txn["Transaction State"] == "ABORTED"
+    assert bad_txn["Transaction ID"] == result.txn_ids[0] + 1
+    assert acid_dirs(Path(wh.root) / "t") == ["delta_0000001_0000003"]  # one batch, one delta
+    assert all(f.passed for f in verify_table(wh, "default.t")), verify_table(wh, "default.t")
+    again = load_files(wh, "t", [good, bad, last])  # a re-run: only the bad file, failing again
+    assert again.loads == () and len(again.skipped) == 2 and len(again.failed) == 1
 
 
 def test_unknown_missing_and_unreadable_files(wh: Warehouse, landing: Path) -> None:
     wh.create_table("t", [("id", "int")])
     notes = csv_file(landing / "notes.txt", ["id", "1"])
-    with pytest.raises(LandingFileError, match="does not say its format"):
-        load_files(wh, "t", [notes])
+    (failed,) = load_files(wh, "t", [notes]).failed
+    assert "does not say its format" in failed.message
     with pytest.raises(LandingFileError, match="unknown landing file format"):
         load_files(wh, "t", [notes], fmt="xml")
     assert load_files(wh, "t", [notes], fmt="csv").rows == 1  # told the format
@@ -148,12 +154,14 @@ def test_unknown_missing_and_unreadable_files(wh: Warehouse, landing: Path) -> N
     with pytest.raises(LandingFileError, match="not a file"):
         load_files(wh, "t", [landing])
     (landing / "bad.parquet").write_bytes(b"PAR1 not really")
-    with pytest.raises(LandingFileError, match="does not parse as parquet"):
-        load_files(wh, "t", [landing / "bad.parquet"])
+    (failed,) = load_files(wh, "t", [landing / "bad.parquet"]).failed
+    assert "does not parse as parquet" in failed.message
     pq.write_table(pa.table({"id": ["one"]}), landing / "text.parquet")
-    with pytest.raises(SchemaMismatchError, match="text.parquet does not fit table default.t"):
-        load_files(wh, "t", [landing / "text.parquet"])
+    (failed,) = load_files(wh, "t", [landing / "text.parquet"]).failed
+    assert failed.error == "SchemaMismatchError"
+    assert "text.parquet does not fit table default.t" in failed.message
     assert len(wh.table("t").committed_sources()) == 1
+    assert rows(wh) == [{"id": 1}]
 
 
 def test_listing_a_landing_location(landing: Path, tmp_path: Path) -> None:
@@ -190,7 +198,7 @@ def test_a_load_that_finds_its_file_committed_meanwhile_loads_the_rest(
     started = threading.Event()
 
     def meanwhile(step: str) -> None:
-        if step == "ingest.files_read" and not started.is_set():
+        if step == "ingest.file_written" and not started.is_set():
             started.set()  # the concurrent load passes this step too
             concurrent.append(load_files(other, "t", [a]).rows)
 

@@ -4,6 +4,7 @@ abort), and a commit that refuses files no coordinator reported."""
 
 from __future__ import annotations
 
+import os
 import threading
 from decimal import Decimal
 from pathlib import Path
@@ -14,8 +15,9 @@ import pytest
 
 from acid_platform import Warehouse
 from acid_platform.errors import (
-    GroupRevisitedError,
+    FileConflictError,
     LockTimeoutError,
+    MissingFileError,
     MutationError,
     TransactionStateError,
     TxnAbortedError,
@@ -183,15 +185,22 @@ def test_a_commit_refuses_files_no_coordinator_reported(wh: Warehouse) -> None:
     assert report.files
 
 
-def test_two_coordinators_writing_one_group_fail_the_commit(wh: Warehouse) -> None:
+def test_two_coordinators_writing_one_group_cannot_replace_each_others_file(
+    wh: Warehouse,
+) -> None:
     acct = make_acct(wh)
     txn = MutatorClient(wh, ["acct"]).new_transaction().begin()
-    reports = []
-    for name in ("x", "y"):  # both insert into the same (partition, bucket)
-        with MutatorCoordinator(txn.table("acct")) as coordinator:
-            coordinator.insert(["eu"], {"id": 5000, "name": name, "bal": None})
-        assert coordinator.report is not None
-        reports.append(coordinator.report)
-    with pytest.raises(GroupRevisitedError, match="written by two coordinators"):
-        txn.commit(reports)
-    assert txn.state == "aborted" and len(acct.scan()) == 40
+    with MutatorCoordinator(txn.table("acct")) as first:
+        first.insert(["eu"], {"id": 5000, "name": "x", "bal": None})
+    assert first.report is not None
+    # the second one into the same (partition, bucket) fails: files are created exclusively
+    with pytest.raises(FileConflictError), MutatorCoordinator(txn.table("acct")) as second:
+        second.insert(["eu"], {"id": 5001, "name": "y", "bal": None})
+    txn.commit([first.report])  # the first one's file is intact
+    assert len(acct.scan()) == 41
+    # the commit recorded what the coordinators wrote: a file lost later is an error, not
+    # fewer rows (issue 13, item 6)
+    [written] = first.report.files
+    os.remove(written.path)
+    with pytest.raises(MissingFileError, match="bucket_"):
+        acct.scan()

@@ -1,0 +1,164 @@
+"""What committed writes recorded they wrote, and how a listing is checked against it.
+
+At commit a writer records in the metastore each base/delta directory it wrote and each bucket
+file in it, with its size and row count. A :class:`TableRecord` is that record for one table;
+:mod:`.acid_state` checks a partition's listing against its :class:`PartitionRecord`:
+
+* the directories the snapshot should read are chosen from the record (plus the directories of
+  write ids nobody recorded: Hive's, or older than the record), and each must be on disk;
+* each chosen directory on disk that is recorded must hold exactly its recorded bucket files, of
+  their recorded sizes;
+* a chosen directory on disk that is not recorded while its write ids are is a stray copy.
+
+A difference is a :class:`FileProblem`; readers, the compactor and the cleaner raise the first
+one as a typed error naming the file, ``acid fsck`` reports them all. Write ids that no one
+recorded (tables written by Hive) are read as before.
+
+>>> record = TableRecord.of([("", "delta_0000001_0000001_0000", "bucket_00000", 10, 2)])
+>>> sorted(record.partition("").dirs["delta_0000001_0000001_0000"].files.items())
+[('bucket_00000', 10)]
+>>> record.partition("p=1") is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from acid_platform.errors import (
+    FileRecordError,
+    FileSizeMismatchError,
+    MissingFileError,
+    UnexpectedFileError,
+)
+from acid_platform.format.names import ParsedBase, ParsedDelta, parse_acid_dir_name
+
+MISSING, UNEXPECTED, SIZE = "missing", "unexpected", "size"
+
+
+@dataclass(frozen=True)
+class RecordedDir:
+    """One recorded base/delta directory: its bucket files (name -> size and rows)."""
+
+    name: str
+    files: Mapping[str, int]
+    rows: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PartitionRecord:
+    """The recorded directories of one partition (``""`` for an unpartitioned table)."""
+
+    dirs: Mapping[str, RecordedDir]
+
+    def covers(self, dir_name: str) -> bool:
+        """Whether an unrecorded directory named ``dir_name`` holds the very write ids of a
+        recorded one (a copy under another statement id or suffix: a stray, not a write of
+        Hive's or of a streaming batch, whose write ids nobody recorded)."""
+        wanted = _range(dir_name)
+        return any(_range(name) == wanted for name in self.dirs)
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    """What committed writes recorded for one table, by partition name."""
+
+    partitions: Mapping[str, PartitionRecord]
+
+    @classmethod
+    def of(cls, rows: Iterable[tuple[str, str, str, int, int]]) -> TableRecord:
+        """From ``(partition, directory, file, size, rows)`` rows; ``file`` is ``""`` for the
+        row of the directory itself."""
+        files: dict[str, dict[str, dict[str, tuple[int, int]]]] = {}
+        for partition, directory, name, size, count in rows:
+            entry = files.setdefault(partition, {}).setdefault(directory, {})
+            if name:
+                entry[name] = (int(size), int(count))
+        return cls(
+            {
+                part: PartitionRecord(
+                    {
+                        d: RecordedDir(
+                            d,
+                            {n: s for n, (s, _) in fs.items()},
+                            {n: r for n, (_, r) in fs.items()},
+                        )
+                        for d, fs in dirs.items()
+                    }
+                )
+                for part, dirs in files.items()
+            }
+        )
+
+    def partition(self, name: str) -> PartitionRecord | None:
+        """The record of partition ``name``, or ``None`` if nothing was recorded there."""
+        return self.partitions.get(name)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.partitions
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """One difference between the disk and the record: ``kind`` is ``missing``, ``unexpected``
+    or ``size``; ``path`` the file or directory."""
+
+    kind: str
+    path: str
+    detail: str
+
+    def error(self) -> FileRecordError:
+        """The typed error a reader raises for it."""
+        cls = {MISSING: MissingFileError, UNEXPECTED: UnexpectedFileError}.get(
+            self.kind, FileSizeMismatchError
+        )
+        return cls(f"{self.path}: {self.detail}", self.path)
+
+
+def compare_files(
+    dir_path: str, actual: Mapping[str, int], recorded: RecordedDir
+) -> list[FileProblem]:
+    """The differences between one directory's bucket files on disk (name -> size) and its
+    record."""
+    out = []
+    for name, size in sorted(recorded.files.items()):
+        path = f"{dir_path}/{name}"
+        if name not in actual:
+            out.append(FileProblem(MISSING, path, "committed file is missing"))
+        elif actual[name] != size:
+            out.append(
+                FileProblem(
+                    SIZE,
+                    path,
+                    f"committed file has {actual[name]} bytes, {size} were written "
+                    "(truncated or replaced)",
+                )
+            )
+    for name in sorted(set(actual) - set(recorded.files)):
+        out.append(
+            FileProblem(UNEXPECTED, f"{dir_path}/{name}", "no committed write wrote this file")
+        )
+    return out
+
+
+def _range(dir_name: str) -> tuple[int, int]:
+    parsed = parse_acid_dir_name(dir_name)
+    if isinstance(parsed, ParsedDelta):
+        return parsed.min_write_id, parsed.max_write_id
+    if isinstance(parsed, ParsedBase):
+        return 0, parsed.write_id
+    return 0, -1
+
+
+__all__ = [
+    "MISSING",
+    "SIZE",
+    "UNEXPECTED",
+    "FileProblem",
+    "PartitionRecord",
+    "RecordedDir",
+    "TableRecord",
+    "compare_files",
+]

@@ -1,0 +1,63 @@
+"""The written-files half of :class:`~acid_platform.metastore.Metastore`: record what a write
+wrote, read a table's record, forget what the cleaner deleted (see :mod:`.file_records`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from acid_platform.format.file_record import TableRecord
+from acid_platform.metastore.compaction_api import MetastorePlumbing
+from acid_platform.metastore.file_records import (
+    WrittenEntry,
+    forget,
+    identity,
+    load,
+    read_identity,
+    record,
+)
+
+
+class FileRecordApi(MetastorePlumbing):
+    """What each write id wrote, on :class:`~acid_platform.metastore.Metastore`."""
+
+    def record_written_files(
+        self, txn_id: int, db: str, table: str, write_id: int, entries: Iterable[WrittenEntry]
+    ) -> None:
+        """Record what open txn ``txn_id`` wrote into ``db.table`` (see module docs)."""
+        batch = list(entries)
+        if batch:
+            self._write(lambda c, now: record(c, txn_id, db, table, write_id, batch))
+
+    def recorded_files(self, db: str, table: str) -> TableRecord:
+        """What committed (and open) writes recorded for ``db.table``."""
+        return self._read(load, db, table)  # type: ignore[no-any-return]
+
+    def forget_recorded(
+        self,
+        db: str,
+        table: str,
+        partition: str,
+        directories: Iterable[str],
+        file: str | None = None,
+    ) -> None:
+        """Forget recorded directories of a partition (the cleaner deleted them), or one
+        ``file`` of one directory (``acid fsck --repair``)."""
+        names = list(directories)
+
+        def work(c: Any, now: int) -> None:
+            for name in names:
+                forget(c, db, table, partition, name, file)
+
+        if names:
+            self._write(work)
+
+    def identity(self) -> str:
+        """This metastore's identity (a random id made once)."""
+        found = self._read(read_identity)
+        if found is not None:  # (a read-only metastore answers too)
+            return str(found)
+        return self._write(identity)  # type: ignore[no-any-return]
+
+
+__all__ = ["FileRecordApi"]

@@ -1,0 +1,140 @@
+"""What each write id wrote: directories, bucket files, sizes and row counts (``write_files``).
+
+A writer records its files with its transaction, before the commit (:func:`record`); an abort
+drops them (:func:`discard`), so what stays describes committed writes only — a snapshot sees
+a recorded directory exactly when it sees the write. :func:`load` returns a table's record in
+one query, as :class:`~acid_platform.format.file_record.TableRecord`; the cleaner forgets what
+it deletes (:func:`forget`). Also the metastore's identity (:func:`identity`), which the
+warehouse directory it serves carries.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from acid_platform.format.file_record import TableRecord
+from acid_platform.metastore.schema import metastore_identity, write_files
+from acid_platform.metastore.store import RetryTransaction
+
+_BATCH = 500
+
+
+@dataclass(frozen=True)
+class WrittenEntry:
+    """One directory (``file`` empty) or bucket file a write wrote, by partition name (``""``
+    unpartitioned) and names relative to the partition directory."""
+
+    partition: str
+    directory: str
+    file: str = ""
+    size: int = 0
+    rows: int = 0
+
+
+def record(
+    conn: Connection,
+    txn_id: int,
+    db: str,
+    table: str,
+    write_id: int,
+    entries: Sequence[WrittenEntry],
+) -> None:
+    """Record ``entries`` as written by ``txn_id`` / ``write_id`` (a directory recorded twice,
+    by two statements of one transaction or two Spark tasks, is kept once)."""
+    seen: dict[tuple[str, str, str], WrittenEntry] = {}
+    for e in entries:
+        seen[(e.partition, e.directory, e.file)] = e
+    keys = sorted(seen)
+    wf = write_files.c
+    # only the same transaction can have recorded one of these already (its statements share
+    # nothing but a multi-statement INSERT OVERWRITE's base): one query for all
+    existing = {
+        (r.wf_partition, r.wf_directory, r.wf_file)
+        for r in conn.execute(
+            select(wf.wf_partition, wf.wf_directory, wf.wf_file).where(
+                wf.wf_database == db, wf.wf_table == table, wf.wf_txnid == txn_id
+            )
+        )
+    }
+    rows = [
+        {
+            "wf_database": db,
+            "wf_table": table,
+            "wf_partition": seen[k].partition,
+            "wf_directory": seen[k].directory,
+            "wf_file": seen[k].file,
+            "wf_txnid": txn_id,
+            "wf_writeid": write_id,
+            "wf_size": seen[k].size,
+            "wf_rows": seen[k].rows,
+        }
+        for k in keys
+        if k not in existing
+    ]
+    for start in range(0, len(rows), _BATCH):
+        conn.execute(insert(write_files), rows[start : start + _BATCH])
+
+
+def load(conn: Connection, db: str, table: str) -> TableRecord:
+    """The record of ``db.table`` (one query)."""
+    wf = write_files.c
+    return TableRecord.of(
+        (r.wf_partition, r.wf_directory, r.wf_file, r.wf_size, r.wf_rows)
+        for r in conn.execute(
+            select(wf.wf_partition, wf.wf_directory, wf.wf_file, wf.wf_size, wf.wf_rows).where(
+                wf.wf_database == db, wf.wf_table == table
+            )
+        )
+    )
+
+
+def forget(
+    conn: Connection, db: str, table: str, partition: str, directory: str, file: str | None
+) -> None:
+    """Forget a recorded directory (``file`` None: with its files) or one file of it."""
+    wf = write_files.c
+    where = [
+        wf.wf_database == db,
+        wf.wf_table == table,
+        wf.wf_partition == partition,
+        wf.wf_directory == directory,
+    ]
+    if file is not None:
+        where.append(wf.wf_file == file)
+    conn.execute(delete(write_files).where(*where))
+
+
+def discard(conn: Connection, txn_ids: Sequence[int]) -> None:
+    """Drop what aborted ``txn_ids`` recorded."""
+    if txn_ids:
+        conn.execute(delete(write_files).where(write_files.c.wf_txnid.in_(list(txn_ids))))
+
+
+def read_identity(conn: Connection) -> str | None:
+    """The metastore's identity, or ``None`` before it was made."""
+    found = conn.execute(select(metastore_identity.c.mi_id)).scalar()
+    return None if found is None else str(found)
+
+
+def identity(conn: Connection, now: int) -> str:
+    """The metastore's identity, made on first use (one row, key ``metastore``)."""
+    found = read_identity(conn)
+    if found is not None:
+        return found
+    new = uuid.uuid4().hex
+    try:
+        conn.execute(
+            insert(metastore_identity).values(mi_key="metastore", mi_id=new, mi_created=now)
+        )
+    except IntegrityError:
+        raise RetryTransaction from None  # another process made it first: read it
+    return new
+
+
+__all__ = ["WrittenEntry", "discard", "forget", "identity", "load", "read_identity", "record"]

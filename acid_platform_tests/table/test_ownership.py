@@ -1,0 +1,106 @@
+"""Issue 13, items 4 and 5: writers never replace a file, a table never adopts files it did not
+write, and one warehouse directory belongs to one metastore (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from acid_platform import Warehouse
+from acid_platform.errors import FileConflictError, WarehouseOwnershipError
+from acid_platform.format import EventWriter
+from acid_platform.format.fs import resolve
+from acid_platform_tests.helpers import fresh_namespace, open_warehouse
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def _ids(wh: Warehouse, name: str) -> list[int]:
+    return sorted(r["id"] for r in wh.table(name).scan(columns=["id"]).to_pylist())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_second_metastore_on_the_warehouse_is_refused(tmp_path: Path, backend: str) -> None:
+    with open_warehouse(tmp_path, backend=backend) as wh:
+        t = wh.create_table("t", [("id", "int")])
+        t.insert([{"id": 1}])
+        other = "sqlite:///" + str(tmp_path / "other.db") if backend != "sqlite" else None
+        cleanup = None
+        if other is None:
+            other, cleanup = fresh_namespace("postgresql", tmp_path)
+        try:
+            with pytest.raises(WarehouseOwnershipError, match="belongs to another metastore"):
+                Warehouse.open(tmp_path / "wh", other)
+        finally:
+            if cleanup is not None:
+                cleanup()
+        # the first metastore's warehouse is untouched and still opens with it
+        assert _ids(wh, "t") == [1]
+
+
+def test_an_event_writer_never_replaces_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "bucket_00000"
+    path.write_bytes(b"committed")
+    with pytest.raises(FileConflictError, match="exists already"):
+        EventWriter(str(path), pa.schema([("id", pa.int32())]))
+    assert path.read_bytes() == b"committed"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_insert_over_a_file_already_there_fails_and_replaces_nothing(
+    tmp_path: Path, backend: str
+) -> None:
+    with open_warehouse(tmp_path, backend=backend) as wh:
+        t = wh.create_table("t", [("id", "int")])
+        t.insert([{"id": 1}])
+        # what another writer (a second metastore) put where write id 2 writes
+        squatter = Path(t.spec.location) / "delta_0000002_0000002_0000" / "bucket_00000"
+        squatter.parent.mkdir()
+        squatter.write_bytes(b"not ours")
+        with pytest.raises(FileConflictError):
+            t.insert([{"id": 2}])
+        assert squatter.read_bytes() == b"not ours"
+        os.remove(squatter)
+        assert _ids(wh, "t") == [1]  # the failed insert's transaction aborted
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_recreated_table_never_adopts_a_dropped_tables_files(
+    tmp_path: Path, backend: str
+) -> None:
+    with open_warehouse(tmp_path, backend=backend) as wh:
+        old = wh.create_table("t", [("id", "int")])
+        old.insert([{"id": 1}, {"id": 2}])
+        wh.drop_table("t", purge=False)  # DROP without PURGE leaves the files
+        assert os.listdir(old.spec.location)
+        new = wh.create_table("t", [("id", "int")])
+        assert new.spec.location != old.spec.location
+        assert new.spec.location.endswith("/t.v0000001")
+        assert _ids(wh, "t") == []
+        new.insert([{"id": 3}])
+        assert _ids(wh, "t") == [3]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_drop_deleting_after_its_commit_keeps_a_recreated_tables_rows(
+    tmp_path: Path, backend: str
+) -> None:
+    """DROP commits in the metastore, then deletes the directory; a table of the same name
+    created and written in between keeps its rows (each incarnation has its own directory)."""
+    with open_warehouse(tmp_path, backend=backend) as wh:
+        old = wh.create_table("t", [("id", "int")])
+        old.insert([{"id": 1}])
+        wh.metastore.drop_table("default", "t")  # the drop's metastore commit ...
+        new = wh.create_table("t", [("id", "int")])
+        new.insert([{"id": 7}, {"id": 8}])
+        loc = resolve(old.spec.location)
+        loc.filesystem.delete_dir(loc.path)  # ... and then its directory delete
+        assert _ids(wh, "t") == [7, 8]
+        wh.drop_table("t")  # a whole drop removes the new incarnation's directory only
+        assert not os.path.exists(new.spec.location)
+        again = wh.create_table("t", [("id", "int")])
+        assert again.spec.location.endswith("/t")  # the name is free again
+        assert _ids(wh, "t") == []
