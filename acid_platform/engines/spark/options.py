@@ -113,11 +113,8 @@ class SourceOptions:
                 ".option('table', 'db.table')"
             )
         storage = None
-        if "://" in warehouse:  # this process reaches the store as the driver's warehouse does
-            text = merged.get("storage")
-            storage = bind(
-                warehouse, StorageOptions.from_json(text) if text else StorageOptions.from_env()
-            )
+        if "://" in warehouse and merged.get("storage"):  # reach the store as the driver does
+            storage = bind(warehouse, StorageOptions.from_json(merged["storage"]))
         url = merged.get("metastore_url") or _sqlite_url(warehouse)
         timeout_s = float(merged.get("txn_timeout_s") or DEFAULT_TXN_TIMEOUT_S)
         if is_path(table):
