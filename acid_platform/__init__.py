@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Warehouse", "__version__"]
+__all__ = ["StorageOptions", "Warehouse", "__version__"]
 
 if TYPE_CHECKING:
+    from acid_platform.format.storage import StorageOptions
     from acid_platform.warehouse import Warehouse
 
 
@@ -21,4 +22,8 @@ def __getattr__(name: str) -> Any:
         from acid_platform.warehouse import Warehouse
 
         return Warehouse
+    if name == "StorageOptions":
+        from acid_platform.format.storage import StorageOptions
+
+        return StorageOptions
     raise AttributeError(f"module 'acid_platform' has no attribute {name!r}")

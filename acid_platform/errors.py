@@ -105,6 +105,25 @@ class WarehouseOwnershipError(MetastoreError):
     by one metastore (a second one would overwrite the first one's files)."""
 
 
+class MetastoreUnavailableError(MetastoreError):
+    """The metastore cannot be opened or reached: a server that does not answer, a file that
+    is not a metastore database, or one the process may not open. Nothing was changed."""
+
+
+class MetastoreVersionError(MetastoreError):
+    """The metastore's schema was written by a newer acid_platform (a revision this one does
+    not know): use that version, or a newer one. Nothing was changed."""
+
+
+class ReadOnlyMetastoreError(MetastoreError):
+    """The metastore is read-only (its file or directory cannot be written): it answers
+    queries, but nothing that writes (a transaction, DML, DDL, compaction) can run."""
+
+
+class WarehouseLocationError(AcidError):
+    """The warehouse's path cannot hold a warehouse: it is a file, or cannot be created."""
+
+
 class AlreadyExistsError(MetastoreError):
     """A database, table or partition already exists."""
 

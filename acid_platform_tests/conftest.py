@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from acid_platform_tests.helpers import HIVE_FIXTURES
+from acid_platform_tests.s3_server import S3Server, s3_server
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,3 +48,10 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3 server (moto's server mode) on a free loopback port for the whole test run."""
+    with s3_server(tmp_path_factory.mktemp("s3")) as server:
+        yield server

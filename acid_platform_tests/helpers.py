@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -27,8 +29,10 @@ from sqlglot.tokens import Token
 from acid_platform import Warehouse
 from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.metastore.schema import acid_sequences, metadata
+from acid_platform_tests.s3_server import S3Server
 
 #: The Hive- and Trino-written tables the conformance tests read (see ``fixtures/NOTICE``).
+REPO_ROOT = Path(__file__).resolve().parents[1]
 HIVE_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hive_written"
 
 #: Where the PostgreSQL tests find their server; ``scripts/with-postgres`` exports it after
@@ -144,17 +148,44 @@ def make_table(ms: Metastore, db: str = "db", name: str = "t", partitioned: bool
     )
 
 
+# --------------------------------------------------------------------------- processes
+
+
+def spawn_module(
+    module: str, args: Sequence[object], stderr: Any = subprocess.PIPE
+) -> subprocess.Popen[bytes]:
+    """``python -m module args…`` with this checkout importable (tests kill these processes)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *map(str, args)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+
+
 # --------------------------------------------------------------------------- warehouses
 
 
 @contextmanager
 def open_warehouse(
-    tmp_path: Path, conf: Mapping[str, str] | None = None, backend: str = "sqlite"
+    tmp_path: Path,
+    conf: Mapping[str, str] | None = None,
+    backend: str = "sqlite",
+    s3: S3Server | None = None,
 ) -> Iterator[Warehouse]:
     """A warehouse in ``tmp_path / "wh"``, closed afterwards. On ``sqlite`` its metastore is the
-    file inside it; on another backend a fresh namespace of that server (dropped afterwards)."""
+    file inside it; on another backend a fresh namespace of that server (dropped afterwards).
+    With ``s3`` the warehouse is in a fresh bucket of that S3 server instead (its SQLite
+    metastore stays in ``tmp_path``)."""
     url, cleanup = (None, None) if backend == "sqlite" else fresh_namespace(backend, tmp_path)
-    warehouse = Warehouse.open(tmp_path / "wh", url, conf=conf)
+    root: str | Path = tmp_path / "wh"
+    storage = None
+    if s3 is not None:
+        root, storage = f"s3://{s3.new_bucket()}/wh", s3.options()
+        url = url or f"sqlite:///{tmp_path / 'metastore.db'}"
+    warehouse = Warehouse.open(root, url, conf=conf, storage=storage)
     try:
         yield warehouse
     finally:
@@ -171,12 +202,16 @@ def warehouse_fixture(
 ) -> Any:
     """A ``wh`` fixture for a conftest: a fresh warehouse per test (see :func:`open_warehouse`).
 
-    ``backends`` parametrizes the metastore it runs on (default: SQLite only, unparametrized);
-    ``spark`` registers it with the session's ``spark`` fixture as the ``acid`` source."""
+    ``backends`` parametrizes where it runs: a metastore (``sqlite``, ``postgresql``) on local
+    disk, or ``s3`` (a bucket of the session's S3 server, SQLite metastore); default SQLite
+    only, unparametrized. ``spark`` registers it with the session's ``spark`` fixture as the
+    ``acid`` source."""
 
     @pytest.fixture(name="wh", params=list(backends) if backends else None)
     def wh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
-        with open_warehouse(tmp_path, conf, getattr(request, "param", "sqlite")) as warehouse:
+        backend = getattr(request, "param", "sqlite")
+        s3 = request.getfixturevalue("s3") if backend == "s3" else None
+        with open_warehouse(tmp_path, conf, "sqlite" if s3 else backend, s3) as warehouse:
             if spark:
                 warehouse.register_spark(request.getfixturevalue("spark"))
             yield warehouse

@@ -84,3 +84,29 @@ def test_services_compact_and_clean_a_table_and_stop_on_sigterm(tmp_path: Path) 
     assert "services stopped: 1 compaction(s), 11 path(s) cleaned" in text
     with Warehouse.open(root) as wh:
         assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == list(range(11))
+
+
+def test_fsck_reports_and_repairs_a_missing_and_a_stray_file(tmp_path: Path) -> None:
+    with Warehouse.open(tmp_path / "wh") as wh:
+        t = wh.create_table("t", [("id", "int")])
+        for i in range(3):
+            t.insert([{"id": i}])
+        root, location = wh.root, Path(t.spec.location)
+    delta1, delta2 = (location / d for d in acid_dirs(location)[:2])
+    os.remove(delta1 / "bucket_00000")
+    (delta2 / "bucket_00001").write_bytes((delta2 / "bucket_00000").read_bytes())
+    runner = CliRunner()
+
+    result = runner.invoke(app, ["fsck", "-w", root])
+    assert result.exit_code == 1, result.output
+    assert f"missing {delta1 / 'bucket_00000'}" in " ".join(result.stderr.split())
+    assert "FAILED default.t: 2 problem(s)" in result.stderr
+
+    result = runner.invoke(app, ["fsck", "default.t", "-w", root, "--repair"])
+    assert result.exit_code == 0, result.output
+    assert "OK default.t, 2 repaired" in result.stderr
+    assert not (delta2 / "bucket_00001").exists()
+    assert list((location / "_fsck_quarantine").rglob("bucket_00001"))
+    with Warehouse.open(root) as wh:
+        assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == [1, 2]
+    assert runner.invoke(app, ["fsck", "-w", root]).exit_code == 0

@@ -151,7 +151,7 @@ def test_one_run_materializes_the_platform_end_to_end(
     result = materialize_platform(platform, instance, run_config=as_of)
     assert result.success
     checks = result.get_asset_check_evaluations()
-    assert len(checks) == 40
+    assert len(checks) == 44  # with the files_match_record check of each of the 4 ACID tables
     assert all(c.passed for c in checks if c.severity.value == "ERROR")
 
     wh = Warehouse.open(str(tmp_path / "wh"), create=False)

@@ -75,6 +75,9 @@ SERVICES: dict[str, Service] = {
     "dagster-daemon": Service(
         command=("dagster-daemon", "run", "-w", "workspace.yaml"), platform=True
     ),
+    # an S3-compatible object store (MinIO in compose; the tests run moto's server natively,
+    # acid_platform_tests/s3_server.py) for a warehouse on S3 (docs/storage.md)
+    "s3": Service(ports={"api": 9000}, command=("server", "/data", "--address", ":{api}")),
 }
 #: Services that run the project's code (they mount the warehouse and read PLATFORM_ENV).
 PLATFORM_SERVICES = tuple(name for name, s in SERVICES.items() if s.platform)

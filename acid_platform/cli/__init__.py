@@ -13,12 +13,18 @@
 * ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner;
   ``acid initiate`` queues what needs compacting; ``acid worker`` works the compaction queue
   (``--spark-master URL``: large partitions on Spark); ``acid housekeep`` reaps transactions
-  silent for ``hive.txn.timeout``; ``acid services`` runs all four until SIGTERM / Ctrl-C.
+  silent for ``hive.txn.timeout``; ``acid services`` runs all four until SIGTERM / Ctrl-C;
+* ``acid fsck [db.table…]`` checks each table's files against what its commits recorded and,
+  with ``--repair``, quarantines strays and forgets what is missing.
 
 Query rows go to stdout; status lines and notes to stderr (the demo and ``acid platform``
 print everything to stdout).
-A user error (any :class:`~acid_platform.errors.AcidError`) prints one red line (plus the quoted
-source line of a syntax error) and exits with status 1; no traceback.
+A user error (any :class:`~acid_platform.errors.AcidError`: a warehouse path that is a file, a
+metastore that is unreachable, broken or of a newer version, a write to a read-only warehouse …),
+and an ``OSError`` or metastore database failure, prints one red line (plus the quoted source
+line of a syntax error) and exits with status 1; no traceback. A read-only warehouse answers
+SELECTs. Names given as options (``-d``, a table, a partition spec) become statement values,
+never statement text.
 
 Modules: :mod:`.commands` (the typer app), :mod:`.maintenance` (the compactor, cleaner and
 housekeeper commands), :mod:`.ingest` (``acid ingest``), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`

@@ -1,5 +1,6 @@
 """The maintenance commands: ``acid initiate``, ``worker``, ``clean``, ``housekeep`` (one pass
-each) and ``acid services`` (all four, until SIGTERM or Ctrl-C), for warehouses run without
+each), ``acid fsck`` (files against what their commits recorded; ``--repair``) and
+``acid services`` (all four, until SIGTERM or Ctrl-C), for warehouses run without
 Dagster. Hive's settings (``hive.compactor.*``, ``hive.txn.timeout``) are given with
 ``--conf KEY=VALUE``."""
 
@@ -26,6 +27,7 @@ from acid_platform.compaction import (
     run_initiator,
     run_worker,
 )
+from acid_platform.table.fsck import fsck_table
 from acid_platform.warehouse import Warehouse
 
 SparkMasterOption = Annotated[
@@ -117,6 +119,50 @@ def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = N
             err.print(f"[green]OK[/] removed aborted {escape(path)}")
         if not report.entries and not report.aborted_removed:
             err.print("[green]OK[/] nothing to clean")
+
+
+@app.command("fsck")
+def fsck_command(
+    warehouse: WarehouseOption,
+    tables: Annotated[
+        list[str] | None,
+        typer.Argument(help="Tables (db.table) to check; default: every table."),
+    ] = None,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Move stray and resized files into <table>/_fsck_quarantine/ and forget the "
+            "record of missing ones (acknowledging the loss), so the table reads again.",
+        ),
+    ] = False,
+    metastore_url: MetastoreOption = None,
+) -> None:
+    """Check each table's files against what its commits recorded (missing, stray or resized
+    files); exit 1 when a problem is left."""
+    with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
+        names = tables or [f"{db}.{t}" for db in wh.list_databases() for t in wh.list_tables(db)]
+        bad = 0
+        for name in names:
+            report = fsck_table(wh, name, repair=repair)
+            for problem in report.problems:
+                err.print(
+                    f"[red]{problem.kind}[/] {escape(problem.path)}: {escape(problem.detail)}"
+                )
+            for done in report.repaired:
+                err.print(f"   [yellow]repaired[/] {escape(done)}")
+            if report.ok:
+                fixed = f", {len(report.repaired)} repaired" if report.repaired else ""
+                err.print(f"[green]OK[/] {escape(report.table)}{fixed}")
+            else:
+                bad += 1
+                left = report.remaining if report.repaired else report.problems
+                err.print(
+                    f"[bold red]FAILED[/] {escape(report.table)}: {len(left)} problem(s)"
+                    + ("" if repair else " (acid fsck --repair fixes them)")
+                )
+    if bad:
+        raise typer.Exit(1)
 
 
 @app.command("housekeep")

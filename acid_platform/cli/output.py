@@ -14,6 +14,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 import pyarrow as pa
 import typer
@@ -21,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 from rich.tree import Tree
+from sqlalchemy.exc import DBAPIError
 
 from acid_platform.errors import AcidError, SqlSyntaxError
 from acid_platform.format.fs import Location
@@ -146,7 +148,8 @@ def layout_tree(location: Location, under: str = "") -> Tree:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn an :class:`~acid_platform.errors.AcidError` into one red line and exit status 1."""
+    """Turn an :class:`~acid_platform.errors.AcidError` into one red line and exit status 1
+    (also an ``OSError`` or a database error of the metastore: the machine's failures)."""
     try:
         yield
     except SqlSyntaxError as exc:
@@ -156,9 +159,18 @@ def user_errors() -> Iterator[None]:
             err.print(escape(line))
         raise typer.Exit(1) from None
     except AcidError as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        err.print(f"[bold red]error:[/] [red]{escape(type(exc).__name__)}: {escape(message)}[/]")
-        raise typer.Exit(1) from None
+        _error_line(type(exc).__name__, str(exc))
+    except OSError as exc:  # the machine's, not ours: a full disk, a file that went away
+        where = f": {exc.filename}" if exc.filename else ""
+        _error_line(type(exc).__name__, f"{exc.strerror or exc}{where}")
+    except DBAPIError as exc:  # the metastore's database failed mid-command
+        _error_line("MetastoreError", f"the metastore's database failed: {exc.orig}")
+
+
+def _error_line(kind: str, text: str) -> NoReturn:
+    message = " ".join(text.split()) or kind
+    err.print(f"[bold red]error:[/] [red]{escape(kind)}: {escape(message)}[/]")
+    raise typer.Exit(1) from None
 
 
 def _cells(table: pa.Table) -> list[list[str | None]]:

@@ -58,6 +58,7 @@ def compact_table(
         executor = choose(target.conf)
     compaction_type = CompactionType(kind.lower())
     spec = ms.get_table(*split_table_name(name))
+    ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []
     for part in _partitions(ms, spec, partition):
         cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type)

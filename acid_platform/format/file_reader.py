@@ -223,6 +223,11 @@ def _finish(
             arr = pa.nulls(n, target)  # column added after this file was written
         elif target is not None and arr.type != target:
             arr = arr.cast(target)
+        char = t.char_type(schema.field(c)) if schema is not None and c in schema.names else None
+        if char is not None and arr is not None:
+            # Hive's readers return char(n) padded and varchar(n) cut to n, whatever the file
+            # holds (files written before these rules, or by other writers)
+            arr = t.apply_char_rules(arr, *char)
         names.append(c)
         arrays.append(arr)
     if not names:  # no columns requested (e.g. COUNT(*)): still carry the row count

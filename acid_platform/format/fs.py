@@ -2,7 +2,8 @@
 
 Every byte the format layer reads or writes goes through a ``pyarrow.fs.FileSystem`` so the same
 code serves local disk, HDFS and S3. A location is a local path or a URI (``file:///``, ``s3://``,
-``hdfs://``). Nothing here renames: visibility comes from snapshots, not from moves.
+``hdfs://``); an object store's endpoint and credentials come from
+:mod:`acid_platform.format.storage`. Nothing here renames: visibility comes from snapshots, not from moves.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.errors import FileConflictError
+from acid_platform.format.storage import filesystem_for, path_in_store
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,11 @@ def resolve(
     '/tmp/warehouse/t'
     """
     text = os.fspath(location)
+    remote = "://" in text
     if filesystem is not None:
-        return Location(filesystem, text.rstrip("/") or "/")
-    if "://" in text:
-        fs, path = pafs.FileSystem.from_uri(text)
-        return Location(fs, path.rstrip("/") or "/")
+        return Location(filesystem, path_in_store(text) if remote else text.rstrip("/") or "/")
+    if remote:
+        return Location(filesystem_for(text), path_in_store(text))
     return Location(pafs.LocalFileSystem(), os.path.abspath(text))
 
 
@@ -61,6 +63,32 @@ def parent(path: str) -> str:
     return head or "/"
 
 
+#: Object-store files up to this size are read with one request, whole (an ORC reader makes
+#: several small ranged reads per file: tail, footer, then each stripe's streams).
+WHOLE_READ_BYTES = 32 << 20
+
+
+def is_object_store(filesystem: pafs.FileSystem) -> bool:
+    """Whether ``filesystem`` is an object store (no directories, no append, no rename)."""
+    return filesystem.type_name in ("s3", "gcs")
+
+
+def open_for_reading(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
+    """A random-access reader of ``path``; a small object-store file is fetched whole first."""
+    f = filesystem.open_input_file(path)
+    if is_object_store(filesystem) and f.size() <= WHOLE_READ_BYTES:
+        with f:
+            return pa.BufferReader(f.read_buffer())
+    return f
+
+
+def make_dirs(filesystem: pafs.FileSystem, path: str) -> None:
+    """Create directory ``path`` (and its parents) where directories exist: an object store has
+    none (a key's prefix is its directory), so nothing is written there."""
+    if not is_object_store(filesystem):
+        filesystem.create_dir(path, recursive=True)
+
+
 def create_new(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
     """Open ``path`` for writing, creating it exclusively: a file already there raises
     :class:`~acid_platform.errors.FileConflictError` instead of being replaced (writers never
@@ -74,6 +102,13 @@ def create_new(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
                 f"{path} exists already: another writer (or another metastore on this "
                 "warehouse) wrote it; nothing was replaced"
             ) from exc
+    elif is_object_store(filesystem):  # one HEAD (get_file_info would also list the prefix)
+        try:
+            filesystem.open_input_file(path).close()
+        except FileNotFoundError:
+            pass
+        else:
+            raise FileConflictError(f"{path} exists already; nothing was replaced")
     elif filesystem.get_file_info(path).type != pafs.FileType.NotFound:
         raise FileConflictError(f"{path} exists already; nothing was replaced")
     return filesystem.open_output_stream(path)

@@ -108,9 +108,7 @@ def append_user_metadata(
     )
     if info.compression != "NONE":
         addition = b"".join(original_chunks(addition, info.block_size))
-    new_ps = _replace_varint_field(
-        postscript, _PS_FOOTER_LENGTH, info.footer_length + len(addition)
-    )
+    new_ps = replace_varint_field(postscript, _PS_FOOTER_LENGTH, info.footer_length + len(addition))
     if len(new_ps) > MAX_POSTSCRIPT:
         raise CorruptAcidFileError(f"{source}: ORC postscript would exceed 255 bytes")
     # the new chunk follows the old footer bytes directly: the footer stream just grows
@@ -174,7 +172,7 @@ def _parse_tail(tail: bytes) -> OrcTail:
 # --------------------------------------------------------------------------- encoding
 
 
-def _replace_varint_field(message: bytes, field: int, value: int) -> bytes:
+def replace_varint_field(message: bytes, field: int, value: int) -> bytes:
     """Re-encode ``message`` with varint ``field`` set to ``value``, other fields byte-identical."""
     out = bytearray()
     pos = 0

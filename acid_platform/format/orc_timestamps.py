@@ -20,6 +20,11 @@ whose converter hands the writer the floor second and the non-negative remainder
 C++ (pyarrow) decodes both encodings, so files written by earlier versions of this project still
 read back exactly.
 
+The same pyorc path takes a second case pyarrow's ORC writer gets wrong: a struct holding a
+NULL inside another struct (every ``row`` column of an event file is inside the ``row``
+struct). pyarrow writes the values after the first NULL as zeros and empty strings
+(:func:`has_null_nested_struct`); ORC C++ through pyorc writes them exactly.
+
 One window stays as Apache ORC has it (ORC-763): a value in the last second before 1970 with a
 fraction of a millisecond or more (``-1 < t < 0`` s) is stored with seconds 0, which every
 Apache reader decodes one second late. Hive and Spark write the same bytes for it.
@@ -34,7 +39,7 @@ from __future__ import annotations
 
 import io
 import zoneinfo
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -76,27 +81,82 @@ def java_timestamp_streams(value_ns: int) -> tuple[int, int]:
 def has_negative_fraction(data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch) -> bool:
     """Whether any timestamp in ``data`` (at any depth) is before 1970 with a fraction of a
     second: the values pyarrow's ORC writer stores so that ORC Java cannot read them."""
-    if isinstance(data, (pa.Table, pa.RecordBatch)):
-        return any(has_negative_fraction(c) for c in data.columns)
+    return _any_timestamp(data, lambda v, f: (v < 0) & (v % f != 0) if f > 1 else v < v)
+
+
+def has_null_nested_struct(data: pa.Table | pa.RecordBatch) -> bool:
+    """Whether a struct inside a struct (directly, or inside a list or map inside one) holds a
+    NULL: pyarrow's ORC writer loses the values that follow it.
+
+    >>> inner = pa.struct([("a", pa.int32())])
+    >>> has_null_nested_struct(pa.table({"row": pa.array([{"s": None}], pa.struct([("s", inner)]))}))
+    True
+    >>> has_null_nested_struct(pa.table({"s": pa.array([None], inner)}))
+    False
+    """
+    return any(_null_struct_below(c, inside_struct=False) for c in data.columns)
+
+
+def _null_struct_below(data: pa.Array | pa.ChunkedArray, *, inside_struct: bool) -> bool:
     if isinstance(data, pa.ChunkedArray):
-        return any(has_negative_fraction(c) for c in data.chunks)
-    return _array_has_negative_fraction(data)
-
-
-def _array_has_negative_fraction(arr: pa.Array) -> bool:
-    typ = arr.type
-    if pa.types.is_timestamp(typ):
-        factor = _UNIT_FACTOR[typ.unit]
-        if factor == 1 or len(arr) == 0:
-            return False
-        values = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        return bool(np.any((values < 0) & (values % factor != 0)))
+        return any(_null_struct_below(c, inside_struct=inside_struct) for c in data.chunks)
+    typ = data.type
     if pa.types.is_struct(typ):
-        return any(_array_has_negative_fraction(arr.field(i)) for i in range(typ.num_fields))
+        if inside_struct and data.null_count:
+            return True
+        return any(
+            _null_struct_below(data.field(i), inside_struct=True) for i in range(typ.num_fields)
+        )
     if pa.types.is_map(typ):
-        return _array_has_negative_fraction(arr.keys) or _array_has_negative_fraction(arr.items)
+        return _null_struct_below(data.keys, inside_struct=inside_struct) or _null_struct_below(
+            data.items, inside_struct=inside_struct
+        )
     if pa.types.is_list(typ) or pa.types.is_large_list(typ):
-        return _array_has_negative_fraction(arr.flatten())
+        return _null_struct_below(data.flatten(), inside_struct=inside_struct)
+    return False
+
+
+def needs_pyorc(data: pa.Table | pa.RecordBatch) -> bool:
+    """Whether ``data`` must be encoded through pyorc (:func:`encode_orc`): a timestamp before
+    1970 with a fraction, or a NULL struct inside a struct."""
+    return has_negative_fraction(data) or has_null_nested_struct(data)
+
+
+#: The earliest timestamp ORC C++ (pyarrow) reads back as nanoseconds: it multiplies the stored
+#: seconds by 10**9 first, so the last 0.854775808 s of Arrow's range do not come back.
+MIN_READABLE_NS = -9_223_372_036 * NANOS_PER_SECOND
+#: :data:`MIN_READABLE_NS` as text.
+MIN_READABLE_TEXT = "1677-09-21 00:12:44"
+
+
+def has_unreadable_timestamp(
+    data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch,
+) -> bool:
+    """Whether any timestamp in ``data`` is before :data:`MIN_READABLE_NS` (such a file could
+    be written but not read back)."""
+    return _any_timestamp(data, lambda v, f: v < MIN_READABLE_NS // (NANOS_PER_SECOND // f))
+
+
+def _any_timestamp(
+    data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch,
+    test: Callable[[np.ndarray, int], np.ndarray],
+) -> bool:
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return any(_any_timestamp(c, test) for c in data.columns)
+    if isinstance(data, pa.ChunkedArray):
+        return any(_any_timestamp(c, test) for c in data.chunks)
+    typ = data.type
+    if pa.types.is_timestamp(typ):
+        if len(data) == 0:
+            return False
+        values = data.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        return bool(np.any(test(values, _UNIT_FACTOR[typ.unit])))
+    if pa.types.is_struct(typ):
+        return any(_any_timestamp(data.field(i), test) for i in range(typ.num_fields))
+    if pa.types.is_map(typ):
+        return _any_timestamp(data.keys, test) or _any_timestamp(data.items, test)
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return _any_timestamp(data.flatten(), test)
     return False
 
 
@@ -117,40 +177,49 @@ class _Converters:
     timestamp: ClassVar[dict[Any, type[ORCConverter]]] = {pyorc.TypeKind.TIMESTAMP: _NanosConverter}
 
 
+class PyorcEncoder:
+    """An ORC file built in memory by ORC C++ through pyorc: timestamps stored as ORC Java
+    stores them, NULL structs at any depth kept (``codec`` is pyarrow's codec name; the ORC
+    types are ``schema``'s Hive type text)."""
+
+    def __init__(self, schema: pa.Schema, codec: str, stripe_size: int) -> None:
+        self._buffer = io.BytesIO()
+        self._plain = _plain_schema(schema)
+        self._writer = pyorc.Writer(
+            self._buffer,
+            t.schema_to_hive(schema),
+            compression=_PYORC_CODECS[codec],
+            stripe_size=stripe_size,
+            struct_repr=pyorc.StructRepr.TUPLE,
+            converters=_Converters.timestamp,
+            timezone=zoneinfo.ZoneInfo(WRITER_TIME_ZONE),
+        )
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        for part in table.cast(self._plain).to_batches():
+            self._writer.writerows(_rows(part))
+
+    def finish(self) -> bytes:
+        """The whole ORC file."""
+        self._writer.close()
+        return self._buffer.getvalue()
+
+
 def encode_orc(
-    batches: Iterable[pa.RecordBatch | pa.Table],
-    schema: pa.Schema,
-    codec: str,
-    stripe_size: int,
-    *,
-    orc_schema: str | None = None,
+    batches: Iterable[pa.RecordBatch | pa.Table], schema: pa.Schema, codec: str, stripe_size: int
 ) -> bytes:
-    """An ORC file in memory holding ``batches`` (``schema``), its timestamps stored as ORC Java
-    stores them: written by ORC C++ through pyorc (``codec`` is pyarrow's codec name).
-    ``orc_schema`` is the ORC type text (default: ``schema``'s Hive type text)."""
-    buf = io.BytesIO()
-    text = orc_schema if orc_schema is not None else t.schema_to_hive(schema)
-    plain = _plain_schema(schema)
-    with pyorc.Writer(
-        buf,
-        text,
-        compression=_PYORC_CODECS[codec],
-        stripe_size=stripe_size,
-        struct_repr=pyorc.StructRepr.TUPLE,
-        converters=_Converters.timestamp,
-        timezone=zoneinfo.ZoneInfo(WRITER_TIME_ZONE),
-    ) as writer:
-        for batch in batches:
-            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-            for part in table.cast(plain).to_batches():
-                writer.writerows(_rows(part))
-    return buf.getvalue()
+    """An ORC file in memory holding ``batches`` (``schema``), through :class:`PyorcEncoder`."""
+    encoder = PyorcEncoder(schema, codec, stripe_size)
+    for batch in batches:
+        encoder.write(batch)
+    return encoder.finish()
 
 
 def encode_table(table: pa.Table, codec: str, stripe_size: int) -> bytes:
-    """``table`` as an ORC file in memory: pyarrow's writer, or :func:`encode_orc` when a
-    timestamp before 1970 has a fraction of a second."""
-    if has_negative_fraction(table):
+    """``table`` as an ORC file in memory: pyarrow's writer, or :func:`encode_orc` when
+    :func:`needs_pyorc`."""
+    if needs_pyorc(table):
         return encode_orc([table], table.schema, codec, stripe_size)
     sink = pa.BufferOutputStream()
     writer = po.ORCWriter(sink, compression=codec, stripe_size=stripe_size)

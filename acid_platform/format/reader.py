@@ -26,6 +26,7 @@ from acid_platform.errors import (
     MissingAcidVersionError,
 )
 from acid_platform.format import types as t
+from acid_platform.format.fs import open_for_reading
 from acid_platform.format.parallel import (
     PARALLEL_MIN_ROWS,
     column_groups,
@@ -61,7 +62,12 @@ class OrcDataFile:
         self.path = path
         self.logical_length = logical_length
         try:
-            raw = filesystem.open_input_file(path)
+            raw = open_for_reading(filesystem, path)
+            #: the whole file, when it was fetched in one request (see ``open_for_reading``)
+            self._whole: pa.Buffer | None = None
+            if isinstance(raw, pa.BufferReader):
+                self._whole = raw.read_buffer()
+                raw.seek(0)
             self._file: Any = _Truncated(raw, logical_length) if logical_length is not None else raw
             self._orc = po.ORCFile(self._file)
             self.schema: pa.Schema = self._orc.schema
@@ -239,7 +245,11 @@ class OrcDataFile:
     def _handles(self, count: int) -> list[Any]:
         """``count`` independent pyarrow readers of this file (the first is the main one)."""
         while len(self._extra) < count - 1:
-            raw = self.filesystem.open_input_file(self.path)
+            raw = (
+                pa.BufferReader(self._whole)
+                if self._whole is not None
+                else self.filesystem.open_input_file(self.path)
+            )
             self._raw_files.append(raw)
             source: Any = (
                 _Truncated(raw, self.logical_length) if self.logical_length is not None else raw

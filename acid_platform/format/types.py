@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from acid_platform.errors import AcidSchemaError, UnsupportedTypeError
 
@@ -152,8 +153,93 @@ def schema_to_hive(schema: pa.Schema) -> str:
 
 
 def row_schema(columns: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> pa.Schema:
-    """Arrow schema of a table's row from ``(name, hive type)`` pairs."""
-    return pa.schema([pa.field(name, to_arrow_type(t)) for name, t in columns])
+    """Arrow schema of a table's row from ``(name, hive type)`` pairs. A ``char(n)`` or
+    ``varchar(n)`` column is an Arrow string whose field metadata keeps the Hive type
+    (:data:`HIVE_TYPE_METADATA`): writers apply Hive's length rules and name the ORC type by it.
+
+    >>> row_schema([("c", "CHAR(5)")]).field("c").metadata
+    {b'hive.type': b'char(5)'}
+    """
+    return pa.schema([_field(name, t) for name, t in columns])
+
+
+#: Field metadata key holding a string column's Hive type when it is ``char(n)``/``varchar(n)``.
+HIVE_TYPE_METADATA = b"hive.type"
+_CHAR_TYPE = re.compile(r"^(char|varchar)\((\d+)\)$")
+
+
+def _field(name: str, hive_type: str) -> pa.Field:
+    arrow = to_arrow_type(hive_type)
+    text = normalize_hive_type(hive_type)
+    if _CHAR_TYPE.match(text):
+        return pa.field(name, arrow, metadata={HIVE_TYPE_METADATA: text.encode()})
+    return pa.field(name, arrow)
+
+
+def char_type(field: pa.Field) -> tuple[str, int] | None:
+    """``("char", n)`` or ``("varchar", n)`` for a field made from such a Hive type, else None.
+
+    >>> char_type(row_schema([("v", "varchar(3)")]).field("v"))
+    ('varchar', 3)
+    """
+    raw = (field.metadata or {}).get(HIVE_TYPE_METADATA)
+    m = _CHAR_TYPE.match(raw.decode()) if raw else None
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def has_char_fields(schema: pa.Schema) -> bool:
+    """Whether any field of ``schema`` (or of a struct in it) is a ``char``/``varchar``."""
+    return any(_has_char(f) for f in schema)
+
+
+def _has_char(field: pa.Field) -> bool:
+    if char_type(field) is not None:
+        return True
+    return pa.types.is_struct(field.type) and any(_has_char(c) for c in field.type)
+
+
+def conform_chars(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` (of ``schema``) with Hive's ``char``/``varchar`` rules applied to the fields that
+    carry them, top-level or inside structs (:func:`apply_char_rules`)."""
+    if not has_char_fields(schema):
+        return table
+    columns = [
+        _conform_chars(table.column(i).combine_chunks(), f) if _has_char(f) else table.column(i)
+        for i, f in enumerate(schema)
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _conform_chars(arr: pa.Array, field: pa.Field) -> pa.Array:
+    char = char_type(field)
+    if char is not None:
+        return apply_char_rules(arr, *char)
+    if not pa.types.is_struct(field.type):
+        return arr
+    children = [
+        _conform_chars(arr.field(i), child) if _has_char(child) else arr.field(i)
+        for i, child in enumerate(field.type)
+    ]
+    mask = arr.is_null() if arr.null_count else None
+    return pa.StructArray.from_arrays(children, fields=list(field.type), mask=mask)
+
+
+def apply_char_rules(values: pa.Array | pa.ChunkedArray, kind: str, length: int) -> pa.Array:
+    """Hive's rules for a ``varchar(n)`` / ``char(n)`` value: cut to ``n`` characters; a char is
+    also padded with spaces to ``n`` (as Hive's ORC writer stores and its readers return it).
+
+    >>> apply_char_rules(pa.array(["abcdef", "ab", None]), "varchar", 3).to_pylist()
+    ['abc', 'ab', None]
+    >>> apply_char_rules(pa.array(["abcdef", "ab", None]), "char", 5).to_pylist()
+    ['abcde', 'ab   ', None]
+    """
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
+    cut = pc.utf8_slice_codeunits(arr, 0, length)
+    if kind == "char":
+        cut = pc.utf8_rpad(cut, width=length, padding=" ")
+    return cut
 
 
 def normalize_hive_type(hive_type: str) -> str:

@@ -33,10 +33,16 @@ import pyarrow.orc as po
 
 from acid_platform.errors import AcidFormatError, AcidSchemaError, FileConflictError
 from acid_platform.format import types as t
-from acid_platform.format.fs import create_new, join, resolve
+from acid_platform.format.fs import create_new, join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
+from acid_platform.format.orc_footer import amend_footer, char_columns
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
-from acid_platform.format.orc_timestamps import encode_orc, has_negative_fraction
+from acid_platform.format.orc_timestamps import (
+    MIN_READABLE_TEXT,
+    PyorcEncoder,
+    has_unreadable_timestamp,
+    needs_pyorc,
+)
 
 KEY_INDEX_KEY = "hive.acid.key.index"
 ACID_STATS_KEY = "hive.acid.stats"
@@ -126,9 +132,9 @@ class EventWriter:
         )
         self._codec = codec
         self._stripe_size = stripe_size
-        # set once a timestamp before 1970 with a fraction arrives: the file is then re-encoded
-        # as ORC Java encodes timestamps when it closes (:mod:`.orc_timestamps`)
-        self._java_timestamps = False
+        # set once a timestamp before 1970 with a fraction, or a NULL struct inside a struct,
+        # arrives: the file is then re-encoded through pyorc when it closes (:mod:`.orc_timestamps`)
+        self._pyorc: PyorcEncoder | None = None
         self._rows = 0
         self._counts = [0, 0, 0]
         self._last_key: tuple[int, int, int] | None = None
@@ -161,27 +167,32 @@ class EventWriter:
             ends.append(n - 1)
         for i in ends:
             self._boundary_keys[self._rows + i + 1] = f"{owid[i]},{bucket[i]},{rowid[i]};"
-        self._java_timestamps = self._java_timestamps or has_negative_fraction(table)
-        self._orc.write(table)
+        if has_unreadable_timestamp(table):
+            raise AcidSchemaError(
+                f"{self.path}: a timestamp before {MIN_READABLE_TEXT} would not read back "
+                "(ORC readers decode seconds times 10**9 in 64 bits); see docs/values.md"
+            )
+        if self._pyorc is None and needs_pyorc(table):
+            self._switch_to_pyorc()
+        if self._pyorc is not None:
+            self._pyorc.write(table)
+        else:
+            self._orc.write(table)
         self._rows += n
 
     def close(self) -> WrittenFile:
         """Finish the file: last stripe, footer with Hive's metadata, postscript."""
         if self.result is not None:
             return self.result
-        if self._rows == 0:  # pyarrow opens the ORC file on the first write: give it one
-            self._orc.write(self.schema.empty_table())
-        self._sink.capture = True
-        self._orc.close()
-        tail = self._sink.captured()
-        if self._java_timestamps:
-            self._stream.write(tail)
-            self._stream.close()
-            tail, key_index = self._reencode_java_timestamps()
+        if self._pyorc is not None:
+            tail, key_index = self._finish_pyorc()
             self._stream = self.filesystem.open_output_stream(self.path)
         else:
+            tail = self._close_pyarrow()
             info = parse_tail(tail, self.path)
             key_index = self._key_index([s.number_of_rows for s in info.stripes])
+        # char/varchar types and the proleptic Gregorian calendar, as Hive 3+ writes them
+        tail = amend_footer(tail, char_columns(self.schema), source=self.path)
         stats = f"{self._counts[0]},{self._counts[1]},{self._counts[2]}"
         items = [
             (KEY_INDEX_KEY, key_index.encode()),
@@ -235,19 +246,36 @@ class EventWriter:
                 f"{self.path}: events must have columns {self.schema.names}, got {table.schema.names}"
             )
         try:
-            return table.cast(self.schema)
+            return t.conform_chars(table.cast(self.schema), self.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise AcidSchemaError(
                 f"{self.path}: events do not fit {t.schema_to_hive(self.schema)}: {exc}"
             ) from exc
 
-    def _reencode_java_timestamps(self) -> tuple[bytes, str]:
-        """The file just written by pyarrow, encoded again with timestamps as ORC Java stores
-        them (the whole new file, and its key index). Memory: both files' bytes."""
+    def _close_pyarrow(self) -> bytes:
+        """Close pyarrow's writer; returns what it wrote while closing (last stripe, tail)."""
+        if self._rows == 0:  # pyarrow opens the ORC file on the first write: give it one
+            self._orc.write(self.schema.empty_table())
+        self._sink.capture = True
+        self._orc.close()
+        return self._sink.captured()
+
+    def _switch_to_pyorc(self) -> None:
+        """From now on rows go to pyorc (:mod:`.orc_timestamps`); those pyarrow already took
+        (none of which needed pyorc) are read back from its finished file and go first."""
+        self._stream.write(self._close_pyarrow())
+        self._stream.close()
         with self.filesystem.open_input_file(self.path) as src:
             written = po.ORCFile(pa.BufferReader(src.read()))
-        stripes = (written.read_stripe(i) for i in range(written.nstripes))
-        data = encode_orc(stripes, self.schema, self._codec, self._stripe_size)
+        self._pyorc = PyorcEncoder(self.schema, self._codec, self._stripe_size)
+        for i in range(written.nstripes):
+            self._pyorc.write(written.read_stripe(i))
+
+    def _finish_pyorc(self) -> tuple[bytes, str]:
+        """The file pyorc built (to be written over pyarrow's), and its key index. Memory: the
+        file's bytes."""
+        assert self._pyorc is not None
+        data = self._pyorc.finish()
         encoded = po.ORCFile(pa.BufferReader(data))
         keys = encoded.read(columns=list(t.ROW_ID_EVENT_FIELDS))
         owid, bucket, rowid = (keys.column(i).to_numpy() for i in range(3))
@@ -366,7 +394,7 @@ def write_acid_version_file(
     """Write ``_orc_acid_version`` (one byte, ASCII ``2``) into a base/delta directory, as Hive 3+
     does for every directory it writes."""
     loc = resolve(dir_path, filesystem)
-    loc.filesystem.create_dir(loc.path, recursive=True)
+    make_dirs(loc.filesystem, loc.path)
     try:
         out = create_new(loc.filesystem, join(loc.path, ORC_ACID_VERSION_FILE))
     except FileConflictError:

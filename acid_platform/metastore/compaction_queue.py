@@ -25,6 +25,7 @@ from acid_platform.metastore.model import (
     CompactionInfo,
     CompactionState,
     CompactionType,
+    OperationType,
     TxnType,
 )
 from acid_platform.metastore.names import normalize_partition_name
@@ -142,6 +143,19 @@ def claim(
             cq_start=now,
             cq_txn_id=txn_id,
             cq_worker_version=worker_version,
+        )
+    )
+    # Where the compactor txn writes (no write id): if it dies, the aborted txn is remembered
+    # on its partition, so the cleaner sweeps its partial output and a later compaction's
+    # cleaning retires the txn (commit removes the row).
+    conn.execute(
+        insert(txn_components).values(
+            tc_txnid=txn_id,
+            tc_database=row.cq_database,
+            tc_table=row.cq_table,
+            tc_partition=row.cq_partition,
+            tc_operation_type=OperationType.INSERT.code,
+            tc_writeid=None,
         )
     )
     return get_info(conn, row.cq_id)
@@ -335,7 +349,32 @@ def mark_cleaned(conn: Connection, now: int, cq_id: int) -> None:
                     txn_to_write_id.c.t2w_table == info.table,
                 )
             )
-    failed_txns = [
+    # Compactor txns that died or failed here before this compaction ran: their output was
+    # just removed with the rest of the aborted directories.
+    tc_part = same_partition(
+        tc.c.tc_database, tc.c.tc_table, tc.c.tc_partition, info.db, info.table, info.partition
+    )
+    dead_compactors = [
+        r[0]
+        for r in conn.execute(
+            select(tc.c.tc_txnid)
+            .where(
+                tc_part,
+                tc.c.tc_writeid.is_(None),
+                tc.c.tc_txnid < (info.txn_id or 0),
+                tc.c.tc_txnid.in_(
+                    select(txns.txns.c.txn_id).where(
+                        txns.txns.c.txn_state == txns.ABORTED,
+                        txns.txns.c.txn_type == int(TxnType.COMPACTION),
+                    )
+                ),
+            )
+            .distinct()
+        )
+    ]
+    for chunk in txns.chunks(dead_compactors):
+        conn.execute(delete(tc).where(tc_part, tc.c.tc_txnid.in_(chunk)))
+    failed_txns = dead_compactors + [
         r[0]
         for r in conn.execute(
             select(cc.c.cc_txn_id).where(

@@ -8,7 +8,14 @@ from typing import Any
 
 from acid_platform.format.file_record import TableRecord
 from acid_platform.metastore.compaction_api import MetastorePlumbing
-from acid_platform.metastore.file_records import WrittenEntry, forget, identity, load, record
+from acid_platform.metastore.file_records import (
+    WrittenEntry,
+    forget,
+    identity,
+    load,
+    read_identity,
+    record,
+)
 
 
 class FileRecordApi(MetastorePlumbing):
@@ -47,6 +54,9 @@ class FileRecordApi(MetastorePlumbing):
 
     def identity(self) -> str:
         """This metastore's identity (a random id made once)."""
+        found = self._read(read_identity)
+        if found is not None:  # (a read-only metastore answers too)
+            return str(found)
         return self._write(identity)  # type: ignore[no-any-return]
 
 

@@ -51,20 +51,17 @@ def record(
     for e in entries:
         seen[(e.partition, e.directory, e.file)] = e
     keys = sorted(seen)
-    existing: set[tuple[str, str, str]] = set()
-    dirs = sorted({(p, d) for p, d, _ in keys})
-    for partition, directory in dirs:
-        existing |= {
-            (partition, directory, row.wf_file)
-            for row in conn.execute(
-                select(write_files.c.wf_file).where(
-                    write_files.c.wf_database == db,
-                    write_files.c.wf_table == table,
-                    write_files.c.wf_partition == partition,
-                    write_files.c.wf_directory == directory,
-                )
+    wf = write_files.c
+    # only the same transaction can have recorded one of these already (its statements share
+    # nothing but a multi-statement INSERT OVERWRITE's base): one query for all
+    existing = {
+        (r.wf_partition, r.wf_directory, r.wf_file)
+        for r in conn.execute(
+            select(wf.wf_partition, wf.wf_directory, wf.wf_file).where(
+                wf.wf_database == db, wf.wf_table == table, wf.wf_txnid == txn_id
             )
-        }
+        )
+    }
     rows = [
         {
             "wf_database": db,
@@ -119,11 +116,17 @@ def discard(conn: Connection, txn_ids: Sequence[int]) -> None:
         conn.execute(delete(write_files).where(write_files.c.wf_txnid.in_(list(txn_ids))))
 
 
+def read_identity(conn: Connection) -> str | None:
+    """The metastore's identity, or ``None`` before it was made."""
+    found = conn.execute(select(metastore_identity.c.mi_id)).scalar()
+    return None if found is None else str(found)
+
+
 def identity(conn: Connection, now: int) -> str:
     """The metastore's identity, made on first use (one row, key ``metastore``)."""
-    found = conn.execute(select(metastore_identity.c.mi_id)).scalar()
+    found = read_identity(conn)
     if found is not None:
-        return str(found)
+        return found
     new = uuid.uuid4().hex
     try:
         conn.execute(
@@ -134,4 +137,4 @@ def identity(conn: Connection, now: int) -> str:
     return new
 
 
-__all__ = ["WrittenEntry", "discard", "forget", "identity", "load", "record"]
+__all__ = ["WrittenEntry", "discard", "forget", "identity", "load", "read_identity", "record"]

@@ -55,7 +55,7 @@ from acid_platform.metastore.model import (
     TxnType,
 )
 from acid_platform.metastore.source_api import SourceApi
-from acid_platform.metastore.store import Store
+from acid_platform.metastore.store import open_store
 
 METASTORE_FILE = "_metastore.db"
 _POLL_START_S, _POLL_MAX_S = 0.002, 0.02
@@ -74,9 +74,11 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRe
     replaces it, to drive time-outs in tests.
 
     Clients keep what they hold alive, as in Hive: heartbeat open txns (and txn-less lock
-    requests, reader leases, a compaction's ``txn_id``) about every ``txn_timeout_s / 2``;
-    some process should call :meth:`reap_timed_out` periodically (Hive's housekeeper), which
-    aborts silent txns and drops their locks. All methods are safe from many threads and
+    requests, reader leases, a compaction's ``txn_id``) about every ``txn_timeout_s / 2``.
+    Expiry is part of the metastore, as Hive's lock check does it: a lock request blocked by a
+    txn (or txn-less lock) silent longer than ``txn_timeout_s`` runs :meth:`reap_timed_out`
+    (abort silent txns, drop their locks) and proceeds; the compactor's services reap before
+    they decide, and a housekeeper may call it periodically too. All methods are safe from many threads and
     processes at once.
     """
 
@@ -89,13 +91,13 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRe
         clock: Callable[[], float] | TimeSource | None = None,
     ) -> None:
         self.txn_timeout_s = txn_timeout_s
-        self._store = Store(url, clock=clock)
+        self._store = open_store(url, clock=clock)
         self.max_open_txns = int(max_open_txns)
         self._open_counter = txns.OpenTxnCounter(self.max_open_txns)
         self._user = _current_user()
         self._host = socket.gethostname()
         try:
-            ensure_schema(self._store.engine)
+            ensure_schema(self._store.engine, read_only=self._store.read_only)
         except BaseException:
             self._store.close()
             raise
@@ -109,6 +111,13 @@ class Metastore(CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRe
     @property
     def url(self) -> str:
         return self._store.url
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the metastore cannot be written (a SQLite file on a read-only mount): it
+        answers snapshots and catalog look-ups; every write raises
+        :class:`~acid_platform.errors.ReadOnlyMetastoreError`."""
+        return self._store.read_only
 
     @property
     def dialect(self) -> str:

@@ -16,8 +16,8 @@ from sqlalchemy import Column, MetaData, String, Table, select, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from acid_platform.errors import MetastoreError
-from acid_platform.metastore.store import is_sqlite_busy, is_transient
+from acid_platform.errors import MetastoreError, MetastoreVersionError, ReadOnlyMetastoreError
+from acid_platform.metastore.store import is_sqlite_busy, is_transient, unavailable
 
 HEAD = "0003"
 """The newest revision in ``migrations/versions`` (a test checks it against Alembic's head)."""
@@ -42,11 +42,36 @@ def current_revision(conn: Connection) -> str | None:
         return None
 
 
-def ensure_schema(engine: Engine) -> None:
-    """Bring the schema to :data:`HEAD`, creating it in an empty database."""
-    with engine.connect() as conn:
-        if current_revision(conn) == HEAD:
-            return
+def known_revisions() -> frozenset[str]:
+    """The revisions this version of acid_platform has (``migrations/versions/NNNN_*.py``)."""
+    names = os.listdir(os.path.join(migrations_dir(), "versions"))
+    return frozenset(n[:4] for n in names if n[:4].isdigit() and n.endswith(".py"))
+
+
+def ensure_schema(engine: Engine, *, read_only: bool = False) -> None:
+    """Bring the schema to :data:`HEAD`, creating it in an empty database. A schema of a
+    revision this version does not know (a newer acid_platform's) raises
+    :class:`~acid_platform.errors.MetastoreVersionError` and is left as it is; a ``read_only``
+    one that needs an upgrade raises :class:`~acid_platform.errors.ReadOnlyMetastoreError`."""
+    try:
+        with engine.connect() as conn:
+            revision = current_revision(conn)
+            if revision is None:
+                _check_is_database(conn)
+    except DBAPIError as exc:  # the server does not answer, the file is not a database
+        raise unavailable(engine.url.render_as_string(hide_password=False), exc) from None
+    if revision == HEAD:
+        return
+    if revision is not None and revision not in known_revisions():
+        raise MetastoreVersionError(
+            f"the metastore's schema is at revision {revision}, newer than this acid_platform "
+            f"knows (up to {HEAD}): use the acid_platform version that wrote it, or a newer one"
+        )
+    if read_only:
+        raise ReadOnlyMetastoreError(
+            f"the metastore's schema is at revision {revision or 'none'} and needs an upgrade "
+            f"to {HEAD}, but it is read-only"
+        )
     deadline = time.monotonic() + 120
     while True:
         try:
@@ -58,6 +83,14 @@ def ensure_schema(engine: Engine) -> None:
             if not (is_transient(exc) or is_sqlite_busy(exc)) or time.monotonic() > deadline:
                 raise
             time.sleep(random.uniform(0.001, 0.02))
+
+
+def _check_is_database(conn: Connection) -> None:
+    """Raise the database's own error when it cannot be read at all (``current_revision``
+    takes any failure for an empty database)."""
+    probe = "SELECT count(*) FROM sqlite_master" if conn.dialect.name == "sqlite" else "SELECT 1"
+    with conn.begin():
+        conn.execute(text(probe))
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

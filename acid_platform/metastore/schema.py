@@ -198,19 +198,13 @@ write_files = Table(
     Column("wf_writeid", BigInteger, nullable=False),
     Column("wf_size", BigInteger, nullable=False),
     Column("wf_rows", BigInteger, nullable=False),
-    PrimaryKeyConstraint(
-        "wf_database",
-        "wf_table",
-        "wf_partition",
-        "wf_directory",
-        "wf_file",
-        name="pk_write_files",
-    ),
+    Index("ix_wf_table", "wf_database", "wf_table"),
     Index("ix_wf_txnid", "wf_txnid"),
 )
 """What each committed write wrote: one row per base/delta directory (``wf_file`` empty) and
-one per bucket file in it, keyed by partition (``''`` unpartitioned) and names relative to the
-partition directory. Written by the writer before its commit; readers, the compactor and the
+one per bucket file in it (unique per path: the writer keeps them so; no key over the whole
+path, which MySQL's 3072-byte key limit refuses), by partition (``''`` unpartitioned) and
+names relative to the partition directory. Written by the writer before its commit; readers, the compactor and the
 cleaner check their listing against it (see ``format.file_record``)."""
 
 metastore_identity = Table(

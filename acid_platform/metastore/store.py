@@ -40,10 +40,14 @@ except ImportError:  # pragma: no cover - not on Windows
 
 from sqlalchemy import bindparam, create_engine, event, select, update
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import StaticPool
 
-from acid_platform.errors import MetastoreError
+from acid_platform.errors import (
+    MetastoreError,
+    MetastoreUnavailableError,
+    ReadOnlyMetastoreError,
+)
 from acid_platform.metastore.clock import TimeSource, time_source
 from acid_platform.metastore.schema import acid_sequences
 
@@ -96,10 +100,13 @@ class Store:
 
     def __init__(self, url: str, *, clock: Callable[[], float] | TimeSource | None = None) -> None:
         self.url = normalize_url(url)
-        self.engine = _create_engine(self.url)
+        #: A SQLite file on a read-only file system (or one this process may not write): it is
+        #: opened read-only and immutable, and every write raises ReadOnlyMetastoreError.
+        self.read_only = _sqlite_read_only(self.url)
+        self.engine = _create_engine(self.url, read_only=self.read_only)
         self.dialect = self.engine.dialect.name
         self.time_source = time_source(self.dialect, clock)
-        self._writer_mutex = _writer_mutex(self.url)
+        self._writer_mutex = None if self.read_only else _writer_mutex(self.url)
         self._unsynced_engine: Engine | None = None
         self._update_returning = bool(getattr(self.engine.dialect, "update_returning", False))
         _dispose_after_fork(self.engine)
@@ -153,6 +160,11 @@ class Store:
         write: bool,
         autocommit_engine: Engine | None = None,
     ) -> T:
+        if write and self.read_only:
+            raise ReadOnlyMetastoreError(
+                f"the metastore {make_url(self.url).database} is read-only (its file or "
+                "directory cannot be written): queries run, nothing that writes can"
+            )
         attempt = busy = 0
         busy_deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
         while True:
@@ -295,9 +307,60 @@ def normalize_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def _create_engine(url: str) -> Engine:
+def open_store(url: str, *, clock: Callable[[], float] | TimeSource | None = None) -> Store:
+    """A :class:`Store` for ``url``; a URL that names no usable database raises
+    :class:`~acid_platform.errors.MetastoreUnavailableError`."""
+    try:
+        return Store(url, clock=clock)
+    except ArgumentError as exc:
+        raise MetastoreUnavailableError(f"{_safe(url)} is not a metastore URL: {exc}") from None
+    except OSError as exc:
+        raise MetastoreUnavailableError(
+            f"cannot open the metastore {_safe(url)}: {exc.strerror or exc}"
+        ) from None
+
+
+def unavailable(url: str, exc: DBAPIError) -> MetastoreUnavailableError:
+    """The typed error for a metastore that fails on first use (unreachable, not a database)."""
+    reason = " ".join(str(exc.orig).split()) or type(exc.orig).__name__
+    if "file is not a database" in reason:
+        reason += " (the metastore file is damaged, or is not a metastore)"
+    return MetastoreUnavailableError(f"cannot use the metastore {_safe(url)}: {reason}")
+
+
+def _safe(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)
+
+
+def _sqlite_read_only(url: str) -> bool:
+    """Whether ``url`` is an existing SQLite file this process cannot write (a read-only
+    mount, a file or directory without write permission)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return False
+    path = os.path.abspath(str(parsed.database))
+    if not os.path.isfile(path):
+        return False
+    return not (os.access(path, os.W_OK) and os.access(os.path.dirname(path), os.W_OK))
+
+
+def _create_engine(url: str, *, read_only: bool = False) -> Engine:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
+    if backend == "sqlite" and read_only:
+        # A read-only directory refuses the -shm / -wal files SQLite makes for a WAL database.
+        # Closed cleanly, the database has none: open it immutable (its file alone is the
+        # whole truth). With a -wal file left (a writer elsewhere, a crash) SQLite reads it
+        # read-only, so no committed transaction of it is missed.
+        path = os.path.abspath(str(parsed.database))
+        immutable = "&immutable=1" if not os.path.exists(f"{path}-wal") else ""
+        return create_engine(
+            f"sqlite:///file:{path}?mode=ro{immutable}&uri=true",
+            connect_args={"check_same_thread": False},
+        )
     if backend == "sqlite":
         synchronous = str(parsed.query.get("synchronous", "full")).upper()
         if synchronous not in ("NORMAL", "FULL", "EXTRA"):

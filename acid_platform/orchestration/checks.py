@@ -1,19 +1,22 @@
 """Asset checks of an ACID table: :func:`acid_table_checks`.
 
-Two check definitions per table asset:
+Three check definitions per table asset:
 
 * **consistency** — six *blocking* checks (ERROR severity; a failure stops downstream assets of
   the run): no duplicate ROW__ID, every delete event names an existing row, no aborted or
   uncommitted directory visible, ``_orc_acid_version`` / ``hive.acid.version`` present, row
   count equals inserts minus deletes from the files' acid stats, schema equals the catalog's
   (:mod:`acid_platform.table.verify`, all under one snapshot);
+* **files** — one *blocking* check: every file a read lists is the one its commit recorded
+  (nothing missing, stray or resized; :mod:`acid_platform.table.fsck`, which also repairs:
+  ``acid fsck --repair``);
 * **health** — four non-blocking WARN checks: deltas above the compaction threshold, the oldest
   open transaction, the compaction backlog and the cleaner backlog
   (:mod:`acid_platform.compaction.upkeep`).
 
 >>> from dagster import AssetKey
 >>> [c.node_def.name for c in acid_table_checks(AssetKey(["sales", "orders"]), "sales.orders")]
-['acid_consistency__sales__orders', 'acid_health__sales__orders']
+['acid_consistency__sales__orders', 'acid_files__sales__orders', 'acid_health__sales__orders']
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of the check functions
@@ -33,6 +36,7 @@ from dagster import (
 from acid_platform.compaction.upkeep import UPKEEP_CHECKS, UpkeepLimits, table_upkeep
 from acid_platform.orchestration.resources import AcidWarehouseResource
 from acid_platform.table import TableWarehouse
+from acid_platform.table.fsck import FILE_CHECK, fsck_findings
 from acid_platform.table.verify import CHECKS, Finding, verify_table
 
 _DESCRIPTIONS = {
@@ -42,6 +46,7 @@ _DESCRIPTIONS = {
     "acid_version_present": "_orc_acid_version in each directory, hive.acid.version in each file.",
     "row_count_matches_stats": "Visible rows = inserts - deletes from the files' acid stats.",
     "schema_matches_catalog": "Each file's row columns are the catalog's.",
+    FILE_CHECK: "Every file a read lists is the one its commit recorded (fsck).",
     "deltas_below_threshold": "Current deltas per partition within the compaction threshold.",
     "open_transactions_young": "The oldest open transaction is younger than the limit.",
     "compaction_backlog": "No compaction waits in the queue longer than the limit.",
@@ -55,7 +60,7 @@ def acid_table_checks(
     *,
     limits: UpkeepLimits | None = None,
 ) -> list[AssetChecksDefinition]:
-    """The consistency (blocking) and health (WARN) checks of the ACID table ``table_name``
+    """The consistency and files (blocking) and health (WARN) checks of the ACID table ``table_name``
     (``db.table``) materialized as ``asset_key``; they use the ``acid_warehouse`` resource."""
     key = AssetKey.from_coercible(asset_key)
     health_limits = limits or UpkeepLimits()
@@ -66,6 +71,14 @@ def acid_table_checks(
             CHECKS,
             f"Consistency of ACID table {table_name} under one snapshot.",
             lambda wh: verify_table(wh, table_name),
+            AssetCheckSeverity.ERROR,
+        ),
+        _checks(
+            key,
+            "files",
+            (FILE_CHECK,),
+            f"Files of ACID table {table_name} against what their commits recorded.",
+            lambda wh: fsck_findings(wh, table_name),
             AssetCheckSeverity.ERROR,
         ),
         _checks(

@@ -29,11 +29,13 @@ from dagster import (
     asset,
 )
 from pyspark.sql import DataFrame
+from sqlglot import exp
 
 from acid_platform.orchestration.health import table_health
 from acid_platform.orchestration.metadata import materialization_metadata, statement_metadata
 from acid_platform.orchestration.resources import AcidWarehouseResource
 from acid_platform.table import Table
+from acid_platform.table.expressions import literal_expression
 from acid_platform.table.partitions import make_partition_name
 from acid_platform.table.statement import StatementMetrics
 
@@ -253,10 +255,13 @@ def email_summary(
     table = wh.create_table(
         "mail.email_summary", columns, partition_columns=[("ds", "date")], if_not_exists=True
     )
-    window = f"ds >= DATE '{days[0]}' AND ds <= DATE '{days[-1]}'"
+    # Statements are built as syntax trees, values as literals: nothing is pasted into text.
+    window = exp.column("ds").between(literal_expression(days[0]), literal_expression(days[-1]))
     sizes = wh.query(
-        f"SELECT event_type, count(*) AS n FROM mail.email_events WHERE {window} "
-        "GROUP BY event_type"
+        exp.select("event_type", exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_("mail.email_events")
+        .where(window)
+        .group_by("event_type")
     ).to_pylist()
     order = sorted(sizes, key=lambda r: (r["n"], r["event_type"]))
     metrics = []
@@ -277,12 +282,14 @@ def email_summary(
     return MaterializeResult(metadata=metadata)
 
 
-def merge_counts(table: Table, event_type: str, window: str) -> StatementMetrics:
+def merge_counts(table: Table, event_type: str, window: exp.Expr) -> StatementMetrics:
     """MERGE one event type's counts per customer and day into the summary."""
     column = f"number_{event_type}"
     source = (
-        "SELECT customer_id, ds, count(*) AS n FROM mail.email_events "
-        f"WHERE {window} AND event_type = '{event_type}' GROUP BY customer_id, ds"
+        exp.select("customer_id", "ds", exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_("mail.email_events")
+        .where(window.copy(), exp.column("event_type").eq(literal_expression(event_type)))
+        .group_by("customer_id", "ds")
     )
     inserted = {"customer_id": "s.customer_id", "ds": "s.ds"} | {
         f"number_{k}": ("s.n" if k == event_type else "0") for k in EVENT_TYPES

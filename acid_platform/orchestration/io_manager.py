@@ -42,6 +42,7 @@ from dagster import (
 from dagster._core.definitions.partitions.utils import TimeWindow
 from dagster._core.storage.db_io_manager import DbClient, DbIOManager, DbTypeHandler, TableSlice
 from pydantic import Field
+from sqlglot import exp
 
 from acid_platform.errors import AssetMetadataError
 from acid_platform.orchestration.handlers import ArrowTypeHandler, PandasTypeHandler
@@ -103,20 +104,22 @@ class AcidDbClient(DbClient[AcidConnection]):
         delete first would let readers see the slice empty, and a failure leave it so)."""
 
     def get_select_statement(self, table_slice: TableSlice) -> str:  # type: ignore[override]
-        """An illustrative SELECT of the slice (shown as ``Query`` in the UI)."""
-        cols = ", ".join(table_slice.columns) if table_slice.columns else "*"
-        where = []
+        """An illustrative SELECT of the slice (shown as ``Query`` in the UI), built as a
+        syntax tree: partition keys are literals, never pasted text."""
+        cols: list[exp.Expr] = [exp.column(c) for c in table_slice.columns or []] or [exp.Star()]
+        where: list[exp.Expr] = []
         for dim in table_slice.partition_dimensions or []:
-            col, parts = dim.partition_expr, dim.partitions
+            col, parts = exp.column(dim.partition_expr), dim.partitions
             if isinstance(parts, TimeWindow):
-                where.append(f"{col} >= '{parts.start}' AND {col} < '{parts.end}'")
+                start, end = (exp.Literal.string(str(t)) for t in (parts.start, parts.end))
+                where += [col >= start, col.copy() < end]
             else:
-                where.append(f"{col} IN ({', '.join(repr(str(k)) for k in parts)})")
+                where.append(col.isin(*(exp.Literal.string(str(k)) for k in parts)))
         db = table_slice.schema
         if db == _DAGSTER_DEFAULT_SCHEMA and self.connection.schema is None:
             db = DEFAULT_DATABASE
-        text = f"SELECT {cols} FROM {db}.{table_slice.table}"
-        return text + (" WHERE " + " AND ".join(where) if where else "")
+        query = exp.select(*cols).from_(exp.table_(table_slice.table, db=db))
+        return (query.where(*where) if where else query).sql(dialect="hive")
 
 
 class AcidDbIOManager(DbIOManager):

@@ -33,14 +33,16 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from dagster import ConfigurableResource, InitResourceContext, ResourceDependency
+from dagster import Config, ConfigurableResource, InitResourceContext, ResourceDependency
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field, PrivateAttr
 
 from acid_platform.compaction import ExecutorRouter, ServiceConf
+from acid_platform.format.storage import StorageOptions
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
 from acid_platform.table import Table, TableWarehouse, Transaction
 from acid_platform.table.catalog_ops import warehouse_exists
@@ -76,6 +78,25 @@ def spark_resource(
     if master.startswith("local"):
         settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
     return LazyPySparkResource(spark_config=settings | dict(conf or {}))
+
+
+class ObjectStoreConfig(Config):
+    """An object store's endpoint and credentials (see
+    :class:`~acid_platform.format.storage.StorageOptions`); unset values come from the AWS
+    environment variables. Give secrets as ``EnvVar("AWS_SECRET_ACCESS_KEY")``."""
+
+    endpoint: str | None = Field(default=None, description="e.g. http://127.0.0.1:9000")
+    region: str | None = None
+    access_key: str | None = None
+    secret_key: str | None = None
+    session_token: str | None = None
+    profile: str | None = Field(default=None, description="A profile of ~/.aws/credentials.")
+    path_style: bool | None = Field(default=None, description="Path-style requests (MinIO, …).")
+
+    def options(self) -> StorageOptions:
+        env = StorageOptions.from_env()
+        given = {k: v for k, v in self.model_dump().items() if v is not None}
+        return replace(env, **given)
 
 
 class AcidWarehouseResource(ConfigurableResource):
@@ -117,6 +138,11 @@ class AcidWarehouseResource(ConfigurableResource):
     )
     create: bool = Field(
         default=True, description="get_warehouse() creates the warehouse if it does not exist."
+    )
+    storage: ObjectStoreConfig | None = Field(
+        default=None,
+        description="For a warehouse on S3: endpoint, region, credentials, path style "
+        "(default: the AWS environment variables).",
     )
 
     _warehouse: Warehouse | None = PrivateAttr(default=None)
@@ -160,6 +186,7 @@ class AcidWarehouseResource(ConfigurableResource):
             conf=self.conf,
             create=create,
             txn_timeout_s=self.service_conf.txn_timeout_s,
+            storage=None if self.storage is None else self.storage.options(),
         )
 
     def spark_session(self) -> Any:

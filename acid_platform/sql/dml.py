@@ -19,6 +19,7 @@ from sqlglot import exp
 from acid_platform.errors import InvalidPartitionError, SemanticError, UnknownColumnError
 from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql import statements as st
+from acid_platform.sql.chars import char_lengths, char_literals
 from acid_platform.sql.results import StatementResult, metrics_result
 from acid_platform.sql.state import SessionState
 from acid_platform.sql.subqueries import inline_subqueries
@@ -74,7 +75,7 @@ def update(session: SessionState, stmt: st.Update) -> StatementResult:
     """``UPDATE t SET … [WHERE …]`` (a split update: delete events + new row versions)."""
     table = session.table(stmt.table)
     assignments = {column: _tree(session, value) for column, value in stmt.assignments}
-    where = _tree(session, stmt.where) if stmt.where is not None else None
+    where = _where(session, table.spec.columns, stmt.where)
     metrics = table.update(assignments, where)
     message = f"updated {metrics.rows_updated} row(s) in {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
@@ -83,7 +84,7 @@ def update(session: SessionState, stmt: st.Update) -> StatementResult:
 def delete(session: SessionState, stmt: st.Delete) -> StatementResult:
     """``DELETE FROM t [WHERE …]``."""
     table = session.table(stmt.table)
-    where = _tree(session, stmt.where) if stmt.where is not None else None
+    where = _where(session, table.spec.columns, stmt.where)
     metrics = table.delete(where)
     message = f"deleted {metrics.rows_deleted} row(s) from {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
@@ -174,6 +175,16 @@ def _tree(session: SessionState, node: exp.Expr) -> exp.Expr:
     """The expression for the table API: the statement's own syntax tree (never text to parse
     again), uncorrelated sub-queries replaced by their values."""
     return inline_subqueries(node, session.query)
+
+
+def _where(
+    session: SessionState, columns: Sequence[tuple[str, str]], where: exp.Expr | None
+) -> exp.Expr | None:
+    """A WHERE clause for the table API (:func:`_tree`), constants compared with the table's
+    char columns padded as Hive compares them."""
+    if where is None:
+        return None
+    return char_literals(_tree(session, where), char_lengths(columns))
 
 
 def _literal(value: object) -> exp.Expr:

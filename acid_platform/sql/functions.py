@@ -8,7 +8,8 @@ dialect, before the engine transpiles it):
   convert, as ``CAST`` is in Hive);
 * ``lpad`` / ``rpad`` accept numbers in Hive (DuckDB wants text);
 * ``from_utc_timestamp(ts, tz)`` / ``to_utc_timestamp(ts, tz)`` shift a wall-clock timestamp
-  between UTC and a zone (DuckDB's ``timezone()``).
+  between UTC and a zone (DuckDB's ``timezone()``);
+* ``TIMESTAMP '… .123456789'`` keeps its nanoseconds (DuckDB's TIMESTAMP has microseconds).
 
 >>> import sqlglot
 >>> q = sqlglot.parse_one("select int(x), date_add(d, 1) from t", read="hive")
@@ -18,6 +19,7 @@ dialect, before the engine transpiles it):
 
 from __future__ import annotations
 
+import re
 from typing import TypeVar
 
 from sqlglot import exp
@@ -60,7 +62,26 @@ def hive_builtins(query: Q) -> Q:
             call.replace(exp.TryCast(this=args[0], to=exp.DataType.build(name, dialect="hive")))
         elif name in ("from_utc_timestamp", "to_utc_timestamp") and len(args) == 2:
             call.replace(_shift_zone(args[0], args[1], to_utc=name == "to_utc_timestamp"))
+    for cast in list(query.find_all(exp.Cast)):  # TryCast is a Cast too
+        _keep_nanoseconds(cast)
     return query
+
+
+_NANO_FRACTION = re.compile(r"\.\d{7,9}\s*$")
+
+
+def _keep_nanoseconds(cast: exp.Cast) -> None:
+    """``TIMESTAMP '… .123456789'`` (a cast of a string constant) keeps its nanoseconds, as in
+    Hive: the engine's TIMESTAMP has microseconds, its TIMESTAMP_NS nanoseconds (and the range
+    of Arrow's nanosecond timestamps, the tables' type)."""
+    operand = cast.this
+    if (
+        cast.to.this == exp.DataType.Type.TIMESTAMP
+        and isinstance(operand, exp.Literal)
+        and operand.is_string
+        and _NANO_FRACTION.search(operand.name)
+    ):
+        cast.set("to", exp.DataType.build("TIMESTAMP_NS", dialect="duckdb"))
 
 
 def _shift_zone(ts: exp.Expr, zone: exp.Expr, *, to_utc: bool) -> exp.Expr:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError
 
-from acid_platform.errors import SemanticError, UnsupportedOperationError
+from acid_platform.errors import SandboxError, SemanticError, UnsupportedOperationError
 from acid_platform.sql.commands import parse_command
 from acid_platform.sql.sandbox import check_calls
 from acid_platform.sql.script import (
@@ -56,6 +56,12 @@ _SQLGLOT_STATEMENTS = frozenset(
         "(",
     }
 )
+#: First words of DuckDB statements (files, extensions, settings, catalogs) that are not
+#: HiveQL; ``LOAD`` other than ``LOAD DATA`` and ``EXPORT`` / ``IMPORT DATABASE`` too.
+_ENGINE_STATEMENTS = frozenset(
+    {"PRAGMA", "ATTACH", "DETACH", "INSTALL", "FORCE", "COPY", "CALL", "CHECKPOINT",
+     "SUMMARIZE", "VACUUM", "PIVOT", "UNPIVOT"}
+)  # fmt: skip
 _REFUSED = {
     "LOAD": "LOAD DATA is not supported on transactional tables (Hive refuses it too); use INSERT",
     "EXPLAIN": "EXPLAIN is not supported",
@@ -110,6 +116,16 @@ def parse_chunk(
     if command is not None:
         return command
     first = chunk.tokens[0].text.upper()
+    second = chunk.tokens[1].text.upper() if len(chunk.tokens) > 1 else ""
+    if (
+        first in _ENGINE_STATEMENTS
+        or (first == "LOAD" and second != "DATA")
+        or (first in ("EXPORT", "IMPORT") and second == "DATABASE")
+    ):
+        raise SandboxError(
+            f"line {chunk.line}: {first} is a statement of the embedded engine, not HiveQL: "
+            "it is not allowed"
+        )
     if first in _REFUSED:
         raise UnsupportedOperationError(f"line {chunk.line}: {_REFUSED[first]}")
     if first not in _SQLGLOT_STATEMENTS:

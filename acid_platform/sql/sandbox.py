@@ -8,6 +8,8 @@ HiveQL reads the warehouse's tables, nothing else. :func:`check_calls` walks a p
   ``sqlite_scan(…)``, ``query(…)``, ``duckdb_settings()``, ``range(…)`` …): a ``FROM`` item is
   a table (or a CTE), a sub-query, ``VALUES``, or one of Hive's UDTFs (:data:`HIVE_UDTFS`);
 * a ``LATERAL VIEW`` of anything but one of Hive's UDTFs;
+* ``SELECT TRANSFORM … USING 'script'``, and Hive's functions that reach outside
+  (``in_file``, ``reflect``, ``java_method``);
 * a call of a function Hive does not have (:data:`HIVE_FUNCTIONS`), and of the non-Hive
   functions sqlglot knows by name (``read_csv``, ``read_parquet``, ``unnest``) wherever they
   appear.
@@ -84,6 +86,14 @@ HIVE_FUNCTIONS = HIVE_UDTFS | frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than 260 quoted strings
 )
 
+#: Hive functions left out of :data:`HIVE_FUNCTIONS`, and why.
+_REFUSED_HIVE_FUNCTIONS = {
+    "in_file": "reads a file of the server",
+    "reflect": "calls a Java method",
+    "reflect2": "calls a Java method",
+    "java_method": "calls a Java method",
+}
+
 _FROM_ITEMS = "a table, a CTE, a sub-query, VALUES or a Hive UDTF"
 
 
@@ -96,8 +106,14 @@ def check_calls(statement: exp.Expr) -> None:
             _check_lateral(node)
         elif isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
             name = node.name.lower()
+            if name in _REFUSED_HIVE_FUNCTIONS:
+                raise SandboxError(
+                    f"function {name}(…) {_REFUSED_HIVE_FUNCTIONS[name]}: it is not allowed"
+                )
             if name not in HIVE_FUNCTIONS:
                 raise SandboxError(f"function {name}(…) is not a Hive function: it is not allowed")
+        elif isinstance(node, exp.QueryTransform):
+            raise SandboxError("SELECT TRANSFORM … USING runs a script: it is not allowed")
         elif isinstance(node, _NOT_HIVE):
             raise SandboxError(
                 f"function {_call_name(node)}(…) is not a Hive function: it is not allowed"

@@ -19,7 +19,7 @@ engine may scan such a relation more than once, and a stream can be read only on
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from acid_platform.errors import InvalidExpressionError, SemanticError, UnknownColumnError
 from acid_platform.format import ROW_ID_COLUMN
+from acid_platform.sql.chars import char_literals
 from acid_platform.sql.functions import hive_builtins
 from acid_platform.sql.statements import TableName
 from acid_platform.table.engine import Engine, StreamingEngine
@@ -84,6 +85,8 @@ class Relation:
     columns: tuple[str, ...]
     scan: Callable[[Sequence[str] | None, exp.Expr | None, bool], Rows]
     has_row_id: bool = True
+    #: the ``char(n)`` columns and their lengths (string constants compared with them are padded)
+    char_lengths: Mapping[str, int] = field(default_factory=dict)
 
 
 Resolver = Callable[[TableName], Relation]
@@ -164,6 +167,7 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
         relation = resolve(TableName(table.name.lower(), table.db.lower() if table.db else None))
         references.setdefault(relation.name, []).append(table)
         relations[relation.name] = relation
+    char_literals(query, _char_lengths(relations.values()))
     wanted, everything = _referenced_names(query)
     planned = PlannedQuery(query)
     for index, (qualified, tables) in enumerate(references.items()):
@@ -191,6 +195,21 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
     if ROW_ID_COLUMN in wanted:
         _hide_row_id_from_stars(query, set(planned.scans))
     return planned
+
+
+def _char_lengths(relations: Iterable[Relation]) -> dict[str, int]:
+    """The char columns of the query's tables; a name some table has with another type (or
+    another length) is left out: an unqualified name could mean either."""
+    seen: dict[str, int | None] = {}
+    clashes: set[str] = set()
+    for relation in relations:
+        for column in relation.columns:
+            name = column.lower()
+            length = relation.char_lengths.get(name)
+            if name in seen and seen[name] != length:
+                clashes.add(name)
+            seen.setdefault(name, length)
+    return {n: v for n, v in seen.items() if v is not None and n not in clashes}
 
 
 def output_names(query: exp.Expr, result: pa.Schema) -> list[str]:

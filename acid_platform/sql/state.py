@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from acid_platform.errors import NoSuchObjectError, SemanticError
 from acid_platform.metastore.names import DEFAULT_DATABASE, normalize_identifier
+from acid_platform.sql.chars import char_lengths
 from acid_platform.sql.select import ArrowRows, Relation, Rows, run_query, stream_query
 from acid_platform.sql.statements import TableName
 from acid_platform.table.stream import RowStream
@@ -100,7 +101,7 @@ class SessionState:
                 exact_filter=False,  # the query applies its WHERE itself
             )
 
-        return Relation(qualified, columns, scan)
+        return Relation(qualified, columns, scan, char_lengths=char_lengths(spec.columns))
 
     def query(self, query: exp.Query) -> pa.Table:
         """Run a Hive query (sqlglot AST) on the embedded engine under one snapshot.
@@ -136,8 +137,8 @@ class SessionState:
         """Open the read-only transaction a query of two or more tables runs in outside
         ``BEGIN … COMMIT`` (see :meth:`query`); returns how to end it (commit or roll back)."""
         wh = self.warehouse
-        if wh.in_transaction or len(_table_names(query)) < 2:
-            return lambda _ok: None
+        if wh.in_transaction or len(_table_names(query)) < 2 or wh.metastore.read_only:
+            return lambda _ok: None  # read-only: nothing can commit meanwhile, through here
         txn = wh.begin()
 
         def end(ok: bool) -> None:

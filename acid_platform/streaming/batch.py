@@ -13,6 +13,11 @@ batch's open transactions alive (``heartbeatTxnRange``, every half ``hive.txn.ti
 :meth:`~TransactionBatch.close` aborts what is still open or unused and ends the files (their
 side files deleted). A batch of one transaction writes ``delta_w_w`` without side files: its
 files are ended before it commits.
+
+An object store has no append, and an object is readable only once its upload completes: there
+every transaction of a batch writes its own ``delta_w_w`` (write ids still allocated for the
+whole batch), its files ended before it commits, with no side files. Hive and Trino read those
+as any delta; compaction merges them as it merges any run of deltas.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from acid_platform.errors import StreamingError
+from acid_platform.format.fs import is_object_store
 from acid_platform.metastore.model import LockComponent, LockState, TableSpec
 from acid_platform.streaming.delta_files import DeltaFiles
 from acid_platform.table.event_layout import EventLayout
@@ -61,7 +67,9 @@ class TransactionBatch:
         self.txn_ids = list(txn_ids)
         self.write_ids = list(write_ids)
         self.min_write_id, self.max_write_id = min(write_ids), max(write_ids)
-        self.side_files = self.min_write_id != self.max_write_id
+        #: On an object store (no append) each transaction writes its own ``delta_w_w``.
+        self.per_transaction = is_object_store(target.layout.filesystem)
+        self.side_files = self.min_write_id != self.max_write_id and not self.per_transaction
         self.index = -1  # the current (or last) transaction
         self.states = ["pending"] * len(self.txn_ids)
         self.deltas: dict[str, DeltaFiles] = {}
@@ -155,9 +163,12 @@ class TransactionBatch:
         if delta is None:
             self.record_partition(partition)
             t = self.target
-            directory = t.layout.batch_dir(
-                partition_path(t.table_path, partition), self.min_write_id, self.max_write_id
+            low, high = (
+                (self.write_id, self.write_id)
+                if self.per_transaction
+                else (self.min_write_id, self.max_write_id)
             )
+            directory = t.layout.batch_dir(partition_path(t.table_path, partition), low, high)
             delta = self.deltas[partition] = DeltaFiles(
                 t.spec, t.layout, directory, self.side_files
             )
@@ -199,15 +210,18 @@ class TransactionBatch:
         self.states[self.index] = "committed"
         if response is not None and nxt is not None:
             self._lock_ids[nxt] = (response.lock_id, response.state)
+        deltas = list(self.deltas.values())
+        if self.per_transaction:
+            self.deltas = {}
         return StatementMetrics(
             table=spec.full_name,
             txn_id=self.txn_id,
             write_id=self.write_id,
             statement_ids=(),
             rows_inserted=rows,
-            dirs_written=tuple(sorted(d.directory for d in self.deltas.values() if d.files)),
+            dirs_written=tuple(sorted(d.directory for d in deltas if d.files)),
             files_written=len(set(touched)),
-            bytes_written=sum(d.bytes_written() for d in self.deltas.values()),
+            bytes_written=sum(d.bytes_written() for d in deltas),
             duration_s=time.perf_counter() - started,
         )
 
@@ -215,6 +229,10 @@ class TransactionBatch:
         """Drop the transaction's rows and abort it."""
         for d in self.deltas.values():
             d.abort()
+            if self.per_transaction:  # its own delta: end the files (the write id is aborted)
+                d.close()
+        if self.per_transaction:
+            self.deltas = {}
         self.states[self.index] = "aborted"
         self.target.warehouse.metastore.abort_txn(self.txn_id)
 

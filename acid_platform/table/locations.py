@@ -46,6 +46,8 @@ def claim_warehouse(root: Location, metastore_id: str) -> None:
             return
         except FileExistsError:
             pass  # another process of the same (or another) metastore marked it first
+        except OSError:
+            return  # a read-only mount: nothing can be written into it either
     with fs.open_input_stream(path) as stream:
         owner = stream.read().decode("utf-8", "replace").strip()
     if owner != metastore_id:

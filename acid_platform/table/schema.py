@@ -125,10 +125,22 @@ def convert_column(
     try:
         return rule(arr, target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        hint = ""
+        if pa.types.is_timestamp(target) and "out of bounds" in str(exc):
+            hint = (
+                "; timestamps are kept with nanoseconds in 64 bits, so they span "
+                f"{TIMESTAMP_RANGE[0]} to {TIMESTAMP_RANGE[1]} (Hive's 0001-9999 does not fit "
+                "nanoseconds; see docs/values.md)"
+            )
         raise SchemaMismatchError(
             f"table {table}: column {column!r} is {_hive(target)}; a {_hive(source)} value does "
-            f"not fit: {exc}"
+            f"not fit: {exc}{hint}"
         ) from exc
+
+
+#: The timestamps a table column holds: Arrow's nanosecond timestamps in 64 bits, from the first
+#: whole second ORC readers decode (``format.orc_timestamps.MIN_READABLE_NS``).
+TIMESTAMP_RANGE = ("1677-09-21 00:12:44", "2262-04-11 23:47:16.854775807")
 
 
 def check_not_null(table: str, data: pa.Table, columns: Iterable[str]) -> None:

@@ -435,8 +435,9 @@ class ReadLease:
 
 
 def lease_enabled(warehouse: TableWarehouse) -> bool:
-    """Whether scans register reader leases (``acid.scan.read.lease``)."""
-    return conf_bool(warehouse.conf, "acid.scan.read.lease")
+    """Whether scans register reader leases (``acid.scan.read.lease``; never on a read-only
+    metastore, where no cleaner can run through this warehouse)."""
+    return conf_bool(warehouse.conf, "acid.scan.read.lease") and not warehouse.metastore.read_only
 
 
 def register_partitions(

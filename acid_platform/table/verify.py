@@ -29,6 +29,7 @@ selected files (:mod:`.verify_rows`) and answers each check with a :class:`Findi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,7 +73,9 @@ def verify_table(wh: TableWarehouse, name: str) -> list[Finding]:
     location = table.location
     with read_snapshot(wh, [spec]) as snapshots:
         snapshot = snapshots[spec.full_name]
-        partitions = plan_files(spec, location, snapshot)
+        # the files against their record are fsck's check (files_match_record): these read
+        # what is there, as Hive would
+        partitions = plan_files(spec, location, dataclasses.replace(snapshot, files=None))
         fs = location.filesystem
         rows = RowTally()
         for part in partitions:

@@ -33,14 +33,17 @@ from typing import Any, Self
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+from sqlglot import exp
 
 from acid_platform.errors import (
     AlreadyExistsError,
     InvalidNameError,
     NoSuchObjectError,
     TransactionStateError,
+    WarehouseLocationError,
 )
 from acid_platform.format.fs import join, resolve
+from acid_platform.format.storage import StorageOptions, configure, options_for
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
 from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
@@ -115,6 +118,7 @@ class TableWarehouse(WarehouseCatalog):
         conf: Mapping[str, str] | None = None,
         create: bool = True,
         txn_timeout_s: float | None = None,
+        storage: StorageOptions | None = None,
     ) -> Self:
         """Open the warehouse at ``path`` (local directory or URI), creating it if needed unless
         ``create`` is False (then a missing one raises :class:`NoSuchWarehouseError`).
@@ -123,15 +127,19 @@ class TableWarehouse(WarehouseCatalog):
         ``<path>/_metastore.db``; a remote one (``s3://…``) needs a ``metastore_url``.
         ``txn_timeout_s`` is ``hive.txn.timeout`` (default 300 s): transactions heartbeat every
         half of it, and a housekeeper with the same setting reaps them after it.
+        ``storage`` configures an object store's endpoint and credentials (default: the AWS
+        environment variables; see :mod:`acid_platform.format.storage`).
         """
         text = os.fspath(path)
         if text.startswith("file://"):
             text = text[len("file://") :]
+        if "://" in text:
+            configure(text, storage if storage is not None else StorageOptions.from_env())
         if not create:
             require_warehouse(text, metastore_url)
         remote = "://" in text
         if not remote:
-            os.makedirs(text, exist_ok=True)
+            _make_local_root(text)
         else:
             loc = resolve(text)
             loc.filesystem.create_dir(loc.path, recursive=True)
@@ -146,8 +154,9 @@ class TableWarehouse(WarehouseCatalog):
             metastore = Metastore(metastore_url, **timeout)
         wh = cls(text, metastore, engine, conf)
         try:
-            claim_warehouse(resolve(wh.root), metastore.identity())
-            wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
+            if not metastore.read_only:  # a read-only one can write nothing, nor claim
+                claim_warehouse(resolve(wh.root), metastore.identity())
+                wh.metastore.create_database(DEFAULT_DATABASE, location=wh.root, if_not_exists=True)
         except BaseException:
             metastore.close()
             raise
@@ -269,9 +278,9 @@ class TableWarehouse(WarehouseCatalog):
         db, table = split_table_name(name)
         return Table(self, self.table_spec(db, table))
 
-    def query(self, sql: str) -> pa.Table:
-        """Run a Hive SELECT over warehouse tables in one snapshot (the open transaction's, or
-        a fresh one) on the engine; returns Arrow.
+    def query(self, sql: str | exp.Query) -> pa.Table:
+        """Run a Hive SELECT (text, or a sqlglot syntax tree) over warehouse tables in one
+        snapshot (the open transaction's, or a fresh one) on the engine; returns Arrow.
 
         >>> # wh.query("SELECT dept, count(*) AS n FROM emp GROUP BY dept")
         """
@@ -356,6 +365,11 @@ class TableWarehouse(WarehouseCatalog):
             return self._root.filesystem if location.startswith(self.root) else None
         return self._root.filesystem if "://" not in self.root else None
 
+    @property
+    def storage(self) -> StorageOptions | None:
+        """The object-store options of a remote warehouse (``None`` for local disk)."""
+        return options_for(self.root) if "://" in self.root else None
+
     def end_transaction(self, txn: Transaction) -> None:
         """Forget ``txn`` as the open transaction (it committed or aborted)."""
         if self._txn is txn:
@@ -373,6 +387,19 @@ def _columns(columns: Sequence[tuple[str, str]] | pa.Schema) -> list[tuple[str, 
 
         return [(f.name, to_hive_type(f.type)) for f in columns]
     return [(str(c), str(t)) for c, t in columns]
+
+
+def _make_local_root(path: str) -> None:
+    """Create the directory of a local warehouse (or find it there); a file in its place, or
+    a directory that cannot be made, is a :class:`WarehouseLocationError`."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise WarehouseLocationError(f"warehouse path {path} is a file, not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseLocationError(
+            f"cannot create the warehouse directory {path}: {exc.strerror or exc}"
+        ) from None
 
 
 __all__ = ["DEFAULT_CONF", "DEFAULT_DATABASE", "DEFAULT_TABLE_PROPERTIES", "TableWarehouse"]

@@ -5,10 +5,8 @@ writers' oracle (each writer owns its own keys), with unique ROW__IDs."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,24 +14,17 @@ import pytest
 
 from acid_platform import Warehouse
 from acid_platform.compaction import run_cleaner, run_worker
+from acid_platform_tests.helpers import spawn_module
 
 from .conftest import table_rows
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
 WRITERS = 2
 ROUNDS = 3
 
 
 def _spawn(args: list[object]) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    return subprocess.Popen(
-        [sys.executable, "-m", "acid_platform_tests.compaction.procs", *map(str, args)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    return spawn_module("acid_platform_tests.compaction.procs", args)
 
 
 def _oracle(tmp: Path) -> dict[int, str]:

@@ -16,6 +16,7 @@ from acid_platform.format.orc_append import encode_chunk
 from acid_platform.format.orc_timestamps import (
     encode_table,
     has_negative_fraction,
+    has_null_nested_struct,
     java_timestamp_streams,
 )
 from acid_platform.format.writer import EventWriter, insert_events
@@ -144,3 +145,37 @@ def test_has_negative_fraction_looks_inside_nested_types() -> None:
     assert has_negative_fraction(pa.array([[("k", -1)]], pa.map_(pa.string(), ts)))
     assert not has_negative_fraction(pa.array([[-1_000_000]], pa.list_(ts)))
     assert not has_negative_fraction(pa.array([-5], pa.timestamp("s")))
+
+
+def test_null_structs_inside_the_row_struct_read_back_exactly(tmp_path: Path) -> None:
+    # pyarrow's ORC writer stores the values after a NULL struct nested in a struct as zeros
+    inner = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    rows = pa.table(
+        {
+            "s": pa.array([{"a": 1, "b": "x"}, None, {"a": 3, "b": "z"}], inner),
+            "l": pa.array(
+                [[{"a": 1, "b": "x"}, None, {"a": 2, "b": "y"}], None, []], pa.list_(inner)
+            ),
+        }
+    )
+    assert has_null_nested_struct(insert_events(rows, 1, B0))
+    path = tmp_path / "bucket_00000"
+    with EventWriter(path, rows.schema) as w:
+        w.write(insert_events(rows, write_id=1, bucket_property=B0))
+    got = po.read_table(path).column("row").combine_chunks()
+    assert got.to_pylist() == rows.to_pylist()
+
+
+def test_a_file_switches_to_pyorc_midway_and_keeps_every_row(tmp_path: Path) -> None:
+    schema = pa.schema([("ts", pa.timestamp("ns"))])
+    path = tmp_path / "bucket_00000"
+    with EventWriter(path, schema, batch_size=100) as w:
+        plain = pa.table({"ts": pa.array(range(0, 3000), pa.timestamp("ns"))})
+        w.write(insert_events(plain, 1, B0))  # pyarrow takes these
+        late = pa.table({"ts": pa.array([-S - S // 2, 7], pa.timestamp("ns"))})
+        w.write(insert_events(late, 1, B0, first_row_id=3000))  # these need pyorc
+    got = po.read_table(path).column("row").combine_chunks().field("ts").cast(pa.int64())
+    assert got.to_pylist() == [*range(3000), -S - S // 2, 7]
+    with open(path, "rb") as fh:
+        reader = pyorc.Reader(fh)
+        assert dict(reader.user_metadata)["hive.acid.key.index"].endswith(f",{B0},3001;".encode())

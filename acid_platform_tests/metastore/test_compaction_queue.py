@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acid_platform.errors import MetastoreError, NoSuchObjectError
+from acid_platform.errors import MetastoreError, NoSuchObjectError, NoSuchTxnError
 from acid_platform.metastore import (
     SHOW_COMPACTIONS_COLUMNS,
     CompactionInfo,
@@ -313,3 +313,28 @@ def test_show_compactions_has_hives_columns(ms: Metastore, clock: FakeClock) -> 
     assert (h["Initiator host"], h["Initiator"]) == ("ihost", "17")
     assert h["Duration(ms)"] == 2000 and h["Highest WriteId"] == 3
     assert h["Next TxnId"] is not None and h["TxnId"] is not None
+
+
+def test_a_dead_workers_txn_is_retired_once_a_later_compaction_there_is_cleaned(
+    url: str, clock: FakeClock
+) -> None:
+    """Its partial output is aborted (swept by the cleaner); the txn stays "aborted" in every
+    snapshot until a later compaction of the same partition is cleaned, then it is purged."""
+    with Metastore(url, txn_timeout_s=60, clock=clock) as ms:
+        make_table(ms)
+        committed_write(ms, None)
+        cq = ms.enqueue_compaction("db", "t", None, "major")
+        assert cq is not None
+        dead = ms.claim_compaction("h-w")
+        assert dead is not None and dead.txn_id is not None
+        clock.advance(61)
+        assert ms.reap_timed_out() == [dead.txn_id]
+        activity = {(a.table, a.partition): a.aborted_txns for a in ms.write_activity()}
+        assert activity[("t", None)] == 1  # the cleaner's sweep looks at this partition
+        run_to_ready(ms, cq, 1)
+        assert dead.txn_id in ms.valid_txns().aborted_txns
+        ms.mark_cleaned(cq)
+        assert dead.txn_id not in ms.valid_txns().aborted_txns
+        with pytest.raises(NoSuchTxnError):
+            ms.get_txn_state(dead.txn_id)
+        assert [a for a in ms.write_activity() if a.aborted_txns] == []

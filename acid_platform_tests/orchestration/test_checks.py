@@ -24,6 +24,7 @@ from acid_platform.compaction.upkeep import UPKEEP_CHECKS
 from acid_platform.format import EventWriter, delete_events, encode_bucket
 from acid_platform.metastore.schema import txn_to_write_id
 from acid_platform.orchestration import AcidWarehouseResource, acid_table_checks
+from acid_platform.table.fsck import FILE_CHECK
 from acid_platform.table.schema import data_schema
 from acid_platform.table.verify import CHECKS
 from acid_platform_tests.helpers import acid_dirs
@@ -68,6 +69,7 @@ def dangling_delete(wh: Warehouse) -> None:
     healthy(wh)  # delete_delta_3 names row 999 as well, which no insert wrote
     schema = data_schema(wh.table("t").spec)
     path = table_dir(wh, "delete_delta_0000003_") / "bucket_00000"
+    os.remove(path)  # writers never replace a file
     with EventWriter(str(path), schema) as w:
         w.write(delete_events([1, 1], [encode_bucket(0)] * 2, [2, 999], 3, schema))
 
@@ -116,7 +118,8 @@ def test_healthy_table_passes_every_check(wh: Warehouse, instance: DagsterInstan
     passed, severity, ran_downstream = evaluate(wh, instance, with_downstream=True)
 
     assert all(passed.values()), passed
-    assert set(passed) == CONSISTENCY | set(UPKEEP_CHECKS)
+    assert set(passed) == CONSISTENCY | {FILE_CHECK} | set(UPKEEP_CHECKS)
+    assert severity[FILE_CHECK] == AssetCheckSeverity.ERROR
     assert {severity[c] for c in CONSISTENCY} == {AssetCheckSeverity.ERROR}
     assert severity["cleaner_backlog"] == AssetCheckSeverity.WARN
     assert ran_downstream
@@ -157,3 +160,15 @@ def test_health_warns_about_deltas_above_the_threshold(
     assert not passed["deltas_below_threshold"]
     assert severity["deltas_below_threshold"] == AssetCheckSeverity.WARN
     assert all(passed[c] for c in CONSISTENCY)
+
+
+def test_a_missing_file_fails_the_files_check_and_blocks_downstream(
+    wh: Warehouse, instance: DagsterInstance
+) -> None:
+    healthy(wh)
+    os.remove(table_dir(wh, "delta_0000001_") / "bucket_00000")
+
+    passed, severity, ran_downstream = evaluate(wh, instance, with_downstream=True)
+
+    assert not passed[FILE_CHECK] and severity[FILE_CHECK] == AssetCheckSeverity.ERROR
+    assert not ran_downstream

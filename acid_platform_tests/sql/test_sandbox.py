@@ -13,7 +13,12 @@ import duckdb
 import pytest
 
 from acid_platform import Warehouse
-from acid_platform.errors import AcidError, SandboxError, SqlSyntaxError
+from acid_platform.errors import (
+    AcidError,
+    SandboxError,
+    SqlSyntaxError,
+    UnsupportedOperationError,
+)
 from acid_platform.sql import SqlSession, parse_script
 from acid_platform.sql.sandbox import HIVE_FUNCTIONS
 
@@ -29,6 +34,8 @@ def _duckdb_names(kinds: str) -> list[str]:
 
 TABLE_FUNCTIONS = _duckdb_names("'table', 'table_macro'")
 PRAGMAS = _duckdb_names("'pragma'")
+ENGINE_WORDS = {"PRAGMA", "CALL", "ATTACH", "DETACH", "INSTALL", "FORCE", "LOAD", "COPY"}
+ENGINE_WORDS |= {"EXPORT", "IMPORT", "CHECKPOINT", "SUMMARIZE"}
 
 
 @pytest.fixture()
@@ -71,6 +78,10 @@ def test_table_functions_are_refused_where_they_are_not_hive_functions() -> None
         "SELECT read_parquet('/x')",
         "SELECT unnest(array(1, 2))",
         "SELECT * FROM TABLE(read_text('/etc/passwd'))",
+        "SELECT in_file('root', '/etc/passwd')",
+        "SELECT reflect('java.lang.System', 'getenv', 'HOME')",
+        "SELECT java_method('java.lang.Math', 'abs', -1)",
+        "SELECT TRANSFORM(a) USING 'cat' AS b FROM t",
     ):
         with pytest.raises(SandboxError):
             parse_script(text)
@@ -148,6 +159,14 @@ def test_engine_statements_and_settings_are_refused(
     for text in statements:
         with pytest.raises(AcidError):
             sql.execute(text)
+    engine_only = [t for t in statements if t.split()[0] in ENGINE_WORDS]
+    assert len(engine_only) > len(PRAGMAS)
+    for text in engine_only:
+        with pytest.raises(SandboxError, match="statement of the embedded engine"):
+            sql.execute(text)
+    sql.execute("CREATE TABLE l (a INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    with pytest.raises(UnsupportedOperationError, match="LOAD DATA is not supported"):
+        sql.execute("LOAD DATA INPATH '/etc/passwd' INTO TABLE l")
     # SET is Hive's: it sets a session variable, never an engine setting
     for name, value in before.items():
         flipped = {"false": "true", "true": "false"}.get(str(value).lower(), "1")

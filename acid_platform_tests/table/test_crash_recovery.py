@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +19,9 @@ import pytest
 
 from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner
-from acid_platform_tests.helpers import acid_dirs, fresh_namespace
+from acid_platform_tests.helpers import acid_dirs, fresh_namespace, spawn_module
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 2.0  # hive.txn.timeout of the killed writer and of the new one
 HEARTBEAT_S = TIMEOUT_S / 2
 
@@ -47,14 +45,7 @@ def _open(where: tuple[Path, str], conf: dict[str, str] | None = None) -> Wareho
 
 
 def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    return subprocess.Popen(
-        [sys.executable, "-m", "acid_platform_tests.table.crash_procs", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    return spawn_module("acid_platform_tests.table.crash_procs", args)
 
 
 def _wait_for(marker: Path, proc: subprocess.Popen[bytes], what: str) -> None:
@@ -105,6 +96,38 @@ def test_a_writer_killed_inside_update_frees_the_table_within_its_timeout(
         run_cleaner(wh)
         assert [d for d in acid_dirs(t.spec.location) if d.startswith("delta")] == []
         assert len(t.scan()) == 9
+
+
+def test_a_killed_writer_stops_neither_compaction_nor_cleaning_past_its_timeout(
+    where: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Issue 13 item 1: the dead txn's open write id no longer caps compaction, nor its open txn
+    the cleaner, once it times out: compaction and cleaning reap before they decide."""
+    with _open(where) as wh:
+        t = wh.create_table("t", [("k", "int"), ("v", "string")])
+        for k in range(4):
+            t.insert([{"k": k, "v": "a"}])
+    marker = tmp_path / "halted"
+    proc = _spawn(["update", str(where[0]), where[1], str(marker), f"{TIMEOUT_S}s"])
+    try:
+        _wait_for(marker, proc, "the UPDATE")
+    finally:
+        _kill(proc)
+    with _open(where, {"hive.txn.timeout": f"{TIMEOUT_S}s"}) as wh:
+        t = wh.table("t")
+        for k in range(4, 8):
+            t.insert([{"k": k, "v": "b"}])  # inserts are not blocked by the dead EXCL_WRITE
+        deadline = time.monotonic() + TIMEOUT_S + HEARTBEAT_S + 60
+        while True:  # until the dead txn has timed out: a condition, with a deadline
+            (info,) = compact_table(wh, "t", kind="major")
+            run_cleaner(wh)
+            deltas = [d for d in acid_dirs(t.spec.location) if d.startswith("delta")]
+            if not deltas:
+                break
+            assert time.monotonic() < deadline, f"still {deltas} after the time-out"
+            time.sleep(0.2)
+        assert info.highest_write_id == 9  # past the dead txn's write id 5
+        assert sorted(r["k"] for r in t.scan().to_pylist()) == list(range(8))
 
 
 def test_set_hive_txn_timeout_reaches_the_metastore(where: tuple[Path, str]) -> None:

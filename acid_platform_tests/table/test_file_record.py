@@ -20,6 +20,7 @@ from acid_platform.errors import (
 )
 from acid_platform.format import to_hive_type
 from acid_platform.table import Table
+from acid_platform.table.fsck import fsck_table
 from acid_platform_tests.helpers import HIVE_FIXTURES, copy_nation_table, open_warehouse
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -182,3 +183,17 @@ def test_a_hive_written_table_without_a_record_is_read_as_before(wh: Warehouse) 
         Path(t.spec.location) / "delta_0000002_0000002_0000" / "bucket_00001",
     )
     assert _count(t) > 23_001
+
+
+def test_fsck_repair_of_a_lost_compacted_base_reads_its_deltas_again(wh: Warehouse) -> None:
+    t = _written(wh)
+    wh.compact("t", kind="major", wait=True)  # not cleaned: the deltas are still there
+    shutil.rmtree(_dir(t, "base_"))
+    with pytest.raises(MissingFileError, match="base_"):
+        _count(t)
+    report = fsck_table(wh, "t")
+    assert not report.ok and [p.kind for p in report.problems][0] == "missing"
+    repaired = fsck_table(wh, "t", repair=True)
+    assert repaired.ok and repaired.remaining == ()
+    assert _count(t) == 90  # nothing lost: the compaction's input is read again
+    assert fsck_table(wh, "t").ok

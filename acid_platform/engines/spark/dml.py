@@ -36,7 +36,7 @@ import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,7 @@ from acid_platform.engines.spark.plans import PlanViews, broadcast_threshold, es
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, row_id_text
 from acid_platform.format.bucket_codec import decode_bucket_ids
+from acid_platform.format.storage import StorageBinding, binding_for
 from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table import dml
 from acid_platform.table.dml_output import assemble
@@ -83,6 +84,11 @@ class DmlJob:
     plan: dml.DmlPlan
     write_id: int
     first_statement: int
+    #: the object store's options, registered in each task's process as the job unpickles
+    storage: StorageBinding | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "storage", binding_for(self.spec.location))
 
 
 def run_dml(

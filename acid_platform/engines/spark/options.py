@@ -14,6 +14,7 @@ option                 meaning
 ``warehouse``          warehouse root (local path or URI)
 ``metastore_url``      SQLAlchemy URL of the metastore (default: SQLite in the warehouse)
 ``txn_timeout_s``      the metastore's ``hive.txn.timeout`` (for heartbeats and leases)
+``storage``            an object store's endpoint and credentials (JSON of ``StorageOptions``)
 ``conf``               session settings as JSON (``hive.txn.xlock.write``, …)
 ``with_row_id``        ``true``: add Hive's ``row__id`` struct as the first column
 ``snapshot``           read: pin the table's snapshot, a ValidWriteIdList string
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from acid_platform.errors import InvalidChangeRangeError, InvalidNameError
 from acid_platform.format.fs import Location, resolve
+from acid_platform.format.storage import StorageBinding, StorageOptions, bind
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.model import TableSpec
@@ -92,6 +94,8 @@ class SourceOptions:
     #: ``checkpointlocation`` / ``queryname`` as Spark passes them to a streaming sink
     checkpoint_location: str | None = None
     query_name: str | None = None
+    #: an object store's options: unpickled in a task's process, they are registered there
+    storage: StorageBinding | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str], defaults: Mapping[str, str]) -> SourceOptions:
@@ -109,6 +113,12 @@ class SourceOptions:
             raise InvalidNameError(
                 "acid data source: no table; use .load('db.table') / .save('db.table') or "
                 ".option('table', 'db.table')"
+            )
+        storage = None
+        if "://" in warehouse:  # this process reaches the store as the driver's warehouse does
+            text = merged.get("storage")
+            storage = bind(
+                warehouse, StorageOptions.from_json(text) if text else StorageOptions.from_env()
             )
         url = merged.get("metastore_url") or _sqlite_url(warehouse)
         conf = dict(defaults_conf(defaults)) | dict(json.loads(merged.get("conf") or "{}"))
@@ -133,6 +143,7 @@ class SourceOptions:
             max_write_ids_per_trigger=_positive_or_none(merged, "max_write_ids_per_trigger"),
             checkpoint_location=merged.get("checkpointlocation") or None,
             query_name=merged.get("queryname") or None,
+            storage=storage,
         )
 
     @property
@@ -162,13 +173,17 @@ class SourceOptions:
 
 
 def warehouse_options(warehouse: TableWarehouse) -> dict[str, str]:
-    """The data source options that name ``warehouse``."""
-    return {
+    """The data source options that name ``warehouse`` (with an object store's
+    :class:`~acid_platform.format.storage.StorageOptions`: executors get them with the plan)."""
+    options = {
         "warehouse": warehouse.root,
         "metastore_url": warehouse.metastore.url,
         "txn_timeout_s": str(warehouse.metastore.txn_timeout_s),
         "conf": json.dumps(dict(warehouse.conf)),
     }
+    if warehouse.storage is not None:
+        options["storage"] = warehouse.storage.to_json()
+    return options
 
 
 def qualified_name(name: str) -> str:

@@ -35,7 +35,7 @@ import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -44,6 +44,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import SourceOptions, open_metastore, table_location
 from acid_platform.errors import TxnAbortedError, UnknownColumnError, UnsupportedOperationError
+from acid_platform.format.storage import StorageBinding, binding_for
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
 from acid_platform.table.statement import (
@@ -75,6 +76,11 @@ class InsertJob:
     metastore_url: str | None = None
     txn_timeout_s: float = 300.0
     opened_at: float = 0.0
+    #: the object store's options, registered in each task's process as the job unpickles
+    storage: StorageBinding | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "storage", binding_for(self.spec.location))
 
     def detached(self) -> DetachedWrite:
         """The table layer's handle on this insert's transaction."""

@@ -46,6 +46,7 @@ from acid_platform.errors import (
     TxnAbortedError,
     UnsupportedOperationError,
 )
+from acid_platform.format.fs import resolve
 from acid_platform.metastore.model import LockComponent, LockType, TableSpec
 from acid_platform.metastore.names import split_table_name
 from acid_platform.streaming.mutate.files import unreported_files
@@ -66,6 +67,8 @@ from acid_platform.table.transaction import (
     write_lock_type,
 )
 from acid_platform.table.warehouse import TableWarehouse
+from acid_platform.table.writes import WriteMetrics
+from acid_platform.table.written_files import record_written
 
 #: ``listener(txn_id, table names, error)``: the transaction's heartbeat failed (it timed out
 #: or was aborted); the job should stop and abort (Hive's ``LockFailureListener``).
@@ -372,6 +375,11 @@ class MutationTransaction:
                 "the transaction is aborted"
             )
         self._record(handle, reports)
+        wh = self.client.warehouse
+        written = WriteMetrics.from_files([f for r in reports for f in r.files])
+        root = resolve(handle.spec.location, wh.filesystem_for(handle.spec.location)).path
+        assert handle.write_id is not None  # a sink's
+        record_written(wh.metastore, handle.txn_id, handle.spec, handle.write_id, root, [written])
         names = sorted({p for r in reports for p in r.partitions if p})
         register_partitions(self.client.warehouse, handle.spec, names)
 

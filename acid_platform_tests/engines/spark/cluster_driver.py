@@ -1,6 +1,7 @@
 """The driver program of the standalone-cluster test (its own process: one SparkContext each).
 
-    python -m acid_platform_tests.engines.spark.cluster_driver MASTER_URL WAREHOUSE OUT_JSON
+    python -m acid_platform_tests.engines.spark.cluster_driver MASTER_URL WAREHOUSE OUT_JSON \
+        [METASTORE_URL [STORAGE_JSON]]
 
 Writes a table from a DataFrame through the ``acid`` source, updates and merges it with the
 Spark engine, compacts it (major) with the Spark compaction executor, reads it back through Spark
@@ -18,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from acid_platform import Warehouse
+from acid_platform import StorageOptions, Warehouse
 from acid_platform.compaction import compact_table, run_worker
 from acid_platform.engines.spark import SparkEngine
 from acid_platform.engines.spark.cluster import cluster_session
@@ -45,12 +46,13 @@ def executor_ancestry(pid: int) -> list[str]:
     return chain
 
 
-def main(master: str, root: str, out: str) -> None:
+def main(master: str, root: str, out: str, metastore_url: str = "", storage_json: str = "") -> None:
     spark = cluster_session(master, "acid_platform cluster test", executors=2, cores=1)
     spark.sparkContext.setLogLevel("ERROR")
     result: dict[str, Any] = {"driver_pid": os.getpid()}
     try:
-        wh = Warehouse.open(root)
+        storage = StorageOptions.from_json(storage_json) if storage_json else None
+        wh = Warehouse.open(root, metastore_url or None, storage=storage)
         wh.register_spark(spark)
         table = wh.create_table(
             "c", [("id", "int"), ("v", "string")], partition_columns=[("p", "int")]
@@ -58,7 +60,7 @@ def main(master: str, root: str, out: str) -> None:
         df = spark.createDataFrame(
             [(i, f"v{i}", i % 3) for i in range(200)], "id INT, v STRING, p INT"
         )
-        metrics_path = Path(root) / "write_metrics.json"
+        metrics_path = Path(out).with_name("write_metrics.json")
         df.repartition(2).write.format("acid").option("metrics_path", str(metrics_path)).mode(
             "append"
         ).save("c")
@@ -102,4 +104,4 @@ def _with_tasks(engine: SparkEngine, metrics: StatementMetrics) -> dict[str, Any
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:6])

@@ -4,7 +4,9 @@ back by ORC Java exactly; what ORC Java writes reads back exactly here."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.orc as po
@@ -12,6 +14,7 @@ import pytest
 from py4j.java_gateway import get_field
 from pyspark.sql import SparkSession
 
+from acid_platform.format.types import row_schema
 from acid_platform.format.writer import EventWriter, insert_events
 from acid_platform_tests.format.test_orc_timestamps import raw_pairs
 
@@ -111,3 +114,58 @@ def test_our_streams_equal_orc_javas(spark: SparkSession, tmp_path: Path) -> Non
     assert [v // 1000 for _, v in sorted(zip(ids, ts, strict=True))] == [
         WINDOW.get(v, v) for v in MICROS
     ]
+
+
+def _orc_java_reader(spark: SparkSession, path: Path) -> Any:
+    jvm = spark._jvm
+    assert jvm is not None
+    options = jvm.org.apache.orc.OrcFile.readerOptions(
+        spark._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    ).convertToProlepticGregorian(True)  # what Hive 3.1+ and Spark 3+ read with
+    return jvm.org.apache.orc.OrcFile.createReader(
+        jvm.org.apache.hadoop.fs.Path(str(path)), options
+    )
+
+
+def _column(reader: Any, column: list[int]) -> tuple[Any, int]:
+    batch = reader.getSchema().createRowBatch()
+    rows = reader.rows()
+    assert rows.nextBatch(batch)
+    rows.close()
+    vec = get_field(batch, "cols")[column[0]]
+    for i in column[1:]:
+        vec = get_field(vec, "fields")[i]
+    return vec, get_field(batch, "size")
+
+
+def test_orc_java_reads_our_calendar_dates_and_char_types(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    schema = row_schema([("d", "date"), ("c", "char(5)"), ("v", "varchar(3)")])
+    dates = [dt.date(1, 1, 1), dt.date(1582, 10, 10), dt.date(9999, 12, 31)]
+    rows = pa.table(
+        {"d": pa.array(dates), "c": ["ab", "x", "abcdefg"], "v": ["abcdef", "x", None]}
+    ).cast(schema)
+    ours = tmp_path / "bucket_00000"
+    with EventWriter(ours, schema) as w:
+        w.write(insert_events(rows, write_id=1, bucket_property=B0))
+    reader = _orc_java_reader(spark, ours)
+    assert reader.writerUsedProlepticGregorian()
+    assert str(reader.getSchema().toString()).endswith("row:struct<d:date,c:char(5),v:varchar(3)>>")
+    days, n = _column(reader, [5, 0])
+    assert [get_field(days, "vector")[i] for i in range(n)] == [-719162, -141432, 2932896]
+    chars, _ = _column(reader, [5, 1])
+    texts = []
+    for i in range(n):  # ORC Java trims a char's padding as it reads (Hive pads it back to show it)
+        out = spark._jvm.java.lang.StringBuilder()  # type: ignore[union-attr]
+        chars.stringifyValue(out, i)
+        texts.append(str(out.toString()))
+    assert texts == ['"ab"', '"x"', '"abcde"']
+    # what the calendar field prevents: a file without it is taken as hybrid Julian, and its
+    # 0001-01-01 becomes 0001-01-03 (1582-10-10, 10 days off)
+    old = tmp_path / "old.orc"
+    po.write_table(pa.table({"d": pa.array(dates)}), old)
+    old_reader = _orc_java_reader(spark, old)
+    assert not old_reader.writerUsedProlepticGregorian()
+    old_days, _ = _column(old_reader, [0])
+    assert [get_field(old_days, "vector")[i] for i in range(n)] == [-719160, -141442, 2932896]

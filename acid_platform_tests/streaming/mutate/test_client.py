@@ -4,6 +4,7 @@ abort), and a commit that refuses files no coordinator reported."""
 
 from __future__ import annotations
 
+import os
 import threading
 from decimal import Decimal
 from pathlib import Path
@@ -16,6 +17,7 @@ from acid_platform import Warehouse
 from acid_platform.errors import (
     FileConflictError,
     LockTimeoutError,
+    MissingFileError,
     MutationError,
     TransactionStateError,
     TxnAbortedError,
@@ -196,3 +198,9 @@ def test_two_coordinators_writing_one_group_cannot_replace_each_others_file(
         second.insert(["eu"], {"id": 5001, "name": "y", "bal": None})
     txn.commit([first.report])  # the first one's file is intact
     assert len(acct.scan()) == 41
+    # the commit recorded what the coordinators wrote: a file lost later is an error, not
+    # fewer rows (issue 13, item 6)
+    [written] = first.report.files
+    os.remove(written.path)
+    with pytest.raises(MissingFileError, match="bucket_"):
+        acct.scan()

@@ -33,15 +33,10 @@ def upgrade() -> None:
         sa.Column("wf_writeid", sa.BigInteger(), nullable=False),
         sa.Column("wf_size", sa.BigInteger(), nullable=False),
         sa.Column("wf_rows", sa.BigInteger(), nullable=False),
-        sa.PrimaryKeyConstraint(
-            "wf_database",
-            "wf_table",
-            "wf_partition",
-            "wf_directory",
-            "wf_file",
-            name="pk_write_files",
-        ),
     )
+    # no key over the whole path: MySQL caps an index key at 3072 bytes (the writer keeps a
+    # directory's rows unique; see metastore.file_records.record)
+    op.create_index("ix_wf_table", "write_files", ["wf_database", "wf_table"])
     op.create_index("ix_wf_txnid", "write_files", ["wf_txnid"])
     op.create_table(
         "metastore_identity",
@@ -55,4 +50,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("metastore_identity")
     op.drop_index("ix_wf_txnid", table_name="write_files")
+    op.drop_index("ix_wf_table", table_name="write_files")
     op.drop_table("write_files")
