@@ -120,8 +120,14 @@ class ReadOnlyMetastoreError(MetastoreError):
     queries, but nothing that writes (a transaction, DML, DDL, compaction) can run."""
 
 
-class WarehouseLocationError(AcidError):
-    """The warehouse's path cannot hold a warehouse: it is a file, or cannot be created."""
+class InvalidSettingError(AcidError, ValueError):
+    """A setting (``SET key=value``, a configuration value) has a value it cannot take: not a
+    time, a number or a boolean, or out of range."""
+
+
+class WarehouseLocationError(AcidError, ValueError):
+    """The warehouse's path cannot hold a warehouse: it is a file, it cannot be created, its
+    scheme is served by no file system, or a remote one lacks a metastore URL."""
 
 
 class AlreadyExistsError(MetastoreError):

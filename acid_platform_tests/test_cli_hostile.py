@@ -186,3 +186,15 @@ def test_a_read_only_warehouse_answers_selects(wh: str, tmp_path: Path) -> None:
         assert (Path(wh) / "_metastore.db-wal").exists()
         done = acid("sql", "-w", ro, "--format", "csv", "-e", "SELECT a FROM t ORDER BY a")
         assert done.returncode == 0 and done.stdout == "a\n1\n2\n", done.stderr
+
+
+def test_a_location_no_file_system_serves(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    for args in (["init", "foo://x/wh"], ["init", "foo://x/wh", "--metastore-url", url]):
+        _one_clear_line(CliRunner().invoke(app, args), "WarehouseLocationError", "foo://x/wh")
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "5 fortnights"])
+def test_a_bad_setting_value(wh: str, value: str) -> None:
+    result = CliRunner().invoke(app, ["sql", "-w", wh, "-e", f"SET hive.txn.timeout={value}"])
+    _one_clear_line(result, "InvalidSettingError", "hive.txn.timeout")

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from acid_platform import Warehouse
@@ -84,6 +85,76 @@ def test_services_compact_and_clean_a_table_and_stop_on_sigterm(tmp_path: Path) 
     assert "services stopped: 1 compaction(s), 11 path(s) cleaned" in text
     with Warehouse.open(root) as wh:
         assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == list(range(11))
+
+
+def test_worker_with_an_unreachable_spark_master_fails_with_the_cause_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """No JVM starts: the master's host is resolved and connected to first."""
+    with Warehouse.open(tmp_path / "wh") as wh:
+        root = wh.root
+    runner = CliRunner()
+    for master, cause in (
+        ("spark://unreachable.invalid:7077", "cannot resolve host 'unreachable.invalid'"),
+        ("spark://127.0.0.1:1", "cannot connect to 127.0.0.1:1 (Connection refused)"),
+        ("sparc://host:7077", "'sparc://host:7077' is not a Spark master URL"),
+    ):
+        result = runner.invoke(app, ["worker", "-w", root, "--spark-master", master])
+        assert result.exit_code == 1, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert lines[0].startswith("error: EngineError: "), lines
+        assert cause in lines[0], lines
+
+
+@pytest.mark.slow
+def test_worker_starts_spark_only_for_a_queued_entry_and_keeps_its_log_off_the_console(
+    tmp_path: Path,
+) -> None:
+    with Warehouse.open(tmp_path / "wh") as wh:
+        root = wh.root
+        t = wh.create_table("t", [("id", "int")])
+        t.insert({"id": [1, 2]})
+        t.insert({"id": [3]})
+    code = (
+        "from typer.testing import CliRunner\n"
+        "from pyspark import SparkContext\n"
+        "from acid_platform.cli import app\n"
+        f"r = CliRunner().invoke(app, ['worker', '-w', {root!r}, '--spark-master', 'local[2]'])\n"
+        "print(r.exit_code, r.stderr.strip(), SparkContext._active_spark_context is None)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0 OK 0 compaction(s) True", done.stdout + done.stderr
+    # one queued entry, large enough for Spark: Spark starts, its log goes to a file
+    with Warehouse.open(root) as wh:
+        wh.compact("t", kind="major")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acid_platform.cli",
+            "worker",
+            "-w",
+            root,
+            "--spark-master",
+            "local[2]",
+            "--large-partition-bytes",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "OK 1 compaction(s)", done.stderr  # no Spark or JVM line before it
+    assert len(lines) == 2, done.stderr
+    assert lines[1].startswith("  1 default.t major: ready for cleaning on spark;"), lines
 
 
 def test_fsck_reports_and_repairs_a_missing_and_a_stray_file(tmp_path: Path) -> None:

@@ -6,9 +6,7 @@ Dagster. Hive's settings (``hive.compactor.*``, ``hive.txn.timeout``) are given 
 
 from __future__ import annotations
 
-import os
 import signal
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
@@ -259,27 +257,22 @@ def _executor(wh: Warehouse, spark: Any, threshold: int | None) -> Any:
         return None
     from acid_platform.engines.spark.compaction import compaction_router
 
-    return compaction_router(spark, wh.conf, threshold_bytes=threshold)
+    return compaction_router(spark.get, wh.conf, threshold_bytes=threshold)
 
 
 @contextmanager
 def _spark(master: str | None) -> Iterator[Any]:
-    """A SparkSession on ``master`` for this command (``None``: no Spark); stopped at the end
-    unless it was already running in this process."""
+    """A :class:`~acid_platform.engines.spark.launch.LazySession` on ``master`` for this command
+    (``None``: no Spark): the master is checked now (an unreachable one fails in seconds, in one
+    line); Spark starts only when a partition needs it, logs to a file, and stops at the end."""
     if master is None:
         yield None
         return
-    from pyspark.sql import SparkSession
+    from acid_platform.engines.spark.launch import LazySession, check_master
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    running = SparkSession.getActiveSession()
-    builder = SparkSession.builder.master(master).appName("acid compaction worker")
-    spark = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    try:
-        yield spark
-    finally:
-        if running is None:
-            spark.stop()
+    check_master(master)
+    with LazySession(master, "acid compaction worker") as lazy:
+        yield lazy
 
 
 __all__ = [

@@ -36,6 +36,7 @@ from acid_platform.compaction.executors import (
     CompactionExecutor,
     EmbeddedExecutor,
     ExecutorRouter,
+    LazyExecutor,
 )
 from acid_platform.compaction.housekeeper import (
     HousekeepingReport,
@@ -76,6 +77,7 @@ __all__ = [
     "HousekeepingReport",
     "Initiator",
     "InitiatorDecision",
+    "LazyExecutor",
     "RewritePlan",
     "RewriteRequest",
     "RewriteResult",

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from acid_platform.errors import InvalidSettingError
 from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
 
 DELTA_NUM_THRESHOLD = "hive.compactor.delta.num.threshold"
@@ -119,7 +120,7 @@ class ServiceConf:
                 )
         made = cls(**values)  # type: ignore[arg-type]
         if made.txn_timeout_s <= 0:
-            raise ValueError(f"{TXN_TIMEOUT}={conf.get(TXN_TIMEOUT)!r} must be positive")
+            raise InvalidSettingError(f"{TXN_TIMEOUT}={conf.get(TXN_TIMEOUT)!r} must be positive")
         return made
 
     @property
@@ -170,14 +171,14 @@ def _parse(key: str, text: str, kind: object) -> int | float:
     try:
         value: int | float = kind(raw)  # type: ignore[operator]
     except ValueError:
-        raise ValueError(f"{key}={text!r} is not a valid value") from None
+        raise InvalidSettingError(f"{key}={text!r} is not a valid value") from None
     if value < 0:
-        raise ValueError(f"{key}={text!r} must not be negative")
+        raise InvalidSettingError(f"{key}={text!r} must not be negative")
     return value
 
 
 def _parse_bool(key: str, text: str) -> bool:
     raw = str(text).strip().lower()
     if raw not in ("true", "false"):
-        raise ValueError(f"{key}={text!r} is not true or false")
+        raise InvalidSettingError(f"{key}={text!r} is not true or false")
     return raw == "true"

@@ -57,6 +57,26 @@ class CallableExecutor:
         return self._fn(plan)
 
 
+class LazyExecutor:
+    """An executor built on first use (by ``factory``): a worker that never meets a large
+    partition never starts the engine behind it (e.g. a SparkSession)."""
+
+    def __init__(self, name: str, factory: Callable[[], CompactionExecutor]) -> None:
+        self.name = name
+        self._factory = factory
+        self._executor: CompactionExecutor | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the executor has been built."""
+        return self._executor is not None
+
+    def execute(self, plan: RewritePlan) -> RewriteResult:
+        if self._executor is None:
+            self._executor = self._factory()
+        return self._executor.execute(plan)
+
+
 ExecutorLike = CompactionExecutor | Callable[[RewritePlan], RewriteResult]
 
 

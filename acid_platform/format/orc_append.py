@@ -22,14 +22,15 @@ Field numbers are from ORC's ``orc_proto.proto``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.errors import CorruptAcidFileError
 from acid_platform.format.fs import create_new
+from acid_platform.format.orc_footer import PROLEPTIC_GREGORIAN, set_type
 from acid_platform.format.orc_stats import merge_all
 from acid_platform.format.orc_timestamps import encode_table
 from acid_platform.format.protobuf import (
@@ -101,6 +102,16 @@ def encode_chunk(table: pa.Table, compression: str, stripe_size: int) -> OrcChun
     return parse_chunk(encode_table(table, compression, stripe_size))
 
 
+def with_types(chunk: OrcChunk, types: Mapping[int, tuple[int, int]]) -> OrcChunk:
+    """``chunk`` whose footer types ``types`` (column id -> (ORC kind, maximum length)) are
+    set: the ``char``/``varchar`` columns pyarrow writes as ``string``
+    (:func:`~.orc_footer.char_columns`)."""
+    if not types:
+        return chunk
+    new = [set_type(ty, *types[i]) if i in types else ty for i, ty in enumerate(chunk.types)]
+    return replace(chunk, types=tuple(new))
+
+
 def parse_chunk(data: bytes, source: str = "<orc chunk>") -> OrcChunk:
     """Take a whole ORC file (``data``) apart; :class:`CorruptAcidFileError` if it is not one."""
     try:
@@ -165,6 +176,7 @@ class OrcTailBuilder:
             footer += field_varint(9, t.writer)
         if t.software_version is not None:
             footer += field_bytes(12, t.software_version)
+        footer += field_varint(11, PROLEPTIC_GREGORIAN)  # as the event writer's footers say
         meta_stream = compress_stream(metadata, t.compression, t.block_size)
         footer_stream = compress_stream(footer, t.compression, t.block_size)
         ps = (

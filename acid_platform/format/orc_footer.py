@@ -92,7 +92,7 @@ def amend_footer(
         if number == _FOOTER_TYPES:
             if type_index in types:
                 kind, length = types[type_index]
-                raw = _length_delimited(_set_type(_value(raw), kind, length))
+                raw = _length_delimited(set_type(_value(raw), kind, length))
             type_index += 1
         out += encode_varint((number << 3) | wire) + raw
     if calendar is not None:
@@ -107,7 +107,7 @@ def amend_footer(
     return tail[:footer_start] + packed + new_ps + bytes([len(new_ps)])
 
 
-def _set_type(message: bytes, kind: int, length: int) -> bytes:
+def set_type(message: bytes, kind: int, length: int) -> bytes:
     """A ``Type`` message re-encoded with ``kind`` and ``maximumLength``, the rest kept."""
     out = bytearray()
     for number, wire, raw in _fields(message):

@@ -33,7 +33,13 @@ from acid_platform.errors import AcidFormatError
 from acid_platform.format import types as t
 from acid_platform.format.fs import create_new, resolve
 from acid_platform.format.names import flush_length_file_name
-from acid_platform.format.orc_append import AppendableOrcFile, AppendedChunk, encode_chunk
+from acid_platform.format.orc_append import (
+    AppendableOrcFile,
+    AppendedChunk,
+    encode_chunk,
+    with_types,
+)
+from acid_platform.format.orc_footer import char_columns
 from acid_platform.format.writer import (
     ACID_STATS_KEY,
     ACID_VERSION,
@@ -82,7 +88,11 @@ class StreamingEventFile:
             self._lengths = create_new(self.filesystem, self.side_file)
             self._lengths.write((0).to_bytes(8, "big"))
             self._lengths.flush()
-        template = encode_chunk(self.schema.empty_table(), self._codec, stripe_size)
+        # char/varchar columns: pyarrow writes them as string; every chunk names them as Hive
+        self._char_types = char_columns(self.schema)
+        template = with_types(
+            encode_chunk(self.schema.empty_table(), self._codec, stripe_size), self._char_types
+        )
         self._file = AppendableOrcFile(self.filesystem, self.path, template)
         self._pending: list[pa.Table] = []
         self.pending_bytes = 0
@@ -127,10 +137,10 @@ class StreamingEventFile:
         self._pending.clear()
         self.pending_bytes = 0
         try:
-            events = events.cast(self.schema)
+            events = t.conform_chars(events.cast(self.schema), self.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise AcidFormatError(f"{self.path}: events do not fit {self.schema}: {exc}") from exc
-        chunk = encode_chunk(events, self._codec, self._stripe_size)
+        chunk = with_types(encode_chunk(events, self._codec, self._stripe_size), self._char_types)
         ends = np.cumsum([s.rows for s in chunk.stripes]) - 1
         owid, bucket, rowid = (events.column(c).to_numpy() for c in t.ROW_ID_EVENT_FIELDS)
         ops = events.column(t.OPERATION).to_numpy()

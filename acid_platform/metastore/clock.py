@@ -24,6 +24,8 @@ from typing import Protocol
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from acid_platform.errors import InvalidSettingError
+
 #: Hive's transaction time-out setting (seconds unless it carries a unit).
 TXN_TIMEOUT = "hive.txn.timeout"
 
@@ -91,7 +93,8 @@ _UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0
 
 def parse_duration_s(key: str, value: str, default_unit: str = "s") -> float:
     """A Hive time setting in seconds (``300``, ``300s``, ``5m``, ``1d``, ``500ms``);
-    :class:`ValueError` naming ``key`` if it is not one or is negative."""
+    :class:`~acid_platform.errors.InvalidSettingError` (a ``ValueError``) naming ``key`` if it
+    is not one or is negative."""
     raw = str(value).strip().lower()
     match = re.fullmatch(r"([0-9.eE+-]+)\s*([a-z]*)", raw)
     try:
@@ -99,7 +102,9 @@ def parse_duration_s(key: str, value: str, default_unit: str = "s") -> float:
             raise ValueError(raw)
         seconds = float(match.group(1)) * _UNITS[match.group(2) or default_unit]
     except (ValueError, KeyError):
-        raise ValueError(f"{key}={value!r} is not a valid time value (e.g. 300s, 5m)") from None
+        raise InvalidSettingError(
+            f"{key}={value!r} is not a valid time value (e.g. 300s, 5m)"
+        ) from None
     if seconds < 0 or seconds != seconds or seconds == float("inf"):
-        raise ValueError(f"{key}={value!r} must not be negative")
+        raise InvalidSettingError(f"{key}={value!r} must not be negative")
     return seconds

@@ -38,6 +38,7 @@ from sqlglot import exp
 from acid_platform.errors import (
     AlreadyExistsError,
     InvalidNameError,
+    InvalidSettingError,
     NoSuchObjectError,
     TransactionStateError,
     WarehouseLocationError,
@@ -138,17 +139,16 @@ class TableWarehouse(WarehouseCatalog):
         if not create:
             require_warehouse(text, metastore_url)
         remote = "://" in text
+        if remote and metastore_url is None:
+            raise WarehouseLocationError(
+                f"warehouse {text}: a remote warehouse needs a metastore_url (SQLite lives on local disk)"
+            )
         if not remote:
             _make_local_root(text)
         else:
-            loc = resolve(text)
-            loc.filesystem.create_dir(loc.path, recursive=True)
+            _make_remote_root(text)
         timeout: dict[str, Any] = {} if txn_timeout_s is None else {"txn_timeout_s": txn_timeout_s}
         if metastore_url is None:
-            if remote:
-                raise ValueError(
-                    f"warehouse {text}: a remote warehouse needs a metastore_url (SQLite lives on local disk)"
-                )
             metastore = Metastore.for_warehouse(text, **timeout)
         else:
             metastore = Metastore(metastore_url, **timeout)
@@ -169,7 +169,7 @@ class TableWarehouse(WarehouseCatalog):
         if key == TXN_TIMEOUT:
             seconds = parse_duration_s(key, value)
             if seconds <= 0:
-                raise ValueError(f"{key}={value!r} must be positive")
+                raise InvalidSettingError(f"{key}={value!r} must be positive")
             self.metastore.txn_timeout_s = seconds
         self.conf[key] = value
 
@@ -400,6 +400,17 @@ def _make_local_root(path: str) -> None:
         raise WarehouseLocationError(
             f"cannot create the warehouse directory {path}: {exc.strerror or exc}"
         ) from None
+
+
+def _make_remote_root(uri: str) -> None:
+    """Create the root of a warehouse in an object store (or find it there); a scheme no file
+    system serves, or a store that cannot be reached, is a :class:`WarehouseLocationError`."""
+    try:
+        loc = resolve(uri)
+        loc.filesystem.create_dir(loc.path, recursive=True)
+    except (pa.ArrowException, OSError) as exc:
+        reason = " ".join(str(exc).split())
+        raise WarehouseLocationError(f"cannot use the warehouse location {uri}: {reason}") from None
 
 
 __all__ = ["DEFAULT_CONF", "DEFAULT_DATABASE", "DEFAULT_TABLE_PROPERTIES", "TableWarehouse"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.orc as po
 import pyorc
 
 from acid_platform import Warehouse
@@ -23,6 +24,7 @@ from acid_platform.format import (
 from acid_platform.format.orc_footer import PROLEPTIC_GREGORIAN
 from acid_platform.format.orc_tail import parse_tail
 from acid_platform.format.protobuf import decode_message, decompress_stream
+from acid_platform.format.streaming_file import StreamingEventFile
 from acid_platform.format.types import row_schema
 
 CREATE = (
@@ -87,3 +89,20 @@ def test_files_written_before_the_rules_read_padded_and_cut(tmp_path: Path) -> N
         schema=row_schema([("c", "char(5)"), ("v", "varchar(3)")]),
     )
     assert got.to_pylist() == [{"c": "ab   ", "v": "abc"}, {"c": None, "v": "x"}]
+
+
+def test_streaming_files_follow_the_same_rules(tmp_path: Path) -> None:
+    schema = row_schema([("c", "char(5)"), ("v", "varchar(3)")])
+    path = tmp_path / "t" / delta_dir_name(1, 2) / bucket_file_name(0)
+    write_acid_version_file(path.parent)
+    f = StreamingEventFile(path, schema)
+    rows = pa.table({"c": ["ab"], "v": ["abcdef"]})
+    f.write(insert_events(rows, 1, encode_bucket(0)))
+    f.flush()
+    f.commit()
+    f.close()
+    with path.open("rb") as fh:
+        assert str(pyorc.Reader(fh).schema).endswith("row:struct<c:char(5),v:varchar(3)>>")
+    assert _footer(path)[11] == [PROLEPTIC_GREGORIAN]
+    row = po.read_table(path).column("row").to_pylist()
+    assert row == [{"c": "ab   ", "v": "abc"}]

@@ -53,11 +53,17 @@ def register(
 
     The warehouse root, metastore URL, transaction time-out and session settings (``wh.conf``
     as of now) become option defaults; ``.option("warehouse", …)`` and
-    ``.option("metastore_url", …)`` override them per read or write. Returns the registered
-    class.
+    ``.option("metastore_url", …)`` override them per read or write. Spark's Python workers
+    run the driver's interpreter when the executors are on this host and no other was chosen;
+    any other interpreter is checked first (:mod:`.python_workers`): an
+    :class:`~acid_platform.errors.EngineError` naming ``PYSPARK_PYTHON`` /
+    ``spark.pyspark.python`` if it cannot import the project. Returns the registered class.
     """
     from acid_platform.engines.spark.datasource import AcidDataSource
     from acid_platform.engines.spark.options import warehouse_options
+    from acid_platform.engines.spark.python_workers import use_driver_python
+
+    use_driver_python(spark)
 
     # with the SQL execution id, names one query's snapshot (shared by all its scans)
     defaults = warehouse_options(warehouse) | {"query_scope": uuid.uuid4().hex}

@@ -32,15 +32,19 @@ from __future__ import annotations
 
 import contextlib
 import pickle
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from acid_platform.compaction.config import CompactorConf
-from acid_platform.compaction.executors import EmbeddedExecutor, ExecutorRouter
+from acid_platform.compaction.executors import (
+    CompactionExecutor,
+    EmbeddedExecutor,
+    ExecutorRouter,
+    LazyExecutor,
+)
 from acid_platform.compaction.rewrite import (
     RewritePlan,
     RewriteResult,
@@ -49,6 +53,7 @@ from acid_platform.compaction.rewrite import (
     run_task,
 )
 from acid_platform.engines.spark.files import TaskInfo
+from acid_platform.engines.spark.python_workers import use_driver_python, worker_error
 from acid_platform.errors import AcidError, CompactionError
 from acid_platform.format import WrittenFile
 
@@ -113,6 +118,7 @@ class SparkCompactionExecutor:
     name = SPARK
 
     def __init__(self, spark: SparkSession) -> None:
+        use_driver_python(spark)  # the tasks' Python can import the project, or fail now
         self.spark = spark
 
     def execute(self, plan: RewritePlan) -> SparkRewriteResult:
@@ -146,7 +152,7 @@ class SparkCompactionExecutor:
         except Exception as exc:  # noqa: BLE001 - py4j and Spark Connect raise different types
             raise CompactionError(
                 f"Spark job compacting {plan.request.path} ({n} bucket task(s)) failed: "
-                f"{last_python_error(exc)}"
+                f"{worker_error(exc).summary}"
             ) from exc
         outcomes = [pickle.loads(r[_OUTCOME]) for r in rows]
         return sorted(outcomes, key=lambda o: o.index)
@@ -156,7 +162,7 @@ class SparkCompactionExecutor:
 
 
 def compaction_router(
-    spark: SparkSession,
+    spark: SparkSession | Callable[[], SparkSession],
     conf: CompactorConf | Mapping[str, str] | None = None,
     *,
     threshold_bytes: int | None = None,
@@ -165,13 +171,21 @@ def compaction_router(
     exceed ``acid.compactor.large.partition.bytes`` (from ``conf``: a
     :class:`~acid_platform.compaction.CompactorConf` or settings such as ``wh.conf``;
     ``threshold_bytes`` overrides it) are rewritten on Spark, the others in this process.
+    ``spark`` may be a function returning the session: it is called (Spark started) only when a
+    partition above the threshold comes (:class:`~acid_platform.compaction.executors.LazyExecutor`).
 
     >>> # run_worker(wh, executor=compaction_router(spark, {"acid.compactor.large.partition.bytes": "0"}))
     """
     if not isinstance(conf, CompactorConf):
         conf = CompactorConf.from_conf(conf)
     threshold = conf.large_partition_bytes if threshold_bytes is None else threshold_bytes
-    return ExecutorRouter(threshold, EmbeddedExecutor(), SparkCompactionExecutor(spark))
+    large: CompactionExecutor
+    if callable(spark):
+        factory = spark
+        large = LazyExecutor(SPARK, lambda: SparkCompactionExecutor(factory()))
+    else:
+        large = SparkCompactionExecutor(spark)
+    return ExecutorRouter(threshold, EmbeddedExecutor(), large)
 
 
 def run_bucket_task(plan: RewritePlan, index: int) -> BucketOutcome:
@@ -225,20 +239,6 @@ def _refuse_speculation(spark: SparkSession, plan: RewritePlan) -> None:
             "attempts of a task would write the same bucket file at once; use a session "
             "without speculation for the compactor"
         )
-
-
-_PYTHON_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$", re.MULTILINE)
-
-
-def last_python_error(exc: BaseException) -> str:
-    """The innermost Python error of a failed Spark job (its traceback is in the message)."""
-    text = str(exc)
-    found = _PYTHON_ERROR.findall(text)
-    if found:
-        kind, message = found[-1]
-        return f"{kind.rsplit('.', 1)[-1]}: {message.strip()}"
-    lines: Sequence[str] = text.strip().splitlines()
-    return lines[0] if lines else repr(exc)
 
 
 __all__ = [

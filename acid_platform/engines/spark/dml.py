@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from acid_platform import errors
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import table_location
 from acid_platform.engines.spark.plans import PlanViews, broadcast_threshold, estimated_bytes
+from acid_platform.engines.spark.python_workers import worker_error
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, row_id_text
 from acid_platform.format.bucket_codec import decode_bucket_ids
@@ -207,7 +207,7 @@ def _write(job: DmlJob, labelled: DataFrame, n: int) -> list[TaskReport]:
     first: list[Column] = []
     if dml.VIOLATION in labelled.columns:
         first.append(F.coalesce(F.col(dml.VIOLATION), F.lit(False)).desc())
-    ordered = keyed.repartition(n, stmt, wbucket, *parts).sortWithinPartitions(
+    ordered = by_writer(keyed, n, stmt, wbucket, *parts).sortWithinPartitions(
         *first, stmt, *parts, wbucket, *[F.col(c) for c in dml.ROW_ID_COLUMNS]
     )
     reports = ordered.mapInArrow(lambda it: _write_task(job, it), "report STRING")
@@ -216,6 +216,30 @@ def _write(job: DmlJob, labelled: DataFrame, n: int) -> list[TaskReport]:
     except Exception as exc:
         raise task_error(exc, spec) from exc
     return [TaskReport.from_json(r["report"]) for r in rows]
+
+
+def by_writer(frame: DataFrame, n: int, *keys: Column) -> DataFrame:
+    """``frame`` shuffled so that all rows of one key meet in one task.
+
+    With adaptive execution on (Spark's default), a repartition by columns alone, which AQE
+    coalesces to the data's size (a two-row MERGE runs one writing task, not
+    ``spark.sql.shuffle.partitions``); coalescing only merges whole shuffle partitions, so a key
+    still has one writer. Otherwise (or above ``n``'s cap of 4096 Hive writer ids), ``n`` tasks.
+    """
+    conf = frame.sparkSession.conf
+    initial = conf.get("spark.sql.adaptive.coalescePartitions.initialPartitionNum", None)
+    partitions = int(initial or conf.get("spark.sql.shuffle.partitions") or 200)
+    if (
+        _on(conf.get("spark.sql.adaptive.enabled", "true"))
+        and _on(conf.get("spark.sql.adaptive.coalescePartitions.enabled", "true"))
+        and partitions <= n
+    ):
+        return frame.repartition(*keys)
+    return frame.repartition(n, *keys)
+
+
+def _on(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
 
 
 def _bucket_key(plan: dml.DmlPlan, n: int) -> Column:
@@ -290,8 +314,8 @@ def _write_task(job: DmlJob, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
                 done = st.inserts if st.action is dml.Action.INSERT else st.deletes
                 counts[st.statement] += done.num_rows
         written = files.close()
-    except BaseException:
-        files.abort()
+    except BaseException as exc:
+        files.abort(exc)
         raise
     report = TaskReport(task, tuple(written), tuple(sorted(counts.items())), violation)
     yield pa.RecordBatch.from_pydict({"report": [report.to_json()]})
@@ -347,16 +371,15 @@ def _components(
     return list(seen)
 
 
-_ERROR = re.compile(r"(?:acid_platform\.errors\.)?([A-Z][A-Za-z]+Error): ([^\n]*)")
-
-
 def task_error(exc: BaseException, spec: TableSpec) -> BaseException:
-    """A failed Spark job as a typed error: the project's error a task raised, if any."""
-    text = str(exc)
-    for name, message in reversed(_ERROR.findall(text)):
-        cls = getattr(errors, name, None)
-        if isinstance(cls, type) and issubclass(cls, errors.AcidError):
-            return cls(message)
-    return errors.EngineError(
-        f"Spark job writing {spec.full_name} failed: {text.strip().splitlines()[0] if text else exc!r}"
-    )
+    """A failed Spark job as a typed error: the project's error a task raised, if any (same
+    type, same message); otherwise an :class:`~acid_platform.errors.EngineError` carrying the
+    task's Python cause — type, message and the notes naming table, partition and file."""
+    cause = worker_error(exc)
+    cls = getattr(errors, cause.kind, None)
+    if isinstance(cls, type) and issubclass(cls, errors.AcidError):
+        error = cls(cause.message)
+        for note in cause.notes:
+            error.add_note(note)
+        return error
+    return errors.EngineError(f"Spark job writing {spec.full_name} failed: {cause.summary}")

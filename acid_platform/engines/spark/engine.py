@@ -39,6 +39,7 @@ from acid_platform.engines.spark.dml import run_dml, task_error
 from acid_platform.engines.spark.files import TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import warehouse_options
 from acid_platform.engines.spark.plans import plan_frame
+from acid_platform.engines.spark.python_workers import use_driver_python
 from acid_platform.engines.spark.writer import InsertJob, write_rows
 from acid_platform.errors import UnknownColumnError
 from acid_platform.metastore.model import OperationType, TableSpec
@@ -69,6 +70,7 @@ class SparkEngine:
     match_count = MatchCount.WINDOW
 
     def __init__(self, spark: SparkSession) -> None:
+        use_driver_python(spark)  # the tasks' Python can import the project, or fail now
         self.spark = spark
         self._registered = False
         #: The tasks that wrote files in the engine's last statement (where each ran).

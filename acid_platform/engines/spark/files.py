@@ -123,6 +123,7 @@ class EventFiles:
     _open: dict[tuple[str, str, int, int], _OpenFile] = field(default_factory=dict)
     _dirs: set[str] = field(default_factory=set)
     _done: list[FileInfo] = field(default_factory=list)
+    _where: tuple[str, str | None] | None = None  # (partition, file) being written
 
     def __post_init__(self) -> None:
         if not self.spec.num_buckets and self.writer_id > MAX_BUCKET_ID:
@@ -134,6 +135,7 @@ class EventFiles:
 
     def write_inserts(self, partition: str, rows: pa.Table, statement: int) -> None:
         """Insert events for ``rows`` (the table's data columns) of one partition."""
+        self._where = (partition, None)
         for bucket, part in split_rows(self.spec, rows, (self.writer_id,)):
             handle = self._file(INSERT, partition, statement, bucket)
             handle.writer.write(
@@ -151,6 +153,7 @@ class EventFiles:
         of its row's bucket; calls must come in ROW__ID order per bucket."""
         if row_ids.num_rows == 0:
             return
+        self._where = (partition, None)
         for bucket, ids in split_row_ids(row_ids):
             handle = self._file(DELETE, partition, statement, bucket)
             handle.writer.write(delete_events(*ids, self.write_id, self.layout.row_schema))
@@ -164,8 +167,17 @@ class EventFiles:
             self._done.append(dataclasses.replace(handle.info, rows=result.rows, bytes=result.size))
         return list(self._done)
 
-    def abort(self) -> None:
-        """Drop partial files and the files already finished: a failed task leaves nothing."""
+    def abort(self, error: BaseException | None = None) -> None:
+        """Drop partial files and the files already finished: a failed task leaves nothing.
+        ``error`` (what failed the task) gets a note naming the table, partition and file, which
+        Spark carries to the driver in the worker's traceback."""
+        if error is not None:
+            where = f"while writing table {self.spec.full_name}"
+            if self._where is not None:
+                partition, path = self._where
+                where += f", partition {partition}" if partition else ""
+                where += f", file {path}" if path else ""
+            error.add_note(f"{where} (Spark task, Hive writer id {self.writer_id})")
         for handle in self._open.values():
             with contextlib.suppress(Exception):
                 handle.writer.abort()
@@ -180,6 +192,7 @@ class EventFiles:
         key = (kind, partition, statement, bucket)
         handle = self._open.get(key)
         if handle is not None:
+            self._where = (partition, handle.info.path)
             return handle
         directory = self.layout.statement_dir(
             partition_path(self.table_path, partition),
@@ -195,6 +208,7 @@ class EventFiles:
         handle = self._open[key] = _OpenFile(
             self.layout.open_file(path), FileInfo(path, partition, statement, bucket, kind, 0, 0)
         )
+        self._where = (partition, path)
         return handle
 
 

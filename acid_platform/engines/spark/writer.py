@@ -183,8 +183,8 @@ def write_rows(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> TaskReport:
                     files.write_inserts(name, part, statement)
                 rows_written += rows.num_rows
             written = files.close()
-        except BaseException:
-            files.abort()
+        except BaseException as exc:
+            files.abort(exc)
             raise
     return TaskReport(task, tuple(written), ((statement, rows_written),))
 

@@ -34,9 +34,9 @@ from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.engines.spark import SparkCompactionExecutor, compaction_router
 from acid_platform.engines.spark.compaction import (
     SparkRewriteResult,
-    last_python_error,
     retryable,
 )
+from acid_platform.engines.spark.python_workers import worker_error
 from acid_platform.errors import CompactionError
 from acid_platform.format import ValidCompactorWriteIdList
 from acid_platform.table import Table
@@ -372,6 +372,6 @@ def test_a_failed_spark_job_reports_the_python_error_of_the_task(spark: SparkSes
     assert retryable(OSError("Input/output error"))
     assert not retryable(FileNotFoundError("gone"))
     assert not retryable(CompactionError("bad data"))
-    assert last_python_error(failed.value) == (
+    assert worker_error(failed.value).summary == (
         "OSError: Input/output error reading /wh/t/delta_0000001_0000001_0000/bucket_00000"
     )

@@ -22,7 +22,7 @@ B0 = 536870912
 US = 1_000_000
 #: microseconds since 1970 (Spark's precision): 1969-12-31 23:59:58.5, 1900-01-01 12:00:00.123,
 #: 1969-12-31 23:59:58.000001, 1969-12-31 23:59:59.999999 (the last second before 1970),
-#: 1960-06-01 00:00:00, 1970-01-01 00:00:00.25
+#: 1960-06-02 00:00:00, 1970-01-01 00:00:00.25
 MICROS = [
     -US - US // 2,
     -2208945600 * US + 123_000,
@@ -169,3 +169,45 @@ def test_orc_java_reads_our_calendar_dates_and_char_types(
     assert not old_reader.writerUsedProlepticGregorian()
     old_days, _ = _column(old_reader, [0])
     assert [get_field(old_days, "vector")[i] for i in range(n)] == [-719160, -141442, 2932896]
+
+
+def hive_23_timestamps(spark: SparkSession, path: Path, column: list[int]) -> list[str]:
+    """The timestamps of ``column`` as Hive 2.3's own ORC reader (``hive-exec``'s
+    ``org.apache.hadoop.hive.ql.io.orc.RecordReaderImpl``, in the PySpark wheel) returns them."""
+    jvm = spark._jvm
+    assert jvm is not None
+    orc_file = jvm.org.apache.hadoop.hive.ql.io.orc.OrcFile
+    reader = orc_file.createReader(
+        jvm.org.apache.hadoop.fs.Path(str(path)),
+        orc_file.readerOptions(spark._jsc.hadoopConfiguration()),  # type: ignore[union-attr]
+    )
+    rows = reader.rows()
+    out, row = [], None
+    try:
+        while rows.hasNext():
+            row = rows.next(row)
+            value = row
+            for i in column:
+                value = value.getFieldValue(i)
+            out.append(str(value.getTimestamp().toString()))
+    finally:
+        rows.close()
+    return out
+
+
+def test_hive_23_reads_our_timestamps(spark: SparkSession, tmp_path: Path) -> None:
+    ours = tmp_path / "bucket_00000"
+    _write_ours(ours)
+    assert hive_23_timestamps(spark, ours, [5, 1]) == [
+        "1969-12-31 23:59:58.5",
+        "1900-01-01 12:00:00.123",
+        "1969-12-31 23:59:58.000001",
+        "1970-01-01 00:00:00.999999",  # the last second before 1970: one second late (ORC-763)
+        "1960-06-02 00:00:00.0",
+        "1970-01-01 00:00:00.25",
+    ]
+    # the issue's symptom, with pyarrow's own encoding
+    old = tmp_path / "old.orc"
+    po.write_table(pa.table({"ts": pa.array(MICROS, pa.timestamp("us"))}), old)
+    with pytest.raises(Exception, match=r"nanos > 999999999 or < 0"):
+        hive_23_timestamps(spark, old, [0])
