@@ -10,7 +10,8 @@ given to a read or write override them.
 =====================  ======================================================================
 option                 meaning
 =====================  ======================================================================
-``path`` / ``table``   the table, ``db.table`` or ``table`` (in ``default``); ``load("db.t")``
+``path`` / ``table``   the table, ``db.table`` or ``table`` (in ``default``); ``load("db.t")``;
+                       or its directory inside the warehouse, ``load("/wh/db.db/t")``
 ``warehouse``          warehouse root (local path or URI)
 ``metastore_url``      SQLAlchemy URL of the metastore (default: SQLite in the warehouse)
 ``txn_timeout_s``      the metastore's ``hive.txn.timeout`` (for heartbeats and leases)
@@ -43,12 +44,13 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from acid_platform.errors import InvalidChangeRangeError, InvalidNameError
+from acid_platform.errors import InvalidChangeRangeError, InvalidNameError, NoSuchObjectError
 from acid_platform.format.fs import Location, resolve
 from acid_platform.format.storage import StorageBinding, StorageOptions, bind
 from acid_platform.metastore import Metastore
@@ -115,18 +117,18 @@ class SourceOptions:
                 ".option('table', 'db.table')"
             )
         storage = None
-        if "://" in warehouse:  # this process reaches the store as the driver's warehouse does
-            text = merged.get("storage")
-            storage = bind(
-                warehouse, StorageOptions.from_json(text) if text else StorageOptions.from_env()
-            )
+        if "://" in warehouse and merged.get("storage"):  # reach the store as the driver does
+            storage = bind(warehouse, StorageOptions.from_json(merged["storage"]))
         url = merged.get("metastore_url") or _sqlite_url(warehouse)
+        timeout_s = float(merged.get("txn_timeout_s") or DEFAULT_TXN_TIMEOUT_S)
+        if is_path(table):
+            table = table_of_path(table, warehouse, open_metastore(url, timeout_s))
         conf = dict(defaults_conf(defaults)) | dict(json.loads(merged.get("conf") or "{}"))
         return cls(
             warehouse=warehouse,
             metastore_url=url,
             table=qualified_name(table),
-            txn_timeout_s=float(merged.get("txn_timeout_s") or DEFAULT_TXN_TIMEOUT_S),
+            txn_timeout_s=timeout_s,
             conf=conf,
             with_row_id=_flag(merged.get("with_row_id")),
             valid_txns=merged.get("valid_txns") or None,
@@ -190,6 +192,49 @@ def qualified_name(name: str) -> str:
     """``db.table`` for ``table`` or ``db.table`` (lower-cased, validated)."""
     db, table = split_table_name(name.strip().strip("`"))
     return f"{db}.{table}"
+
+
+def table_of_path(path: str, warehouse: str, metastore: Metastore) -> str:
+    """``db.table`` of a table directory given as a path (``load('/wh/db.db/t')``): it must lie
+    inside the warehouse and be an ACID table's location."""
+    root = _normalize(warehouse)
+    target = _normalize(path)
+    if target != root and not target.startswith(root.rstrip("/") + "/"):
+        raise InvalidNameError(f"path {path} is outside the warehouse {warehouse}")
+    rel = target[len(root) :].strip("/").split("/")
+    if len(rel) == 1 and rel[0]:
+        db, name = "default", rel[0]
+    elif len(rel) == 2 and rel[0].endswith(".db"):
+        db, name = rel[0][: -len(".db")], rel[1]
+    else:
+        raise NoSuchObjectError(
+            f"{path} is not an ACID table of the warehouse (tables live at <warehouse>/<table> "
+            "and <warehouse>/<db>.db/<table>)"
+        )
+    try:
+        spec = metastore.get_table(db, name)
+    except (NoSuchObjectError, InvalidNameError) as exc:
+        raise NoSuchObjectError(f"{path} is not an ACID table of the warehouse: {exc}") from exc
+    if _normalize(spec.location) != target:
+        raise NoSuchObjectError(
+            f"{path} is not an ACID table of the warehouse ({spec.full_name} lives at "
+            f"{spec.location})"
+        )
+    return spec.full_name
+
+
+def is_path(name: str) -> bool:
+    """Whether a ``load()`` / ``save()`` argument is a path rather than a table name."""
+    return "/" in name or "\\" in name
+
+
+def _normalize(location: str) -> str:
+    if location.startswith("file://"):
+        location = location[len("file://") :]
+    if "://" in location:
+        scheme, _, rest = location.partition("://")
+        return f"{scheme}://{posixpath.normpath(rest)}"
+    return os.path.normpath(os.path.abspath(location))
 
 
 def open_metastore(url: str, txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S) -> Metastore:
