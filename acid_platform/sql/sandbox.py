@@ -70,7 +70,7 @@ HIVE_FUNCTIONS = HIVE_UDTFS | frozenset(
     last_value lcase lead least length levenshtein ln locate log log10 log2 logged_in_user
     lower lpad ltrim map map_keys map_values mask mask_first_n mask_hash mask_last_n
     mask_show_first_n mask_show_last_n max md5 min minute mod month months_between
-    murmur_hash named_struct negative next_day ngrams nullif nvl octet_length parse_url
+    murmur_hash named_struct negative next_day ngrams ntile nullif nvl octet_length parse_url
     percent_rank percentile percentile_approx percentile_cont percentile_disc pi pmod
     positive pow power printf quarter radians rand rank regexp regexp_extract regexp_replace
     regr_avgx regr_avgy regr_count regr_intercept regr_r2 regr_slope regr_sxx regr_sxy

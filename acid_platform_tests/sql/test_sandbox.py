@@ -174,3 +174,23 @@ def test_engine_statements_and_settings_are_refused(
     assert _settings(wh) == before
     assert not [n for n in ("x.db", "out.csv", "exp") if (tmp_path / n).exists()]
     assert sql.execute("SELECT count(*) AS n FROM t").to_pylist() == [{"n": 0}]
+
+
+def test_hive_functions_still_run(sql: SqlSession) -> None:
+    sql.execute(
+        "CREATE TABLE h (a INT, s STRING, xs ARRAY<INT>) STORED AS ORC "
+        "TBLPROPERTIES ('transactional'='true')"
+    )
+    sql.execute("INSERT INTO h SELECT 1, 'a-1', array(1, 2) UNION ALL SELECT 2, 'b-2', array(3)")
+    rows = sql.execute(
+        "SELECT a, ntile(2) OVER (ORDER BY a) AS n, nvl(NULL, s) AS s2, "
+        "concat_ws('/', s, 'x') AS c, regexp_extract(s, '([a-z])-', 1) AS r, "
+        "get_json_object('{\"k\": 7}', '$.k') AS j, int('5') AS i, size(xs) AS k "
+        "FROM h ORDER BY a"
+    ).to_pylist()
+    assert rows == [
+        {"a": 1, "n": 1, "s2": "a-1", "c": "a-1/x", "r": "a", "j": "7", "i": 5, "k": 2},
+        {"a": 2, "n": 2, "s2": "b-2", "c": "b-2/x", "r": "b", "j": "7", "i": 5, "k": 1},
+    ]
+    exploded = sql.execute("SELECT a, x FROM h LATERAL VIEW explode(xs) v AS x ORDER BY x")
+    assert exploded.to_pylist() == [{"a": 1, "x": 1}, {"a": 1, "x": 2}, {"a": 2, "x": 3}]

@@ -76,6 +76,14 @@ def test_partitioned_append_converts_types_and_overwrites_only_written_partition
     )
     df.write.format("acid").mode("append").save("p")
     assert sorted(wh.metastore.list_partitions("default", "p")) == ["ds=a", "ds=b"]
+    # the commit recorded what the executors wrote (issue 13, item 6)
+    record = wh.metastore.recorded_files("default", "p")
+    assert sorted(record.partitions) == ["ds=a", "ds=b"]
+    written = sorted(Path(t.spec.location).glob("ds=a/delta_*/bucket_*"))
+    assert written and all(
+        record.partitions["ds=a"].dirs[f.parent.name].files[f.name] == f.stat().st_size
+        for f in written
+    )
     spark.createDataFrame([(99, "x", "a")], "id INT, v STRING, ds STRING").write.format(
         "acid"
     ).mode("overwrite").save("p")
