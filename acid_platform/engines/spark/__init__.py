@@ -21,6 +21,7 @@ This is the only package of the project that imports PySpark.
 from __future__ import annotations
 
 import importlib
+import uuid
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -68,7 +69,9 @@ def register(
 
     use_driver_python(spark)
 
-    attrs: dict[str, Any] = {"defaults": warehouse_options(warehouse), "format_name": name}
+    # with the SQL execution id, names one query's snapshot (shared by all its scans)
+    defaults = warehouse_options(warehouse) | {"query_scope": uuid.uuid4().hex}
+    attrs: dict[str, Any] = {"defaults": defaults, "format_name": name}
     cls = type("AcidDataSource", (AcidDataSource,), attrs)
     spark.dataSource.register(cls)
     install_catalog(spark, name)

@@ -24,8 +24,9 @@ per loaded relation — ``load()`` — and reuse that plan, reader and partition
 query on it and every scan of it in one query):
 
 * **Snapshots.** Each query reads the latest committed snapshot, taken when its first task
-  starts and shared by all its tasks (:mod:`.query_snapshot`), so commits after ``load()`` show
-  in the next query, as with a Spark table. To pin one for repeatable reads or time travel,
+  starts and shared by all its tasks — one transaction snapshot for every ``acid`` table and
+  DataFrame the query reads (:mod:`.query_snapshot`) — so commits after ``load()`` show in the
+  next query, as with a Spark table. To pin one for repeatable reads or time travel,
   give ``.option("snapshot", <ValidWriteIdList string>)`` (e.g. ``str(metastore.
   valid_write_ids(None, db, t))``) or ``.option("as_of_write_id", n)`` (the writes committed up
   to write id ``n``); a pinned read needs its files still there (the cleaner removes what a
@@ -38,7 +39,8 @@ query on it and every scan of it in one query):
   estimates (a relation is never broadcast by size: use ``F.broadcast``). To read fewer
   columns, give the schema (``.schema("id INT, ds STRING").load("db.t")``).
 * The number of tasks is fixed when the relation is first planned (one per split then); a
-  task outside a SQL query (an RDD job on ``df.rdd``) reads the snapshot of that planning.
+  task outside a SQL query (an RDD job on ``df.rdd``) reads the snapshot of that planning. A
+  batch change-feed read (``read_changes``) keeps the write-id window of its first planning.
 
 Streaming (see :mod:`.stream_writer` and :mod:`.change_reader`)::
 
@@ -111,7 +113,7 @@ class AcidDataSource(DataSource):
         options, spec = self._resolve()
         if options.read_changes:
             return AcidChangeReader(options, spec, schema)
-        if options.pushdown:
+        if options.pushdown and options.pinned:
             return PushdownReader(options, spec, schema)
         return AcidReader(options, spec, schema)
 

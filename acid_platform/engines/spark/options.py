@@ -23,8 +23,11 @@ option                 meaning
 ``as_of_write_id``     read: pin the table as of this write id (the committed writes up to it)
 ``valid_txns``         read under this ValidTxnList (with ``valid_write_ids``; no new snapshot)
 ``valid_write_ids``    the table's ValidWriteIdList for that snapshot (same as ``snapshot``)
-``pushdown``           read, internal: ``true`` lets Spark push filters into the reader; only
-                       for a relation scanned once, by one query (``SparkEngine``'s statements)
+``query_scope``        read, set by ``register``: with the SQL execution id, names the snapshot
+                       the scans of one query share (default: one per planned relation)
+``pushdown``           read, internal: ``true`` lets Spark push filters into the reader of a
+                       pinned snapshot; only for a relation scanned once, by one query
+                       (``SparkEngine``'s statements)
 ``metrics_path``       write: store the committed write's metrics (JSON) at this path
 ``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
 ``read_changes``       read: ``true`` reads the change feed (``readStream`` needs it)
@@ -80,6 +83,7 @@ class SourceOptions:
     valid_write_ids: str | None = None
     as_of_write_id: int | None = None
     pushdown: bool = False
+    query_scope: str | None = None
     metrics_path: str | None = None
     grouped_by_bucket: bool = False
     read_changes: bool = False
@@ -131,6 +135,7 @@ class SourceOptions:
             valid_write_ids=merged.get("valid_write_ids") or merged.get("snapshot") or None,
             as_of_write_id=_int_or_none(_write_id_option(merged, "as_of_write_id")),
             pushdown=_flag(merged.get("pushdown")),
+            query_scope=merged.get("query_scope") or None,
             metrics_path=merged.get("metrics_path") or None,
             grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
             read_changes=_flag(merged.get("read_changes")),
