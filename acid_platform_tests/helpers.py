@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pytest
 from sqlalchemy import create_engine, delete, text, update
@@ -27,6 +28,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token
 
 from acid_platform import Warehouse
+from acid_platform.format.fs import resolve
 from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.metastore.schema import acid_sequences, metadata
 from acid_platform_tests.s3_server import S3Server
@@ -236,6 +238,18 @@ def copy_nation_table(dest: Path) -> Path:
 def acid_dirs(path: str | Path) -> list[str]:
     """The base/delta/delete_delta directory names directly under a table or partition, sorted."""
     return sorted(d for d in os.listdir(path) if d.startswith(ACID_DIR_PREFIXES))
+
+
+def acid_dirs_of(wh: Warehouse, location: str) -> list[str]:
+    """The base/delta/delete_delta directory names directly under ``location``, on whichever
+    store the warehouse is."""
+    loc = resolve(location, wh.filesystem_for(location))
+    infos = loc.filesystem.get_file_info(pafs.FileSelector(loc.path, allow_not_found=True))
+    return sorted(
+        i.base_name
+        for i in infos
+        if i.type == pafs.FileType.Directory and i.base_name.startswith(ACID_DIR_PREFIXES)
+    )
 
 
 def events(path: str | Path) -> list[dict[str, Any]]:

@@ -157,7 +157,8 @@ def store_key(uri: str) -> str:
 
 
 def configure(uri: str, options: StorageOptions) -> None:
-    """Use ``options`` for every location in the store of ``uri`` in this process."""
+    """Use ``options`` for every location in the store of ``uri`` in this process (until
+    configured again; a store never configured uses :meth:`StorageOptions.from_env`)."""
     with _lock:
         _options[store_key(uri)] = options
 

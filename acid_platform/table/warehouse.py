@@ -134,8 +134,8 @@ class TableWarehouse(WarehouseCatalog):
         text = os.fspath(path)
         if text.startswith("file://"):
             text = text[len("file://") :]
-        if "://" in text:
-            configure(text, storage if storage is not None else StorageOptions.from_env())
+        if "://" in text and storage is not None:  # else: this process's, or the environment's
+            configure(text, storage)
         if not create:
             require_warehouse(text, metastore_url)
         remote = "://" in text

@@ -22,8 +22,12 @@ from acid_platform.compaction import (
 from acid_platform.compaction.config import THRESHOLD_PREFIX
 from acid_platform.metastore import OperationType
 from acid_platform.table import Table
+from acid_platform_tests.helpers import warehouse_fixture
 
 from .conftest import KV
+
+#: The initiator's decisions on local disk and on the S3 server (SQLite metastore).
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "10"}, backends=["sqlite", "s3"])
 
 NUM = THRESHOLD_PREFIX + "hive.compactor.delta.num.threshold"
 PCT = THRESHOLD_PREFIX + "hive.compactor.delta.pct.threshold"

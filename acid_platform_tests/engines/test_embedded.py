@@ -120,6 +120,8 @@ def test_the_engine_is_sandboxed(tmp_path: Path) -> None:
         before = _settings(engine)
         assert before["enable_external_access"] == "false"
         assert before["lock_configuration"] == "true"
+        for setting in ("autoinstall_known_extensions", "autoload_known_extensions"):
+            assert before[setting] == "false", setting  # an http:// path downloads nothing
         refused = [
             f"SELECT * FROM read_text('{secret}')",
             f"SELECT * FROM read_blob('{secret}')",

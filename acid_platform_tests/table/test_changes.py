@@ -4,7 +4,6 @@ streaming and the reader lease. The model-based property test is in ``test_chang
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -21,10 +20,12 @@ from acid_platform.errors import (
 )
 from acid_platform.table import Table, lit
 from acid_platform.table.changes import change_feed_schema
-from acid_platform_tests.helpers import acid_dirs, warehouse_fixture
+from acid_platform_tests.helpers import acid_dirs_of, warehouse_fixture
 
 #: Each test on a SQLite and on a PostgreSQL metastore (write id lists come from it).
-wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=("sqlite", "postgresql"))
+wh = warehouse_fixture(
+    conf={"acid.lock.wait.timeout.s": "0"}, backends=("sqlite", "postgresql", "s3")
+)
 
 EMP = (
     "CREATE TABLE emp (id int, name string, salary int) PARTITIONED BY (dept string) "
@@ -207,7 +208,7 @@ def test_minor_compaction_and_cleaning_change_nothing(emp: Warehouse) -> None:
               for k in (None, "id")}  # fmt: skip
     emp.compact("emp", kind="minor", wait=True)
     emp.clean()
-    dirs = acid_dirs(Path(t.location.path) / "dept=a")
+    dirs = acid_dirs_of(emp, f"{t.spec.location}/dept=a")
     assert dirs and all("_v" in d for d in dirs), dirs  # compacted, the deltas cleaned away
     for (a, b, k), table in before.items():
         assert t.changes(a, b, key=k).equals(table), (a, b, k)
