@@ -10,7 +10,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from acid_platform.format.txn_list import ValidTxnList
-from acid_platform.metastore import compaction_history, compaction_queue, leases, txns
+from acid_platform.metastore import (
+    compaction_history,
+    compaction_queue,
+    compaction_recovery,
+    leases,
+    txns,
+)
 from acid_platform.metastore.model import (
     CompactionInfo,
     CompactionState,
@@ -123,7 +129,7 @@ class CompactionQueueApi(MetastorePlumbing):
     def revoke_timed_out_workers(self, timeout_s: float = 86_400) -> list[int]:
         """Reset entries working longer than ``timeout_s`` to initiated (abort their txns)."""
         ms = int(timeout_s * 1000)
-        return self._write(lambda c, now: compaction_queue.revoke_timed_out_workers(c, now, ms))  # type: ignore[no-any-return]
+        return self._write(lambda c, now: compaction_recovery.revoke_timed_out_workers(c, now, ms))  # type: ignore[no-any-return]
 
     def find_ready_to_clean(self) -> list[CompactionInfo]:
         """Entries the cleaner may clean now (no reader can still need the obsolete files)."""

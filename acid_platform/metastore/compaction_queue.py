@@ -228,46 +228,6 @@ def mark_did_not_initiate(
     return cc_id
 
 
-def revoke_timed_out_workers(conn: Connection, now: int, timeout_ms: int) -> list[int]:
-    """Put entries whose worker started too long ago back to ``initiated``; abort their txns."""
-    stale: Sequence[tuple[Any, ...]] = conn.execute(
-        select(cq.c.cq_id, cq.c.cq_txn_id)
-        .where(cq.c.cq_state == _W, cq.c.cq_start < now - timeout_ms)
-        .order_by(cq.c.cq_txn_id)
-    ).all()
-    revoked = []
-    for cq_id, txn_id in stale:
-        if txn_id is not None:
-            txn_id = int(txn_id)
-            row = txns.lock_txn(conn, txn_id)
-            if row is not None and row.txn_state == txns.OPEN:
-                txns.abort_locked(conn, [txn_id])
-        changed = conn.execute(
-            update(cq)
-            .where(cq.c.cq_id == cq_id, cq.c.cq_state == _W, cq.c.cq_start < now - timeout_ms)
-            .values(cq_state=_I, cq_worker_id=None, cq_start=None, cq_txn_id=None)
-        ).rowcount
-        if changed:
-            revoked.append(int(cq_id))
-    return revoked
-
-
-def requeue_dead_workers(conn: Connection) -> list[int]:
-    """Put ``working`` entries whose compactor txn is no longer open (the reaper aborted it:
-    the worker died) back to ``initiated``, so the next worker takes them."""
-    t = txns.txns
-    alive = select(t.c.txn_id).where(t.c.txn_id == cq.c.cq_txn_id, t.c.txn_state == txns.OPEN)
-    dead = and_(cq.c.cq_state == _W, ~alive.exists())
-    ids = [int(r[0]) for r in conn.execute(select(cq.c.cq_id).where(dead).order_by(cq.c.cq_id))]
-    if ids:
-        conn.execute(
-            update(cq)
-            .where(cq.c.cq_id.in_(ids), dead)
-            .values(cq_state=_I, cq_worker_id=None, cq_start=None, cq_txn_id=None)
-        )
-    return ids
-
-
 def find_ready_to_clean(conn: Connection, now: int) -> list[CompactionInfo]:
     """Entries whose obsolete files no reader can still need (Hive 4 cleaner rule + leases).
 

@@ -21,6 +21,7 @@ This is the only package of the project that imports PySpark.
 from __future__ import annotations
 
 import importlib
+import uuid
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ def register(
 ) -> type[AcidDataSource]:
     """Register the ``acid`` data source (or ``name``) for ``warehouse`` on ``spark``.
 
+    Also makes the warehouse's tables Spark tables by name (``CREATE TABLE … USING acid``,
+    ``INSERT``, ``SELECT``, ``saveAsTable``: :mod:`.catalog`).
+
     The warehouse root, metastore URL, transaction time-out and session settings (``wh.conf``
     as of now) become option defaults; ``.option("warehouse", …)`` and
     ``.option("metastore_url", …)`` override them per read or write. Spark's Python workers
@@ -58,15 +62,19 @@ def register(
     :class:`~acid_platform.errors.EngineError` naming ``PYSPARK_PYTHON`` /
     ``spark.pyspark.python`` if it cannot import the project. Returns the registered class.
     """
+    from acid_platform.engines.spark.catalog import install_catalog
     from acid_platform.engines.spark.datasource import AcidDataSource
     from acid_platform.engines.spark.options import warehouse_options
     from acid_platform.engines.spark.python_workers import use_driver_python
 
     use_driver_python(spark)
 
-    attrs: dict[str, Any] = {"defaults": warehouse_options(warehouse), "format_name": name}
+    # with the SQL execution id, names one query's snapshot (shared by all its scans)
+    defaults = warehouse_options(warehouse) | {"query_scope": uuid.uuid4().hex}
+    attrs: dict[str, Any] = {"defaults": defaults, "format_name": name}
     cls = type("AcidDataSource", (AcidDataSource,), attrs)
     spark.dataSource.register(cls)
+    install_catalog(spark, name)
     return cls
 
 

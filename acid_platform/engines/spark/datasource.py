@@ -7,6 +7,13 @@
 >>> # new_rows.write.format("acid").mode("append").save("db.t")        # one transaction
 >>> # new_rows.write.format("acid").mode("overwrite").save("db.t")     # INSERT OVERWRITE
 
+Tables by name — ``spark.sql("CREATE TABLE db.t (…) USING acid …")``, ``INSERT``, ``SELECT``,
+``DESCRIBE``, ``df.write.format("acid").saveAsTable("db.t")`` — go through a small session
+catalog extension whose every warehouse operation is this class's: ``schema()`` with a
+``_catalog_op`` option answers it (:mod:`.catalog` says why Spark needs a JVM class for this).
+``save("db.t")`` to a missing table creates it from the DataFrame (options ``partition_by``,
+``bucket_by`` + ``buckets``); ``load()`` / ``save()`` also take the table's warehouse path.
+
 Spark runs these methods in Python processes of its own (see :mod:`.options`): ``schema`` and
 ``reader``/``writer`` beside the driver while planning, ``read``/``write`` on executors, and
 ``commit``/``abort`` beside the driver again. The class :func:`acid_platform.engines.spark.register`
@@ -17,8 +24,9 @@ per loaded relation — ``load()`` — and reuse that plan, reader and partition
 query on it and every scan of it in one query):
 
 * **Snapshots.** Each query reads the latest committed snapshot, taken when its first task
-  starts and shared by all its tasks (:mod:`.query_snapshot`), so commits after ``load()`` show
-  in the next query, as with a Spark table. To pin one for repeatable reads or time travel,
+  starts and shared by all its tasks — one transaction snapshot for every ``acid`` table and
+  DataFrame the query reads (:mod:`.query_snapshot`) — so commits after ``load()`` show in the
+  next query, as with a Spark table. To pin one for repeatable reads or time travel,
   give ``.option("snapshot", <ValidWriteIdList string>)`` (e.g. ``str(metastore.
   valid_write_ids(None, db, t))``) or ``.option("as_of_write_id", n)`` (the writes committed up
   to write id ``n``); a pinned read needs its files still there (the cleaner removes what a
@@ -31,7 +39,8 @@ query on it and every scan of it in one query):
   estimates (a relation is never broadcast by size: use ``F.broadcast``). To read fewer
   columns, give the schema (``.schema("id INT, ds STRING").load("db.t")``).
 * The number of tasks is fixed when the relation is first planned (one per split then); a
-  task outside a SQL query (an RDD job on ``df.rdd``) reads the snapshot of that planning.
+  task outside a SQL query (an RDD job on ``df.rdd``) reads the snapshot of that planning. A
+  batch change-feed read (``read_changes``) keeps the write-id window of its first planning.
 
 Streaming (see :mod:`.stream_writer` and :mod:`.change_reader`)::
 
@@ -60,13 +69,14 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from acid_platform.engines.spark import NAME
+from acid_platform.engines.spark.catalog import CATALOG_OP, catalog_answer, create_for_write
 from acid_platform.engines.spark.change_reader import AcidChangeReader, AcidChangeStream
 from acid_platform.engines.spark.options import SourceOptions
 from acid_platform.engines.spark.reader import AcidReader, PushdownReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.engines.spark.stream_writer import AcidStreamWriter
 from acid_platform.engines.spark.writer import AcidWriter, begin_insert
-from acid_platform.errors import UnsupportedOperationError
+from acid_platform.errors import NoSuchObjectError, UnsupportedOperationError
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.changes import change_feed_schema
 
@@ -86,7 +96,12 @@ class AcidDataSource(DataSource):
 
     def schema(self) -> StructType:
         """The table's columns (data, then partition; ``row__id`` first with ``with_row_id``);
-        with ``read_changes``, the change feed's."""
+        with ``read_changes``, the change feed's. With ``_catalog_op``, a catalog operation of
+        the session catalog extension (:mod:`.catalog`), answered as a schema."""
+        raw = self._raw_options()
+        if CATALOG_OP in raw:
+            options = SourceOptions.parse(raw, self.defaults)
+            return catalog_answer(options, raw, self.format_name)
         options, spec = self._resolve()
         if options.read_changes:
             return spark_schema(change_feed_schema(spec))
@@ -98,7 +113,7 @@ class AcidDataSource(DataSource):
         options, spec = self._resolve()
         if options.read_changes:
             return AcidChangeReader(options, spec, schema)
-        if options.pushdown:
+        if options.pushdown and options.pinned:
             return PushdownReader(options, spec, schema)
         return AcidReader(options, spec, schema)
 
@@ -123,10 +138,20 @@ class AcidDataSource(DataSource):
         return AcidStreamWriter(options, spec, [f.name for f in schema.fields], overwrite)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        """Open the write's transaction and return the writer shipped to executors."""
-        options, spec = self._resolve()
+        """Open the write's transaction and return the writer shipped to executors. A
+        ``save("db.t")`` to a missing table creates it from the DataFrame's schema first
+        (options ``partition_by``, ``bucket_by`` + ``buckets``)."""
+        raw = self._raw_options()
+        options = SourceOptions.parse(raw, self.defaults)
+        try:
+            spec = options.spec()
+        except NoSuchObjectError:
+            spec = create_for_write(options, schema, raw)
         job = begin_insert(options, spec, [f.name for f in schema.fields], overwrite)
         return AcidWriter(options, job)
+
+    def _raw_options(self) -> dict[str, str]:
+        return {k.lower(): v for k, v in dict(self.options).items()}
 
     def _resolve(self) -> tuple[SourceOptions, TableSpec]:
         options = SourceOptions.parse(dict(self.options), self.defaults)

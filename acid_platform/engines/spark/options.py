@@ -10,7 +10,8 @@ given to a read or write override them.
 =====================  ======================================================================
 option                 meaning
 =====================  ======================================================================
-``path`` / ``table``   the table, ``db.table`` or ``table`` (in ``default``); ``load("db.t")``
+``path`` / ``table``   the table, ``db.table`` or ``table`` (in ``default``); ``load("db.t")``;
+                       or its directory inside the warehouse, ``load("/wh/db.db/t")``
 ``warehouse``          warehouse root (local path or URI)
 ``metastore_url``      SQLAlchemy URL of the metastore (default: SQLite in the warehouse)
 ``txn_timeout_s``      the metastore's ``hive.txn.timeout`` (for heartbeats and leases)
@@ -22,8 +23,11 @@ option                 meaning
 ``as_of_write_id``     read: pin the table as of this write id (the committed writes up to it)
 ``valid_txns``         read under this ValidTxnList (with ``valid_write_ids``; no new snapshot)
 ``valid_write_ids``    the table's ValidWriteIdList for that snapshot (same as ``snapshot``)
-``pushdown``           read, internal: ``true`` lets Spark push filters into the reader; only
-                       for a relation scanned once, by one query (``SparkEngine``'s statements)
+``query_scope``        read, set by ``register``: with the SQL execution id, names the snapshot
+                       the scans of one query share (default: one per planned relation)
+``pushdown``           read, internal: ``true`` lets Spark push filters into the reader of a
+                       pinned snapshot; only for a relation scanned once, by one query
+                       (``SparkEngine``'s statements)
 ``metrics_path``       write: store the committed write's metrics (JSON) at this path
 ``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
 ``read_changes``       read: ``true`` reads the change feed (``readStream`` needs it)
@@ -40,12 +44,13 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from acid_platform.errors import InvalidChangeRangeError, InvalidNameError
+from acid_platform.errors import InvalidChangeRangeError, InvalidNameError, NoSuchObjectError
 from acid_platform.format.fs import Location, resolve
 from acid_platform.format.storage import StorageBinding, StorageOptions, bind
 from acid_platform.metastore import Metastore
@@ -78,6 +83,7 @@ class SourceOptions:
     valid_write_ids: str | None = None
     as_of_write_id: int | None = None
     pushdown: bool = False
+    query_scope: str | None = None
     metrics_path: str | None = None
     grouped_by_bucket: bool = False
     read_changes: bool = False
@@ -114,18 +120,22 @@ class SourceOptions:
         if "://" in warehouse and merged.get("storage"):  # reach the store as the driver does
             storage = bind(warehouse, StorageOptions.from_json(merged["storage"]))
         url = merged.get("metastore_url") or _sqlite_url(warehouse)
+        timeout_s = float(merged.get("txn_timeout_s") or DEFAULT_TXN_TIMEOUT_S)
+        if is_path(table):
+            table = table_of_path(table, warehouse, open_metastore(url, timeout_s))
         conf = dict(defaults_conf(defaults)) | dict(json.loads(merged.get("conf") or "{}"))
         return cls(
             warehouse=warehouse,
             metastore_url=url,
             table=qualified_name(table),
-            txn_timeout_s=float(merged.get("txn_timeout_s") or DEFAULT_TXN_TIMEOUT_S),
+            txn_timeout_s=timeout_s,
             conf=conf,
             with_row_id=_flag(merged.get("with_row_id")),
             valid_txns=merged.get("valid_txns") or None,
             valid_write_ids=merged.get("valid_write_ids") or merged.get("snapshot") or None,
             as_of_write_id=_int_or_none(_write_id_option(merged, "as_of_write_id")),
             pushdown=_flag(merged.get("pushdown")),
+            query_scope=merged.get("query_scope") or None,
             metrics_path=merged.get("metrics_path") or None,
             grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
             read_changes=_flag(merged.get("read_changes")),
@@ -182,6 +192,49 @@ def qualified_name(name: str) -> str:
     """``db.table`` for ``table`` or ``db.table`` (lower-cased, validated)."""
     db, table = split_table_name(name.strip().strip("`"))
     return f"{db}.{table}"
+
+
+def table_of_path(path: str, warehouse: str, metastore: Metastore) -> str:
+    """``db.table`` of a table directory given as a path (``load('/wh/db.db/t')``): it must lie
+    inside the warehouse and be an ACID table's location."""
+    root = _normalize(warehouse)
+    target = _normalize(path)
+    if target != root and not target.startswith(root.rstrip("/") + "/"):
+        raise InvalidNameError(f"path {path} is outside the warehouse {warehouse}")
+    rel = target[len(root) :].strip("/").split("/")
+    if len(rel) == 1 and rel[0]:
+        db, name = "default", rel[0]
+    elif len(rel) == 2 and rel[0].endswith(".db"):
+        db, name = rel[0][: -len(".db")], rel[1]
+    else:
+        raise NoSuchObjectError(
+            f"{path} is not an ACID table of the warehouse (tables live at <warehouse>/<table> "
+            "and <warehouse>/<db>.db/<table>)"
+        )
+    try:
+        spec = metastore.get_table(db, name)
+    except (NoSuchObjectError, InvalidNameError) as exc:
+        raise NoSuchObjectError(f"{path} is not an ACID table of the warehouse: {exc}") from exc
+    if _normalize(spec.location) != target:
+        raise NoSuchObjectError(
+            f"{path} is not an ACID table of the warehouse ({spec.full_name} lives at "
+            f"{spec.location})"
+        )
+    return spec.full_name
+
+
+def is_path(name: str) -> bool:
+    """Whether a ``load()`` / ``save()`` argument is a path rather than a table name."""
+    return "/" in name or "\\" in name
+
+
+def _normalize(location: str) -> str:
+    if location.startswith("file://"):
+        location = location[len("file://") :]
+    if "://" in location:
+        scheme, _, rest = location.partition("://")
+        return f"{scheme}://{posixpath.normpath(rest)}"
+    return os.path.normpath(os.path.abspath(location))
 
 
 def open_metastore(url: str, txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S) -> Metastore:

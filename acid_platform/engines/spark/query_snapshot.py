@@ -5,12 +5,14 @@ plan — the reader and its partitions — for every later query on the DataFram
 :mod:`.datasource`). A snapshot taken while planning would therefore stay the relation's
 forever. Instead, the tasks of each query take the query's snapshot themselves, keyed by what
 Spark gives every task of one query and no other: the SQL execution id (the task's local
-property ``spark.sql.execution.id``), together with a token of the planned reader.
+property ``spark.sql.execution.id``), together with the registration's ``query_scope`` (else
+a token of the planned reader), which makes the key unique across Spark applications.
 
 Tasks run in several processes, so they agree through the metastore: the first to ask opens a
-reader lease registered under the key, on the snapshot of that moment; every later task of the
-query gets that lease and its snapshot (:meth:`~acid_platform.metastore.Metastore.shared_read_lease`)
-and keeps it alive. Each Python worker then plans the table's splits under that snapshot once
+reader lease registered under the key, on the transaction snapshot of that moment; every later
+task of the query gets that lease and its snapshot
+(:meth:`~acid_platform.metastore.Metastore.shared_read_lease`) and keeps it alive. One query
+therefore reads every table (and every scan of one) at one snapshot, as a transaction would. Each Python worker then plans the table's splits under that snapshot once
 per query (:func:`query_splits`), and each task reads its share of them.
 """
 
@@ -54,7 +56,7 @@ class QuerySplits:
 
 
 _lock = threading.Lock()
-_cache: OrderedDict[str, QuerySplits] = OrderedDict()
+_cache: OrderedDict[tuple[str, str], QuerySplits] = OrderedDict()
 
 
 def execution_id() -> str | None:
@@ -65,20 +67,30 @@ def execution_id() -> str | None:
     return None if ctx is None else ctx.getLocalProperty(EXECUTION_ID)
 
 
-def query_key(spec: TableSpec, token: str, execution: str) -> str:
-    """The lease key of one query's read of one planned relation (at most 128 characters)."""
-    return f"spark scan {spec.full_name} q{execution}.{token}"[-128:]
+def query_key(scope: str, execution: str) -> str:
+    """The lease key of one query (at most 128 characters): ``scope`` names the registration
+    of the source (or one planned relation), unique across Spark applications; the execution
+    id is unique within one."""
+    return f"spark query {execution} {scope}"[:128]
 
 
 def query_splits(
-    options: SourceOptions, spec: TableSpec, token: str, execution: str, columns: Sequence[str]
+    options: SourceOptions,
+    spec: TableSpec,
+    relation: str,
+    scope: str,
+    execution: str,
+    columns: Sequence[str],
 ) -> QuerySplits:
-    """The splits of the query ``execution`` under its snapshot (planned once per process)."""
-    key = query_key(spec, token, execution)
+    """The splits of planned relation ``relation`` (of ``spec``) under the snapshot of query
+    ``execution``, planned once per process. The snapshot is one ValidTxnList for every table
+    and relation the query reads in ``scope``."""
+    key = query_key(scope, execution)
+    entry = (key, relation)
     with _lock:
-        hit = _cache.get(key)
+        hit = _cache.get(entry)
         if hit is not None:
-            _cache.move_to_end(key)
+            _cache.move_to_end(entry)
             return hit
     ms = options.metastore()
     lease_id, txns = ms.shared_read_lease(key)
@@ -87,7 +99,7 @@ def query_splits(
     lease = (options.metastore_url, options.txn_timeout_s, lease_id, time.time())
     splits = QuerySplits(snapshot, lease, tuple(planned_tasks(spec, snapshot, columns)))
     with _lock:
-        _cache[key] = splits
+        _cache[entry] = splits
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return splits

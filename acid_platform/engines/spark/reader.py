@@ -102,7 +102,7 @@ class AcidReader(DataSourceReader):
         self._arrow_schema = spark_arrow_schema(schema)
         self._row_filters: list[Conjunct] = []
         self._partition_filters: list[Conjunct] = []
-        #: this planned read (with the SQL execution id, the key of a query's snapshot)
+        #: this planned read: the scope of its queries' snapshots without a ``query_scope``
         self._token = uuid.uuid4().hex
 
     # ------------------------------------------------------------------ planning (driver side)
@@ -170,8 +170,9 @@ class AcidReader(DataSourceReader):
             )
             tasks = planned_tasks(self._spec, snapshot, self._columns, self._pruning())
             return tasks[partition.slot :: partition.slots], snapshot.write_ids
+        scope = self._options.query_scope or self._token
         splits = query_splits(
-            self._options, self._spec, self._token, execution or "none", self._columns
+            self._options, self._spec, self._token, scope, execution or "-", self._columns
         )
         if splits.lease is not None:
             keep_lease(splits.lease)

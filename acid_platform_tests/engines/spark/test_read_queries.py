@@ -198,3 +198,25 @@ def test_random_queries_interleaved_with_commits(spark: SparkSession, wh: Wareho
                 assert _one(spark.sql(sql)) == len(want), (step, where)
     finally:
         spark.catalog.dropTempView("emp_random")
+
+
+def _query_leases(wh: Warehouse) -> set[str]:
+    return {
+        str(lease["Agent Info"])
+        for lease in wh.metastore.show_read_leases()
+        if str(lease["Agent Info"]).startswith("spark query")
+    }
+
+
+def test_one_query_reads_all_its_tables_at_one_snapshot(spark: SparkSession, wh: Warehouse) -> None:
+    _emp(wh)
+    other = wh.create_table("other", [("id", "int"), ("tag", "string")])
+    other.insert([{"id": i, "tag": f"t{i}"} for i in range(0, 100, 10)])
+    emp = spark.read.format("acid").load("emp")
+    tags = spark.read.format("acid").load("other")
+    again = spark.read.format("acid").load("emp")  # another relation of the same table
+    before = _query_leases(wh)
+    assert emp.join(tags, "id").join(again.select("id"), "id").count() == 10
+    assert len(_query_leases(wh) - before) == 1  # one snapshot, shared by the three scans
+    assert emp.count() == 100
+    assert len(_query_leases(wh) - before) == 2  # the next query: its own

@@ -1,0 +1,492 @@
+/*
+ * acid_platform: the warehouse's ACID tables in Spark's session catalog (see catalog.py).
+ *
+ * A session catalog extension (spark.sql.catalog.spark_catalog) that keeps Spark's own tables
+ * and adds the warehouse's: a name Spark's catalog does not know is looked up in the warehouse,
+ * and CREATE TABLE ... USING <acid format> creates a warehouse table. Every warehouse operation
+ * is done by the acid Python data source itself: this class calls its schema() (through Spark's
+ * TableProvider.inferSchema, in a Python planning worker) with a "_catalog_op" option, and reads
+ * and writes through the PythonTable Spark builds for it, with the table's name added to the
+ * options. No state is kept here: the warehouse's metastore is the one catalog.
+ */
+package acid_platform.spark;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.CatalogV2Util;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.execution.datasources.DataSource;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+public class AcidCatalog extends DelegatingCatalogExtension implements StagingTableCatalog {
+  /** Option naming the catalog operation for the Python data source's schema(). */
+  static final String OP = "_catalog_op";
+  /** The format name the acid Python data source is registered under (set by register). */
+  private static String format() {
+    return SQLConf.get().getConfString("spark.sql.catalog.spark_catalog.format", "acid");
+  }
+
+  // ------------------------------------------------------------------ the Python data source
+
+  private TableProvider provider() {
+    String format = format();
+    scala.Option<TableProvider> p = DataSource.lookupDataSourceV2(format, SQLConf.get());
+    if (p.isEmpty()) {
+      throw new IllegalStateException(
+          "the acid data source '" + format + "' is not registered: call wh.register_spark(spark)");
+    }
+    return p.get();
+  }
+
+  /** Run a catalog operation in the Python data source: its answer is a schema. */
+  private StructType call(Identifier ident, String op, Map<String, String> extra) {
+    Map<String, String> opts = new HashMap<>(extra);
+    opts.put("table", tableName(ident));
+    opts.put(OP, op);
+    return provider().inferSchema(new CaseInsensitiveStringMap(opts));
+  }
+
+  static String tableName(Identifier ident) {
+    String[] ns = ident.namespace();
+    return ns.length == 0 ? ident.name() : ns[ns.length - 1] + "." + ident.name();
+  }
+
+  private boolean isAcid(Map<String, String> properties) {
+    String p = properties.get("provider");
+    return p != null && p.equalsIgnoreCase(format());
+  }
+
+  /** {@code overwrite}: null to write as Spark asks; TRUE to replace what is written (an
+   * RTAS into an existing table); FALSE to append whatever Spark asks (a table just created). */
+  private AcidTable warehouseTable(Identifier ident, StructType answer, Boolean overwrite) {
+    return new AcidTable(tableName(ident), answer, provider(), provider(), overwrite);
+  }
+
+  /** The warehouse's table, or null (one-part namespaces only: db.table). */
+  private AcidTable lookup(Identifier ident) {
+    if (ident.namespace().length != 1) {
+      return null;
+    }
+    StructType answer = call(ident, "load", Map.of());
+    return answer.fields().length == 0 ? null : warehouseTable(ident, answer, null);
+  }
+
+  /** The CREATE's columns and PARTITIONED BY / CLUSTERED BY as options of the "create" op. */
+  private static Map<String, String> createOptions(
+      Column[] columns, Transform[] partitions, Map<String, String> properties) {
+    List<String> parts = new ArrayList<>();
+    List<String> buckets = new ArrayList<>();
+    int numBuckets = 0;
+    for (Transform t : partitions) {
+      if (t.name().equals("identity")) {
+        parts.add(String.join(".", ((NamedReference) t.arguments()[0]).fieldNames()));
+      } else if (t.name().equals("bucket") && numBuckets == 0) {
+        for (Expression e : t.arguments()) {
+          if (e instanceof Literal) {
+            numBuckets = ((Number) ((Literal<?>) e).value()).intValue();
+          } else if (e instanceof NamedReference) {
+            buckets.add(String.join(".", ((NamedReference) e).fieldNames()));
+          }
+        }
+      } else {
+        throw new UnsupportedOperationException(
+            "acid tables are partitioned by columns (PARTITIONED BY (c)) and bucketed by one "
+                + "CLUSTERED BY (c) INTO n BUCKETS; not by " + t.describe());
+      }
+    }
+    Map<String, String> opts = new HashMap<>();
+    opts.put("_catalog_schema", CatalogV2Util.v2ColumnsToStructType(columns).json());
+    opts.put("_catalog_partitions", String.join(",", parts));
+    opts.put("_catalog_buckets", numBuckets == 0 ? "" : numBuckets + ":" + String.join(",", buckets));
+    StringBuilder props = new StringBuilder();
+    for (Map.Entry<String, String> e : properties.entrySet()) {
+      props.append(e.getKey()).append('\u0001').append(e.getValue()).append('\u0002');
+    }
+    opts.put("_catalog_properties", props.toString());
+    return opts;
+  }
+
+  // ------------------------------------------------------------------ TableCatalog
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    try {
+      return super.loadTable(ident);
+    } catch (NoSuchTableException missing) {
+      AcidTable t = lookup(ident);
+      if (t == null) {
+        throw missing;
+      }
+      return t;
+    }
+  }
+
+  @Override
+  public boolean tableExists(Identifier ident) {
+    return super.tableExists(ident) || lookup(ident) != null;
+  }
+
+  /** The warehouse's databases. */
+  private Set<String> databases() {
+    Set<String> names = new LinkedHashSet<>();
+    for (StructField f : call(Identifier.of(new String[] {"default"}, "_"), "databases", Map.of()).fields()) {
+      names.add(f.name());
+    }
+    return names;
+  }
+
+  private boolean inWarehouse(String[] namespace) {
+    return namespace.length == 1 && databases().contains(namespace[0].toLowerCase());
+  }
+
+  @Override
+  public String[][] listNamespaces() throws NoSuchNamespaceException {
+    Set<List<String>> all = new LinkedHashSet<>();
+    for (String[] ns : super.listNamespaces()) {
+      all.add(Arrays.asList(ns));
+    }
+    for (String db : databases()) {
+      all.add(List.of(db));
+    }
+    String[][] out = new String[all.size()][];
+    int i = 0;
+    for (List<String> ns : all) {
+      out[i++] = ns.toArray(new String[0]);
+    }
+    return out;
+  }
+
+  @Override
+  public boolean namespaceExists(String[] namespace) {
+    return super.namespaceExists(namespace) || inWarehouse(namespace);
+  }
+
+  @Override
+  public Map<String, String> loadNamespaceMetadata(String[] namespace)
+      throws NoSuchNamespaceException {
+    try {
+      return super.loadNamespaceMetadata(namespace);
+    } catch (NoSuchNamespaceException missing) {
+      if (inWarehouse(namespace)) {
+        return Map.of();
+      }
+      throw missing;
+    }
+  }
+
+  @Override
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    Set<Identifier> all = new LinkedHashSet<>();
+    try {
+      all.addAll(Arrays.asList(super.listTables(namespace)));
+    } catch (NoSuchNamespaceException missing) {
+      if (!inWarehouse(namespace)) {
+        throw missing;
+      }
+    }
+    if (namespace.length == 1) {
+      StructType names = call(Identifier.of(namespace, "_"), "list", Map.of());
+      for (StructField f : names.fields()) {
+        all.add(Identifier.of(namespace, f.name()));
+      }
+    }
+    return all.toArray(new Identifier[0]);
+  }
+
+  @Override
+  public Table createTable(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (!isAcid(properties)) {
+      return super.createTable(ident, columns, partitions, properties);
+    }
+    if (super.tableExists(ident)) {
+      throw new TableAlreadyExistsException(ident);
+    }
+    StructType answer = call(ident, "create", createOptions(columns, partitions, properties));
+    return warehouseTable(ident, answer, Boolean.FALSE);
+  }
+
+  @Override
+  public Table createTable(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return createTable(ident, CatalogV2Util.structTypeToV2Columns(schema, false), partitions, properties);
+  }
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    if (super.tableExists(ident)) {
+      return super.dropTable(ident);
+    }
+    return ident.namespace().length == 1 && call(ident, "drop", Map.of()).fields().length > 0;
+  }
+
+  @Override
+  public boolean purgeTable(Identifier ident) {
+    return super.tableExists(ident) ? super.purgeTable(ident) : dropTable(ident);
+  }
+
+  // ------------------------------------------------------------------ StagingTableCatalog
+  // CTAS / RTAS (saveAsTable): Spark picks the staged path for every table of a staging catalog.
+
+  @Override
+  public StagedTable stageCreate(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (!isAcid(properties)) {
+      Table t = super.createTable(ident, columns, partitions, properties);
+      return new Staged(this, ident, t == null ? loadOrFail(ident) : t, true);
+    }
+    Table t = createTable(ident, columns, partitions, properties);
+    return new Staged(this, ident, t, true);
+  }
+
+  @Override
+  public StagedTable stageReplace(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException, NoSuchTableException {
+    if (!tableExists(ident)) {
+      throw new NoSuchTableException(ident);
+    }
+    return stageCreateOrReplace(ident, columns, partitions, properties);
+  }
+
+  @Override
+  public StagedTable stageCreateOrReplace(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException {
+    try {
+      if (!isAcid(properties)) {
+        if (super.tableExists(ident)) {
+          super.dropTable(ident);
+        }
+        Table t = super.createTable(ident, columns, partitions, properties);
+        return new Staged(this, ident, t == null ? loadOrFail(ident) : t, true);
+      }
+      if (super.tableExists(ident)) {
+        throw new TableAlreadyExistsException(ident);
+      }
+      // an existing warehouse table keeps its definition and history: INSERT OVERWRITE
+      StructType answer = call(ident, "replace", createOptions(columns, partitions, properties));
+      Metadata first = answer.fields()[0].metadata();
+      boolean created =
+          first.contains("acid_created") && "true".equals(first.getString("acid_created"));
+      return new Staged(this, ident, warehouseTable(ident, answer, !created), created);
+    } catch (TableAlreadyExistsException e) {
+      throw AcidCatalog.<RuntimeException>rethrow(e);
+    }
+  }
+
+  /** Spark's own (checked, in Java's eyes) analysis error, thrown as it is. */
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E rethrow(Throwable e) throws E {
+    throw (E) e;
+  }
+
+  private Table loadOrFail(Identifier ident) {
+    try {
+      return loadTable(ident);
+    } catch (NoSuchTableException e) {
+      throw AcidCatalog.<RuntimeException>rethrow(e);
+    }
+  }
+
+  /** A created (dropped on abort) or existing (kept on abort) table of a CTAS / RTAS. */
+  static final class Staged implements StagedTable, SupportsRead, SupportsWrite {
+    private final AcidCatalog catalog;
+    private final Identifier ident;
+    private final Table table;
+    private final boolean created;
+
+    Staged(AcidCatalog catalog, Identifier ident, Table table, boolean created) {
+      this.catalog = catalog;
+      this.ident = ident;
+      this.table = table;
+      this.created = created;
+    }
+
+    @Override public String name() { return table.name(); }
+    @Override public StructType schema() { return table.schema(); }
+    @Override public Column[] columns() { return table.columns(); }
+    @Override public Transform[] partitioning() { return table.partitioning(); }
+    @Override public Map<String, String> properties() { return table.properties(); }
+    @Override public Set<TableCapability> capabilities() { return table.capabilities(); }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+      return ((SupportsRead) table).newScanBuilder(options);
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+      return ((SupportsWrite) table).newWriteBuilder(info);
+    }
+
+    @Override public void commitStagedChanges() {}
+
+    @Override
+    public void abortStagedChanges() {
+      if (created) {
+        catalog.dropTable(ident);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ the table
+
+  /** A warehouse table: the Python data source's PythonTable with the table's name as option. */
+  static final class AcidTable implements SupportsRead, SupportsWrite {
+    private final String name;
+    private final StructType schema;
+    private final Transform[] partitioning;
+    private final Map<String, String> properties = new HashMap<>();
+    private final Table reads;
+    private final Table writes;
+    private final Boolean overwrite;
+
+    AcidTable(String name, StructType answer, TableProvider reader, TableProvider writer, Boolean overwrite) {
+      this.name = name;
+      this.overwrite = overwrite;
+      List<StructField> fields = new ArrayList<>();
+      List<Transform> parts = new ArrayList<>();
+      List<String> bucketCols = new ArrayList<>();
+      long buckets = 0;
+      for (StructField f : answer.fields()) {
+        Metadata m = f.metadata();
+        fields.add(new StructField(f.name(), f.dataType(), f.nullable(), Metadata.empty()));
+        if (m.contains("acid_partition")) {
+          parts.add(Expressions.identity(f.name()));
+        }
+        if (m.contains("acid_buckets")) {
+          buckets = m.getLong("acid_buckets");
+          bucketCols.add(f.name());
+        }
+        if (m.contains("acid_properties")) {
+          for (String entry : m.getString("acid_properties").split("\u0002")) {
+            int cut = entry.indexOf('\u0001');
+            if (cut > 0) {
+              properties.put(entry.substring(0, cut), entry.substring(cut + 1));
+            }
+          }
+        }
+      }
+      if (buckets > 0) {
+        parts.add(Expressions.bucket((int) buckets, bucketCols.toArray(new String[0])));
+      }
+      this.schema = new StructType(fields.toArray(new StructField[0]));
+      this.partitioning = parts.toArray(new Transform[0]);
+      Transform[] none = new Transform[0];
+      this.reads = reader.getTable(schema, none, Map.of());
+      this.writes = writer.getTable(schema, none, Map.of());
+    }
+
+    @Override public String name() { return name; }
+    @Override public StructType schema() { return schema; }
+    @Override public Column[] columns() { return CatalogV2Util.structTypeToV2Columns(schema, false); }
+    @Override public Transform[] partitioning() { return partitioning; }
+    @Override public Map<String, String> properties() { return properties; }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+      return EnumSet.of(
+          TableCapability.BATCH_READ,
+          TableCapability.BATCH_WRITE,
+          TableCapability.TRUNCATE,
+          TableCapability.OVERWRITE_DYNAMIC,
+          TableCapability.MICRO_BATCH_READ,
+          TableCapability.STREAMING_WRITE);
+    }
+
+    private CaseInsensitiveStringMap withTable(CaseInsensitiveStringMap options) {
+      Map<String, String> merged = new HashMap<>(options.asCaseSensitiveMap());
+      merged.put("table", name);
+      merged.remove("path");
+      return new CaseInsensitiveStringMap(merged);
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+      return ((SupportsRead) reads).newScanBuilder(withTable(options));
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+      CaseInsensitiveStringMap options = withTable(info.options());
+      LogicalWriteInfo named = new LogicalWriteInfo() {
+        @Override public CaseInsensitiveStringMap options() { return options; }
+        @Override public String queryId() { return info.queryId(); }
+        @Override public StructType schema() { return info.schema(); }
+        @Override public Optional<StructType> rowIdSchema() { return info.rowIdSchema(); }
+        @Override public Optional<StructType> metadataSchema() { return info.metadataSchema(); }
+      };
+      WriteBuilder inner = ((SupportsWrite) writes).newWriteBuilder(named);
+      return new OverwritingBuilder(inner, overwrite);
+    }
+  }
+
+  /** INSERT OVERWRITE (truncate, or dynamic partitions: the acid writer replaces the
+   * partitions it writes either way) as the Python writer's overwrite flag. */
+  static final class OverwritingBuilder implements SupportsTruncate, SupportsDynamicOverwrite {
+    private WriteBuilder inner;
+    private final Boolean overwrite;
+
+    OverwritingBuilder(WriteBuilder inner, Boolean overwrite) {
+      this.overwrite = overwrite;
+      this.inner = Boolean.TRUE.equals(overwrite) ? ((SupportsTruncate) inner).truncate() : inner;
+    }
+
+    @Override
+    public WriteBuilder truncate() {
+      if (overwrite == null) {
+        inner = ((SupportsTruncate) inner).truncate();
+      }
+      return this;
+    }
+
+    @Override
+    public WriteBuilder overwriteDynamicPartitions() {
+      return truncate();
+    }
+
+    @Override
+    public Write build() {
+      return inner.build();
+    }
+  }
+}
