@@ -223,7 +223,8 @@ def _finish(
             arr = pa.nulls(n, target)  # column added after this file was written
         elif target is not None and arr.type != target:
             arr = arr.cast(target)
-        char = t.char_type(schema.field(c)) if schema is not None and c in schema.names else None
+        index = schema.get_field_index(c) if schema is not None else -1
+        char = t.char_type(schema.field(index)) if schema is not None and index >= 0 else None
         if char is not None and arr is not None:
             # Hive's readers return char(n) padded and varchar(n) cut to n, whatever the file
             # holds (files written before these rules, or by other writers)

@@ -3,10 +3,11 @@ and random ``kill -9`` of any of them (each is started again). At the end the ta
 writers' oracle, no lock is held past the transaction time-out, the aborted history is
 bounded, and one cleaner pass leaves no obsolete or aborted directory.
 
-A minute of soak per metastore backend once every writer has started (``ACID_SOAK_S``
-changes it), about two minutes each in all. Kills land at random moments: each
-writer process reads its keys back when it starts and adopts the outcome of the statement it
-was killed in (see :mod:`.soak_procs`), so every kill is checked, not only some.
+Half a minute of soak per metastore backend once every writer has started (``ACID_SOAK_S``
+changes it; a run kills about ten processes), about a minute and a half each in all. Kills
+land at random moments: each writer process reads its keys back when it starts and adopts the
+outcome of the statement it was killed in (see :mod:`.soak_procs`), so every kill is
+checked, not only some.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .soak_procs import SOAK_CONF
 
 pytestmark = pytest.mark.slow
 WRITERS = 8
-SOAK_S = float(os.environ.get("ACID_SOAK_S", "60"))
+SOAK_S = float(os.environ.get("ACID_SOAK_S", "30"))
 TIMEOUT_S = 3.0  # SOAK_CONF's hive.txn.timeout
 
 

@@ -113,7 +113,7 @@ def install_catalog(spark: SparkSession, format_name: str) -> bool:
         return True
     try:
         jar = catalog_jar(spark.version)
-    except EngineError as exc:
+    except (EngineError, OSError) as exc:
         log.warning("tables by name are off in this session: %s", exc)
         return False
     spark.sql(f"ADD JAR '{jar}'")

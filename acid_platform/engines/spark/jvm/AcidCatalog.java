@@ -292,12 +292,15 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
     try {
-      if (!isAcid(properties) || super.tableExists(ident)) {
+      if (!isAcid(properties)) {
         if (super.tableExists(ident)) {
           super.dropTable(ident);
         }
         Table t = super.createTable(ident, columns, partitions, properties);
         return new Staged(this, ident, t == null ? loadOrFail(ident) : t, true);
+      }
+      if (super.tableExists(ident)) {
+        throw new TableAlreadyExistsException(ident);
       }
       // an existing warehouse table keeps its definition and history: INSERT OVERWRITE
       StructType answer = call(ident, "replace", createOptions(columns, partitions, properties));
@@ -306,15 +309,21 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
           first.contains("acid_created") && "true".equals(first.getString("acid_created"));
       return new Staged(this, ident, warehouseTable(ident, answer, !created), created);
     } catch (TableAlreadyExistsException e) {
-      throw new IllegalStateException(e);
+      throw AcidCatalog.<RuntimeException>rethrow(e);
     }
+  }
+
+  /** Spark's own (checked, in Java's eyes) analysis error, thrown as it is. */
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E rethrow(Throwable e) throws E {
+    throw (E) e;
   }
 
   private Table loadOrFail(Identifier ident) {
     try {
       return loadTable(ident);
     } catch (NoSuchTableException e) {
-      throw new IllegalStateException(e);
+      throw AcidCatalog.<RuntimeException>rethrow(e);
     }
   }
 
