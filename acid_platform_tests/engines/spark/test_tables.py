@@ -76,6 +76,23 @@ def test_spark_sql_ddl_and_dml_act_on_the_warehouse(spark: SparkSession, wh: War
     assert rows_of(wh.table("db.u").scan()) == [{"id": 10, "v": "new"}]
     assert _spark_rows(spark, "SELECT * FROM db.u") == _embedded(wh, "SELECT * FROM db.u")
 
+    # static partitions; an overwrite replaces the partitions it writes (Hive's semantics)
+    spark.sql("CREATE TABLE db.p (id INT, v STRING, ds STRING) USING acid PARTITIONED BY (ds)")
+    spark.sql("INSERT INTO db.p VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+    spark.sql("INSERT INTO db.p PARTITION (ds = 'z') VALUES (3, 'c')")
+    spark.sql("INSERT OVERWRITE db.p PARTITION (ds = 'x') VALUES (4, 'd')")
+    assert rows_of(wh.table("db.p").scan()) == [
+        {"id": 2, "v": "b", "ds": "y"},
+        {"id": 3, "v": "c", "ds": "z"},
+        {"id": 4, "v": "d", "ds": "x"},
+    ]
+    spark.sql("INSERT OVERWRITE db.p VALUES (5, 'e', 'y')")
+    assert sorted(r["id"] for r in wh.table("db.p").scan().to_pylist()) == [3, 4, 5]
+    assert _spark_rows(spark, "SELECT * FROM db.p") == _embedded(wh, "SELECT * FROM db.p")
+    with pytest.raises(Exception, match="REPLACE WHERE|overwrite|OVERWRITE"):
+        spark.sql("INSERT INTO db.p REPLACE WHERE id > 3 SELECT 6, 'f', 'y'")
+    assert sorted(r["id"] for r in wh.table("db.p").scan().to_pylist()) == [3, 4, 5]
+
     # a table the warehouse made is a Spark table too; SHOW TABLES lists the warehouse's
     wh.create_table("db.w", [("k", "string")]).insert([{"k": "z"}])
     assert [r.k for r in spark.sql("SELECT k FROM db.w").collect()] == ["z"]
