@@ -87,7 +87,8 @@ def test_every_table_has_checks_and_the_assets_have_groups_and_kinds() -> None:
     checked = Counter(
         k.asset_key.to_user_string() for k in defs.resolve_asset_graph().asset_check_keys
     )
-    assert checked == {key: 10 for key in [*TABLES, STORE_SALES_DAILY.to_user_string()]}
+    # 6 consistency, 1 files (fsck), 4 health checks per table
+    assert checked == {key: 11 for key in [*TABLES, STORE_SALES_DAILY.to_user_string()]}
 
 
 def test_the_settings_come_from_the_environment(tmp_path: Path) -> None:

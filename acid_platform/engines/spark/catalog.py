@@ -31,7 +31,10 @@ by name are then off, with a warning).
 
 Semantics: ``INSERT OVERWRITE`` (and ``saveAsTable`` / ``save`` with mode ``overwrite`` into an
 existing table) is Hive's: one transaction that replaces the partitions it writes (the whole
-table when unpartitioned), keeping the table's definition and history; ``saveAsTable`` with
+table when unpartitioned), keeping the table's definition and history — with or without a
+static ``PARTITION (ds = 'x')`` and whatever ``spark.sql.sources.partitionOverwriteMode`` says
+(Spark's static mode would empty the partitions not written); a ``REPLACE WHERE`` on other
+columns is refused; ``saveAsTable`` with
 ``overwrite`` and a different definition (columns, partitioning, buckets) is refused — drop the
 table first. ``DROP TABLE`` drops the warehouse table and its files. A table created by a CTAS
 or ``saveAsTable`` whose write fails is dropped again.
@@ -113,7 +116,7 @@ def install_catalog(spark: SparkSession, format_name: str) -> bool:
         return True
     try:
         jar = catalog_jar(spark.version)
-    except EngineError as exc:
+    except (EngineError, OSError) as exc:
         log.warning("tables by name are off in this session: %s", exc)
         return False
     spark.sql(f"ADD JAR '{jar}'")

@@ -94,7 +94,7 @@ class SparkEngine:
         return self.spark.read.format(INTERNAL_FORMAT).options(**warehouse_options(warehouse))
 
     def read(self, table: Table, *, with_row_id: bool = False) -> DataFrame:
-        """The table as a DataFrame (one snapshot per query, taken when Spark plans it)."""
+        """The table as a DataFrame (each query on it reads the latest committed snapshot)."""
         return (
             self.reader(table.warehouse)
             .options(table=table.name, with_row_id=str(with_row_id).lower())

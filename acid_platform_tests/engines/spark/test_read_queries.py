@@ -220,3 +220,22 @@ def test_one_query_reads_all_its_tables_at_one_snapshot(spark: SparkSession, wh:
     assert len(_query_leases(wh) - before) == 1  # one snapshot, shared by the three scans
     assert emp.count() == 100
     assert len(_query_leases(wh) - before) == 2  # the next query: its own
+
+
+def test_a_table_by_name_and_a_view_of_it(spark: SparkSession, wh: Warehouse) -> None:
+    wh.create_database("db")
+    spark.sql("CREATE TABLE db.named (id INT, ds STRING) USING acid PARTITIONED BY (ds)")
+    spark.sql("INSERT INTO db.named VALUES (1, 'x'), (2, 'y'), (3, 'x')")
+    table = spark.table("db.named")
+    table.createOrReplaceTempView("named_view")
+    try:
+        assert _one(spark.sql("SELECT count(*) FROM db.named WHERE ds = 'x'")) == 2
+        assert _one(spark.sql("SELECT count(*) FROM db.named")) == 3
+        assert _one(spark.sql("SELECT count(*) FROM named_view WHERE id > 1")) == 2
+        assert _one(spark.sql("SELECT count(*) FROM named_view")) == 3
+        wh.table("db.named").insert([{"id": 4, "ds": "z"}])  # another writer
+        assert _one(spark.sql("SELECT count(*) FROM named_view")) == 4
+        assert table.where("ds = 'z'").count() == 1 and table.count() == 4
+        assert _one(spark.sql("SELECT count(*) FROM db.named")) == 4
+    finally:
+        spark.catalog.dropTempView("named_view")

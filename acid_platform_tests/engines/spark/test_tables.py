@@ -70,9 +70,28 @@ def test_spark_sql_ddl_and_dml_act_on_the_warehouse(spark: SparkSession, wh: War
     spark.sql("CREATE TABLE db.u (id BIGINT NOT NULL, v STRING) USING acid")
     assert list(not_null_columns(wh.table("db.u").spec)) == ["id"]
     spark.sql("INSERT INTO db.u SELECT id, v FROM db.t")
+    spark.createDataFrame([(4, "d")], "id BIGINT, v STRING").write.insertInto("db.u")
+    assert sorted(r["id"] for r in wh.table("db.u").scan().to_pylist()) == [1, 2, 3, 4]
     spark.sql("INSERT OVERWRITE db.u VALUES (10, 'new')")
     assert rows_of(wh.table("db.u").scan()) == [{"id": 10, "v": "new"}]
     assert _spark_rows(spark, "SELECT * FROM db.u") == _embedded(wh, "SELECT * FROM db.u")
+
+    # static partitions; an overwrite replaces the partitions it writes (Hive's semantics)
+    spark.sql("CREATE TABLE db.p (id INT, v STRING, ds STRING) USING acid PARTITIONED BY (ds)")
+    spark.sql("INSERT INTO db.p VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+    spark.sql("INSERT INTO db.p PARTITION (ds = 'z') VALUES (3, 'c')")
+    spark.sql("INSERT OVERWRITE db.p PARTITION (ds = 'x') VALUES (4, 'd')")
+    assert rows_of(wh.table("db.p").scan()) == [
+        {"id": 2, "v": "b", "ds": "y"},
+        {"id": 3, "v": "c", "ds": "z"},
+        {"id": 4, "v": "d", "ds": "x"},
+    ]
+    spark.sql("INSERT OVERWRITE db.p VALUES (5, 'e', 'y')")
+    assert sorted(r["id"] for r in wh.table("db.p").scan().to_pylist()) == [3, 4, 5]
+    assert _spark_rows(spark, "SELECT * FROM db.p") == _embedded(wh, "SELECT * FROM db.p")
+    with pytest.raises(Exception, match="REPLACE WHERE|overwrite|OVERWRITE"):
+        spark.sql("INSERT INTO db.p REPLACE WHERE id > 3 SELECT 6, 'f', 'y'")
+    assert sorted(r["id"] for r in wh.table("db.p").scan().to_pylist()) == [3, 4, 5]
 
     # a table the warehouse made is a Spark table too; SHOW TABLES lists the warehouse's
     wh.create_table("db.w", [("k", "string")]).insert([{"k": "z"}])
@@ -139,6 +158,9 @@ def test_save_as_table_honours_every_save_mode(spark: SparkSession, wh: Warehous
     # CREATE TABLE … AS SELECT
     spark.sql("CREATE TABLE db.c USING acid AS SELECT id, v FROM db.i WHERE id > 1")
     assert sorted(r["id"] for r in wh.table("db.c").scan().to_pylist()) == [2, 3]
+    # an unpartitioned table's overwrite replaces every row, keeping the table
+    df.where("id = 2").write.format("acid").mode("overwrite").saveAsTable("db.i")
+    assert rows_of(wh.table("db.i").scan()) == [{"id": 2, "v": "b", "ds": "q"}]
 
 
 def test_save_and_load_by_name_and_by_warehouse_path(spark: SparkSession, wh: Warehouse) -> None:
@@ -189,6 +211,11 @@ def test_bad_input_gets_a_clear_error_and_writes_nothing(
         spark.sql("CREATE TABLE db.new3 (ts TIMESTAMP) USING acid PARTITIONED BY (days(ts))")
     with pytest.raises(Exception, match="LOCATION is not supported"):
         spark.sql(f"CREATE TABLE db.new4 (i INT) USING acid LOCATION '{tmp_path}'")
+
+    # save() of a Python data source: Spark itself refuses error / ignore (saveAsTable has them)
+    for mode in ("error", "ignore"):
+        with pytest.raises(AnalysisException, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+            ok.write.format("acid").mode(mode).save("db.new5")
 
     # paths: outside the warehouse, and a directory of it that is no ACID table
     outside = tmp_path / "elsewhere"

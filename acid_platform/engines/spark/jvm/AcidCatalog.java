@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -40,9 +41,12 @@ import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.expressions.filter.AlwaysTrue;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
+import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -292,12 +296,15 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
     try {
-      if (!isAcid(properties) || super.tableExists(ident)) {
+      if (!isAcid(properties)) {
         if (super.tableExists(ident)) {
           super.dropTable(ident);
         }
         Table t = super.createTable(ident, columns, partitions, properties);
         return new Staged(this, ident, t == null ? loadOrFail(ident) : t, true);
+      }
+      if (super.tableExists(ident)) {
+        throw new TableAlreadyExistsException(ident);
       }
       // an existing warehouse table keeps its definition and history: INSERT OVERWRITE
       StructType answer = call(ident, "replace", createOptions(columns, partitions, properties));
@@ -306,15 +313,21 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
           first.contains("acid_created") && "true".equals(first.getString("acid_created"));
       return new Staged(this, ident, warehouseTable(ident, answer, !created), created);
     } catch (TableAlreadyExistsException e) {
-      throw new IllegalStateException(e);
+      throw AcidCatalog.<RuntimeException>rethrow(e);
     }
+  }
+
+  /** Spark's own (checked, in Java's eyes) analysis error, thrown as it is. */
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E rethrow(Throwable e) throws E {
+    throw (E) e;
   }
 
   private Table loadOrFail(Identifier ident) {
     try {
       return loadTable(ident);
     } catch (NoSuchTableException e) {
-      throw new IllegalStateException(e);
+      throw AcidCatalog.<RuntimeException>rethrow(e);
     }
   }
 
@@ -420,6 +433,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
           TableCapability.BATCH_WRITE,
           TableCapability.TRUNCATE,
           TableCapability.OVERWRITE_DYNAMIC,
+          TableCapability.OVERWRITE_BY_FILTER,
           TableCapability.MICRO_BATCH_READ,
           TableCapability.STREAMING_WRITE);
     }
@@ -447,18 +461,27 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
         @Override public Optional<StructType> metadataSchema() { return info.metadataSchema(); }
       };
       WriteBuilder inner = ((SupportsWrite) writes).newWriteBuilder(named);
-      return new OverwritingBuilder(inner, overwrite);
+      Set<String> partitionColumns = new HashSet<>();
+      for (Transform t : partitioning) {
+        if (t.name().equals("identity")) {
+          partitionColumns.add(((NamedReference) t.arguments()[0]).fieldNames()[0].toLowerCase());
+        }
+      }
+      return new OverwritingBuilder(inner, overwrite, partitionColumns);
     }
   }
 
-  /** INSERT OVERWRITE (truncate, or dynamic partitions: the acid writer replaces the
-   * partitions it writes either way) as the Python writer's overwrite flag. */
-  static final class OverwritingBuilder implements SupportsTruncate, SupportsDynamicOverwrite {
+  /** INSERT OVERWRITE as the Python writer's overwrite flag: the acid writer replaces the
+   * partitions it writes, so truncate, dynamic partitions and a static PARTITION (c = v, …)
+   * (rows Spark fills with those values) are all that flag; other filters are refused. */
+  static final class OverwritingBuilder implements SupportsOverwriteV2, SupportsDynamicOverwrite {
     private WriteBuilder inner;
     private final Boolean overwrite;
+    private final Set<String> partitionColumns;
 
-    OverwritingBuilder(WriteBuilder inner, Boolean overwrite) {
+    OverwritingBuilder(WriteBuilder inner, Boolean overwrite, Set<String> partitionColumns) {
       this.overwrite = overwrite;
+      this.partitionColumns = partitionColumns;
       this.inner = Boolean.TRUE.equals(overwrite) ? ((SupportsTruncate) inner).truncate() : inner;
     }
 
@@ -468,6 +491,45 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
         inner = ((SupportsTruncate) inner).truncate();
       }
       return this;
+    }
+
+    @Override
+    public boolean canOverwrite(Predicate[] predicates) {
+      for (Predicate p : predicates) {
+        if (!staticPartition(p)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private boolean staticPartition(Predicate p) {
+      if (p instanceof AlwaysTrue) {
+        return true;
+      }
+      Expression[] args = p.children();
+      if (p.name().equals("AND")) {
+        return staticPartition((Predicate) args[0]) && staticPartition((Predicate) args[1]);
+      }
+      if ((p.name().equals("=") || p.name().equals("<=>")) && args.length == 2) {
+        Expression ref = args[0] instanceof NamedReference ? args[0] : args[1];
+        Expression lit = ref == args[0] ? args[1] : args[0];
+        return ref instanceof NamedReference
+            && lit instanceof Literal
+            && ((NamedReference) ref).fieldNames().length == 1
+            && partitionColumns.contains(((NamedReference) ref).fieldNames()[0].toLowerCase());
+      }
+      return false;
+    }
+
+    @Override
+    public WriteBuilder overwrite(Predicate[] predicates) {
+      if (!canOverwrite(predicates)) {
+        throw new UnsupportedOperationException(
+            "an ACID table's INSERT OVERWRITE replaces whole partitions: PARTITION (c = v, ...) "
+                + "on partition columns only, not " + Arrays.toString(predicates));
+      }
+      return truncate();
     }
 
     @Override
