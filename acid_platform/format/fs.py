@@ -9,6 +9,7 @@ code serves local disk, HDFS and S3. A location is a local path or a URI (``file
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -64,8 +65,8 @@ def parent(path: str) -> str:
 
 
 #: Object-store files up to this size are read with one request, whole (an ORC reader makes
-#: several small ranged reads per file: tail, footer, then each stripe's streams).
-WHOLE_READ_BYTES = 32 << 20
+#: many small ranged reads per file: tail, footer, then each stripe's streams, block by block).
+WHOLE_READ_BYTES = 64 << 20
 
 
 def is_object_store(filesystem: pafs.FileSystem) -> bool:
@@ -73,13 +74,88 @@ def is_object_store(filesystem: pafs.FileSystem) -> bool:
     return filesystem.type_name in ("s3", "gcs")
 
 
+#: A larger object-store file is read in windows of this size (one GET each), the last
+#: :data:`READ_WINDOWS` of them kept: ORC decodes a stripe's column streams side by side, block
+#: by block, so its reads move forward in several places of the file at once.
+READ_WINDOW_BYTES = 8 << 20
+READ_WINDOWS = 8
+
+
 def open_for_reading(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
-    """A random-access reader of ``path``; a small object-store file is fetched whole first."""
+    """A random-access reader of ``path``; an object-store file is fetched whole when small,
+    else through a :class:`WindowedReader`."""
     f = filesystem.open_input_file(path)
-    if is_object_store(filesystem) and f.size() <= WHOLE_READ_BYTES:
+    if not is_object_store(filesystem):
+        return f
+    if f.size() <= WHOLE_READ_BYTES:
         with f:
             return pa.BufferReader(f.read_buffer())
-    return f
+    return pa.PythonFile(WindowedReader(f, READ_WINDOW_BYTES, READ_WINDOWS), mode="r")
+
+
+class WindowedReader:
+    """A file-like reader over a random-access file that fetches aligned ``window``-byte
+    windows (one request each) and keeps the ``keep`` most recently used, serving reads from
+    them (one request per window on an object store instead of one per small read)."""
+
+    def __init__(self, raw: pa.NativeFile, window: int, keep: int) -> None:
+        self._raw = raw
+        self._size = raw.size()
+        self._window = window
+        self._keep = keep
+        self._windows: OrderedDict[int, bytes] = OrderedDict()
+        self._pos = 0
+        self.closed = False
+        self.fetches = 0
+
+    def size(self) -> int:
+        return self._size
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = max(0, min(self._size, base + offset))
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        end = self._size if n is None or n < 0 else min(self._size, self._pos + n)
+        start, self._pos = self._pos, end
+        if end - start > self._window:  # larger than a window: straight through
+            return bytes(self._raw.read_at(end - start, start))
+        parts = []
+        first, last = start // self._window, max(start, end - 1) // self._window
+        for index in range(first, last + 1):
+            data = self._fetch(index)
+            lo = max(start - index * self._window, 0)
+            hi = min(end - index * self._window, len(data))
+            parts.append(data[lo:hi])
+        return b"".join(parts)
+
+    def _fetch(self, index: int) -> bytes:
+        data = self._windows.get(index)
+        if data is None:
+            offset = index * self._window
+            data = bytes(self._raw.read_at(min(self._window, self._size - offset), offset))
+            self.fetches += 1
+            self._windows[index] = data
+            if len(self._windows) > self._keep:
+                self._windows.popitem(last=False)
+        else:
+            self._windows.move_to_end(index)
+        return data
+
+    def close(self) -> None:
+        self._raw.close()
+        self._windows.clear()
+        self.closed = True
 
 
 def make_dirs(filesystem: pafs.FileSystem, path: str) -> None:

@@ -248,7 +248,7 @@ class OrcDataFile:
             raw = (
                 pa.BufferReader(self._whole)
                 if self._whole is not None
-                else self.filesystem.open_input_file(self.path)
+                else open_for_reading(self.filesystem, self.path)
             )
             self._raw_files.append(raw)
             source: Any = (
