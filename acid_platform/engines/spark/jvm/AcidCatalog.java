@@ -421,6 +421,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     }
 
     @Override public String name() { return name; }
+    @Override public String toString() { return "acid table " + name; }
     @Override public StructType schema() { return schema; }
     @Override public Column[] columns() { return CatalogV2Util.structTypeToV2Columns(schema, false); }
     @Override public Transform[] partitioning() { return partitioning; }
@@ -493,8 +494,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
       return this;
     }
 
-    @Override
-    public boolean canOverwrite(Predicate[] predicates) {
+    private boolean staticPartitions(Predicate[] predicates) {
       for (Predicate p : predicates) {
         if (!staticPartition(p)) {
           return false;
@@ -524,7 +524,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
     @Override
     public WriteBuilder overwrite(Predicate[] predicates) {
-      if (!canOverwrite(predicates)) {
+      if (!staticPartitions(predicates)) {
         throw new UnsupportedOperationException(
             "an ACID table's INSERT OVERWRITE replaces whole partitions: PARTITION (c = v, ...) "
                 + "on partition columns only, not " + Arrays.toString(predicates));
