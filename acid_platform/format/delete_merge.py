@@ -19,13 +19,14 @@ the cursors, so the answer never depends on the order files are read in.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from acid_platform.errors import InvalidSettingError
 from acid_platform.format import types as t
 from acid_platform.format.delete_set import DeleteSet
 from acid_platform.format.file_reader import ReadStats, valid_write_id_mask
@@ -50,6 +51,23 @@ def delete_events_cap(cap: int | None = None) -> int:
     if cap is not None:
         return cap
     return int(os.environ.get(ENV_DELETE_EVENTS_CAP, DEFAULT_DELETE_EVENTS_CAP))
+
+
+def conf_delete_events_cap(conf: Mapping[str, str]) -> int | None:
+    """The cap a session set (``SET hive.transactional.events.mem=n``), if it set one.
+
+    >>> conf_delete_events_cap({DELETE_EVENTS_CAP_KEY: "1000"}), conf_delete_events_cap({})
+    (1000, None)
+    """
+    value = conf.get(DELETE_EVENTS_CAP_KEY)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidSettingError(
+            f"{DELETE_EVENTS_CAP_KEY}={value!r} is not a number of delete events"
+        ) from None
 
 
 def count_delete_events(filesystem: pafs.FileSystem, paths: Sequence[str]) -> int:

@@ -93,8 +93,11 @@ class TableScan:
         with_row_id: bool = False,
         where: ScanFilter | None = None,
         release: Callable[[], None] | None = None,
+        delete_events_cap: int | None = None,
     ) -> None:
         self.spec = spec
+        #: Hive's ``hive.transactional.events.mem`` for this scan (None: the process default)
+        self.delete_events_cap = delete_events_cap
         self.location = location
         self.snapshot = snapshot
         self.columns = tuple(columns)
@@ -137,6 +140,7 @@ class TableScan:
                 self._read_columns(),
                 with_row_id=self.with_row_id,
                 filters=self.where.pushed,
+                delete_events_cap=self.delete_events_cap,
             )
             return self._keep(table).select(self.schema.names)
         finally:
@@ -177,6 +181,7 @@ class TableScan:
                     self._read_columns(),
                     with_row_id=self.with_row_id,
                     filters=self.where.pushed,
+                    delete_events_cap=self.delete_events_cap,
                 ):
                     kept = self._keep(pa.Table.from_batches([batch]))
                     for out in kept.select(self.schema.names).to_batches():
@@ -208,6 +213,7 @@ def plan_scan(
     include_partition_columns: bool = True,
     where: ScanFilter | None = None,
     release: Callable[[], None] | None = None,
+    delete_events_cap: int | None = None,
 ) -> TableScan:
     """A lazy scan of ``spec`` under ``snapshot`` (see module docs).
 
@@ -223,6 +229,7 @@ def plan_scan(
         with_row_id=with_row_id,
         where=where,
         release=release,
+        delete_events_cap=delete_events_cap,
     )
 
 
@@ -292,6 +299,7 @@ def read_task(
     with_row_id: bool = False,
     filters: Filters | None = None,
     row_ids: DeleteSet | None = None,
+    delete_events_cap: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The visible rows of one task, one stripe at a time: ``row__id`` (when asked for), then
     ``columns`` (data and partition columns, in the order given); only the rows named by
@@ -308,6 +316,7 @@ def read_task(
         filters=filters,
         schema=data_schema(spec),
         row_ids=row_ids,
+        delete_events_cap=delete_events_cap,
     ):
         if not schema.names:
             yield batch.select([])  # no columns (a count): the rows still count
@@ -333,6 +342,7 @@ def read_files(
     filters: Filters | None = None,
     row_ids: Sequence[DeleteSet | None] | None = None,
     partition_index: str | None = None,
+    delete_events_cap: int | None = None,
 ) -> pa.Table:
     """The visible rows of planned ``partitions`` (their splits read in parallel): ``row__id``
     first when asked for, then ``columns``.
@@ -355,6 +365,7 @@ def read_files(
             with_row_id,
             filters,
             row_ids[t.partition] if row_ids is not None else None,
+            delete_events_cap,
         )
         for t in tasks
     ]
@@ -405,6 +416,7 @@ def _read_all(
     with_row_id: bool,
     filters: Filters | None,
     row_ids: DeleteSet | None,
+    delete_events_cap: int | None = None,
 ) -> list[pa.RecordBatch]:
     return list(
         read_task(
@@ -416,6 +428,7 @@ def _read_all(
             with_row_id=with_row_id,
             filters=filters,
             row_ids=row_ids,
+            delete_events_cap=delete_events_cap,
         )
     )
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.format import Snapshot
+from acid_platform.format.delete_merge import conf_delete_events_cap
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import CommittedSource, LockComponent, Source, TableSpec
 from acid_platform.table import dml, dml_write, inserts
@@ -157,6 +158,7 @@ class Table:
                 include_partition_columns=include_partition_columns,
                 where=hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter),
                 release=release,
+                delete_events_cap=conf_delete_events_cap(self.warehouse.conf),
             )
 
         return self._plan_read(snapshot, plan)

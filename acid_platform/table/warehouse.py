@@ -18,7 +18,9 @@ databases in ``<root>/<db>.db/<table>``; partitions below that as ``k=v`` direct
 ``wh.conf`` holds session settings (what SQL ``SET k=v`` writes): ``hive.merge.cardinality.check``,
 ``hive.txn.xlock.write``, ``hive.txn.xlock.iow``, ``acid.lock.wait.timeout.s`` (seconds a
 statement waits for its locks), ``acid.scan.read.lease`` (register scans with the cleaner),
-``hive.txn.timeout`` (the metastore's transaction time-out, see :meth:`TableWarehouse.set_conf`).
+``hive.txn.timeout`` (the metastore's transaction time-out, see :meth:`TableWarehouse.set_conf`),
+``hive.transactional.events.mem`` (delete events a scan holds before it merges them in key
+order, ``format.delete_merge``).
 
 A warehouse object is one session: it holds at most one open multi-statement transaction and is
 not meant to be shared between threads (open one per thread; they can share the metastore).

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 
+from acid_platform.errors import InvalidSettingError
 from acid_platform.format import (
     EventWriter,
     ValidWriteIdList,
@@ -28,6 +29,7 @@ from acid_platform.format.delete_merge import (
     delete_events_cap,
 )
 from acid_platform.format.merge_on_read import ReadStats
+from acid_platform_tests.helpers import open_warehouse
 
 SCHEMA = pa.schema([("k", pa.int64())])
 B0 = encode_bucket(0)
@@ -111,3 +113,19 @@ def test_cap_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_DELETE_EVENTS_CAP, "5")
     assert delete_events_cap() == 5
     assert delete_events_cap(7) == 7
+
+
+def test_the_session_setting_reaches_scans(tmp_path: Path) -> None:
+    with open_warehouse(tmp_path, None, "sqlite") as wh:
+        wh.sql("CREATE TABLE t (k INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+        wh.sql("INSERT INTO t VALUES (1), (2), (3), (4)")
+        wh.sql("DELETE FROM t WHERE k IN (2, 3)")
+        assert wh.table("t").plan_scan().delete_events_cap is None  # the process default
+        wh.sql("SET hive.transactional.events.mem=0")
+        scan = wh.table("t").plan_scan()
+        assert scan.delete_events_cap == 0
+        assert sorted(scan.to_arrow().column("k").to_pylist()) == [1, 4]
+        assert wh.sql("SELECT k FROM t ORDER BY k").to_pylist() == [{"k": 1}, {"k": 4}]
+        wh.sql("SET hive.transactional.events.mem=lots")
+        with pytest.raises(InvalidSettingError, match="hive.transactional.events.mem"):
+            wh.table("t").plan_scan()
