@@ -2,7 +2,8 @@
 
 SHOW TRANSACTIONS / LOCKS / COMPACTIONS print the metastore's rows under Hive's column names
 (in Hive's order, also when there are no rows). ``SET k=v`` writes ``wh.conf`` (``hiveconf``),
-``SET hivevar:k=v`` the session's variables; both feed ``${…}`` substitution.
+``SET hivevar:k=v`` the session's variables; both feed ``${…}`` substitution. A Hive key without
+effect here, or an unknown (misspelled) ``hive.*`` key, gets a note (:mod:`.settings`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from acid_platform.metastore.show import (
 )
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
+from acid_platform.sql.settings import setting_notes
 from acid_platform.sql.state import SessionState
 
 
@@ -106,11 +108,13 @@ def set_variable(session: SessionState, stmt: st.SetVariable) -> StatementResult
         value = store.get(name)
         text = f"{stmt.key} is undefined" if value is None else f"{stmt.key}={value}"
         return rows_result(stmt, [{"set": text}], ("set",))
+    notes: tuple[str, ...] = ()
     if scope == "hiveconf":
         session.warehouse.set_conf(name, stmt.value)  # hive.txn.timeout reaches the metastore
+        notes = setting_notes(name)
     else:
         store[name] = stmt.value
-    return empty_result(stmt, f"{stmt.key}={stmt.value}")
+    return empty_result(stmt, f"{stmt.key}={stmt.value}", notes)
 
 
 def compact(session: SessionState, stmt: st.Compact) -> StatementResult:

@@ -4,7 +4,8 @@ A ``char(n)`` value is stored and returned padded with spaces to ``n`` (``format
 Hive compares it ignoring trailing spaces: a string constant compared with a char column is
 converted to the column's type first, so ``c = 'ab'`` and ``c = 'ab   '`` both match ``'ab   '``.
 Here the constant is given the column's padding (cut to ``n``, as Hive's conversion does) before
-the engine compares: ``=``, ``<>``, ``<=>``, the orderings and ``IN``.
+the engine compares: ``=``, ``<>``, ``<=>``, the orderings and ``IN``; in SELECT, UPDATE, DELETE
+and a MERGE's ON and WHEN conditions (target columns, qualified by its alias).
 
 >>> import sqlglot
 >>> tree = sqlglot.parse_one("SELECT 1 FROM t WHERE c = 'ab' OR c IN ('x ', 'toolong')", read="hive")
@@ -37,11 +38,22 @@ def char_lengths(columns: Sequence[tuple[str, str]]) -> dict[str, int]:
     return out
 
 
-def char_literals(tree: exp.Expr, lengths: Mapping[str, int]) -> exp.Expr:
+def char_literals(
+    tree: exp.Expr, lengths: Mapping[str, int], *, qualifier: str | None = None
+) -> exp.Expr:
     """``tree`` (changed in place) with string constants compared with a char column padded
-    to the column's length."""
+    to the column's length; with ``qualifier``, only columns qualified by it count (a MERGE's
+    target alias: its source may have columns of the same names).
+
+    >>> import sqlglot
+    >>> tree = sqlglot.parse_one("SELECT 1 FROM t WHERE t.c = 'a' AND s.c = 'a' AND c = 'a'")
+    >>> char_literals(tree, {"c": 2}, qualifier="t").sql()
+    "SELECT 1 FROM t WHERE t.c = 'a ' AND s.c = 'a' AND c = 'a'"
+    """
     if not lengths:
         return tree
+    if qualifier is not None:
+        lengths = _Qualified(lengths, qualifier.lower())
     for node in list(tree.find_all(*_COMPARISONS)):
         left, right = node.left, node.right
         if _char_length(left, lengths) is not None and _is_string(right):
@@ -59,9 +71,24 @@ def char_literals(tree: exp.Expr, lengths: Mapping[str, int]) -> exp.Expr:
 
 
 def _char_length(node: exp.Expr, lengths: Mapping[str, int]) -> int | None:
-    if isinstance(node, exp.Column):
-        return lengths.get(node.name.lower())
-    return None
+    if not isinstance(node, exp.Column):
+        return None
+    if isinstance(lengths, _Qualified):
+        return lengths.length(node)
+    return lengths.get(node.name.lower())
+
+
+class _Qualified(dict[str, int]):
+    """Char lengths that count only for columns qualified by one table alias."""
+
+    def __init__(self, lengths: Mapping[str, int], qualifier: str) -> None:
+        super().__init__(lengths)
+        self.qualifier = qualifier
+
+    def length(self, column: exp.Column) -> int | None:
+        if column.table.lower() != self.qualifier:
+            return None
+        return self.get(column.name.lower())
 
 
 def _is_string(node: exp.Expr) -> bool:

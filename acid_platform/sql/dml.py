@@ -110,15 +110,20 @@ def merge(session: SessionState, stmt: st.Merge) -> StatementResult:
     table = session.table(stmt.target)
     spec = table.spec
     name = session.qualified(stmt.target)
+    chars = char_lengths(spec.columns)
     merger = table.merge(
         _merge_source(session, stmt.using),
-        _tree(session, stmt.on),
+        char_literals(_tree(session, stmt.on), chars, qualifier=stmt.target_alias),
         source_alias=stmt.source_alias,
         target_alias=stmt.target_alias,
     )
     all_columns = [c for c, _ in spec.columns] + [c for c, _ in spec.partition_columns]
     for clause in stmt.clauses:
-        condition = _tree(session, clause.condition) if clause.condition is not None else None
+        condition = (
+            char_literals(_tree(session, clause.condition), chars, qualifier=stmt.target_alias)
+            if clause.condition is not None
+            else None
+        )
         if clause.action == "insert":
             merger.when_not_matched_insert(
                 _insert_values(name, clause, all_columns, session), condition=condition

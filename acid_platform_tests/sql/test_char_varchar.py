@@ -106,3 +106,16 @@ def test_streaming_files_follow_the_same_rules(tmp_path: Path) -> None:
     assert _footer(path)[11] == [PROLEPTIC_GREGORIAN]
     row = po.read_table(path).column("row").to_pylist()
     assert row == [{"c": "ab   ", "v": "abc"}]
+
+
+def test_merge_conditions_compare_target_chars_as_hive(wh: Warehouse) -> None:
+    wh.sql(CREATE)
+    wh.sql("INSERT INTO t VALUES (1, 'ab', 'a', 'x'), (2, 'cd', 'b', 'y')")
+    wh.sql(
+        "MERGE INTO t USING (SELECT 1 AS id, 'ab' AS c) s ON t.id = s.id "
+        "WHEN MATCHED AND t.c = 'ab' AND s.c = 'ab' THEN UPDATE SET v = 'hit'"
+    )
+    assert _rows(wh, "SELECT id, v FROM t ORDER BY id") == [
+        {"id": 1, "v": "hit"},
+        {"id": 2, "v": "b"},
+    ]
