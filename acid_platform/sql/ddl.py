@@ -78,9 +78,22 @@ def drop_table(session: SessionState, stmt: st.DropTable) -> StatementResult:
 
 
 def alter_table(session: SessionState, stmt: st.AlterTable) -> StatementResult:
-    """Other ALTER TABLE forms are refused: table metadata is the metastore's, files stay put."""
+    """Other ALTER TABLE forms are refused: table metadata is the metastore's, files stay put.
+
+    ``SET LOCATION`` gets its own reason: a table's directory is fixed under the warehouse here
+    (``CREATE TABLE … LOCATION`` is ignored too), whereas in Hive it changes only the metadata,
+    so the table reads what the new directory holds (empty until the files are moved there)."""
+    name = session.qualified(stmt.table)
+    if stmt.action.upper().startswith("SET LOCATION"):
+        raise UnsupportedOperationError(
+            f"ALTER TABLE {name} {stmt.action}: a table's location cannot be changed here: "
+            "every table lives in its directory under the warehouse (CREATE TABLE … LOCATION "
+            "is ignored too). In Hive this changes only the metastore, and the table then "
+            "reads the new directory, empty until its files are moved there; to move a "
+            "table here, CREATE TABLE … AS SELECT into a new table"
+        )
     raise UnsupportedOperationError(
-        f"ALTER TABLE {session.qualified(stmt.table)} {stmt.action}: only ALTER TABLE … COMPACT is supported"
+        f"ALTER TABLE {name} {stmt.action}: only ALTER TABLE … COMPACT is supported"
     )
 
 

@@ -116,6 +116,8 @@ def convert_column(
     source = arr.type
     if source == target:
         return arr
+    if arr.null_count == len(arr):  # NULL is of every type in Hive (`SELECT NULL` is an int here)
+        return pa.chunked_array([pa.nulls(len(arr), target)], type=target)
     rule = _conversion(source, target)
     if rule is None:
         raise SchemaMismatchError(

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
@@ -121,3 +123,57 @@ def test_size_isnull_and_null_map_keys(sql: SqlSession) -> None:
         {"m": 2, "a": 3, "n": -1, "i": True, "j": False, "k": True, "e": []}
     ]
     assert result.schema.field("e").type == pa.map_(pa.int64(), pa.int64())
+
+
+#: The seeds' statements, extracted verbatim (see its header).
+SEED_STATEMENTS = Path(__file__).with_name("seed_statements.sql")
+
+
+def seed_block(first: str, last: str) -> str:
+    """The seeds' script from the line starting with ``first`` to the next line starting with
+    ``last``, both included."""
+    lines = SEED_STATEMENTS.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith(last))
+    return "\n".join(lines[start : end + 1])
+
+
+def test_seed_003_map_null_and_npe(sql: SqlSession) -> None:
+    """Seed 003 ("Hive, map, NULL and NPE") as written: an untyped NULL and ``map(NULL, NULL)``
+    (Hive's ``{}``) inserted into a map column; Hive's size is -1 for NULL, 0 for ``{}``."""
+    results = sql.execute_script(
+        seed_block("create table npe", "select m, size(m), isnull(m) from npe;")
+    )
+    counts = [r.table.to_pylist() for r in results if r.table.column_names == ["_c0"]]
+    assert counts == [[{"_c0": 0}]] * 4  # the counts run on the empty table
+    rows = results[-1].table.to_pylist()
+    assert sorted(rows, key=lambda r: r["_c1"]) == [
+        {"m": None, "_c1": -1, "_c2": True},
+        {"m": [], "_c1": 0, "_c2": False},
+    ]
+
+
+def test_seed_003_hourly_time_dimension(sql: SqlSession) -> None:
+    """Seed 003's hourly time dimension: ``from_unixtime(unix_timestamp(cast(d as timestamp))
+    + h * 3600)`` is BIGINT arithmetic; ``date_format(d, 'u')`` is the ISO day number."""
+    script = seed_block("set hivevar:end_day=2010-01-02;", "sort by dt")
+    sql.execute_script(f"set hivevar:start_day=2010-01-01;\n{script}\n;")
+    rows = sql.execute(
+        "select dt, hour, daynumber_of_week, dayname_of_week, daynumber_of_year"
+        " from timedim order by dt"
+    ).to_pylist()
+    assert len(rows) == 48
+    assert rows[0] == {
+        "dt": "2010-01-01 00:00:00",
+        "hour": 0,
+        "daynumber_of_week": "5",
+        "dayname_of_week": "Friday",
+        "daynumber_of_year": "1",
+    }
+    assert rows[-1] == {
+        "dt": "2010-01-02 23:00:00",
+        "hour": 23,
+        "daynumber_of_week": "6",
+        "dayname_of_week": "Saturday",
+        "daynumber_of_year": "2",
+    }
