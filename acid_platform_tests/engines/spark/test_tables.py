@@ -5,17 +5,52 @@ fails with a clear error and writes nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import Row, SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
 
 from acid_platform import Warehouse
 from acid_platform.table.schema import not_null_columns
 from acid_platform_tests.engines.spark.conftest import rows_of
 
 pytestmark = pytest.mark.slow
+
+
+class _CountSink(DataSource):
+    """Another Python data source: its writes leave the row count in :attr:`target`."""
+
+    target: ClassVar[str] = ""
+
+    @classmethod
+    def name(cls) -> str:
+        return "acid_test_count"
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return _CountWriter(self.target)
+
+
+class _CountWriter(DataSourceWriter):
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        return _Count(sum(1 for _ in iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        n = sum(m.n for m in messages if isinstance(m, _Count))
+        Path(self.target).write_text(str(n))
+
+
+@dataclass
+class _Count(WriterCommitMessage):
+    n: int
 
 
 def _files(wh: Warehouse) -> list[str]:
@@ -103,7 +138,13 @@ def test_spark_sql_ddl_and_dml_act_on_the_warehouse(spark: SparkSession, wh: War
     assert not wh.table_exists("db.u")
     with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql("SELECT * FROM db.u").collect()
-    # Spark's own tables are untouched by the extension
+    # other sources keep working: a CTAS of another Python data source, Spark's own tables
+    sink = type("CountSink", (_CountSink,), {"target": str(Path(wh.root) / "count.txt")})
+    spark.dataSource.register(sink)
+    spark.sql("CREATE TABLE default.counted USING acid_test_count AS SELECT * FROM db.t")
+    assert (Path(wh.root) / "count.txt").read_text() == "3"
+    assert not wh.table_exists("default.counted")
+    spark.sql("DROP TABLE default.counted")
     spark.sql("CREATE TABLE IF NOT EXISTS default.spark_own (i INT) USING parquet")
     spark.sql("INSERT INTO default.spark_own VALUES (7)")
     assert [r.i for r in spark.sql("SELECT i FROM default.spark_own").collect()] == [7]

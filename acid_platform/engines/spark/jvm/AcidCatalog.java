@@ -274,8 +274,8 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     if (!isAcid(properties)) {
-      Table t = super.createTable(ident, columns, partitions, properties);
-      return new Staged(this, ident, t == null ? loadOrFail(ident) : t, true);
+      super.createTable(ident, columns, partitions, properties);
+      return new Staged(this, ident, writable(ident, columns, partitions, properties), true);
     }
     Table t = createTable(ident, columns, partitions, properties);
     return new Staged(this, ident, t, true);
@@ -300,8 +300,8 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
         if (super.tableExists(ident)) {
           super.dropTable(ident);
         }
-        Table t = super.createTable(ident, columns, partitions, properties);
-        return new Staged(this, ident, t == null ? loadOrFail(ident) : t, true);
+        super.createTable(ident, columns, partitions, properties);
+        return new Staged(this, ident, writable(ident, columns, partitions, properties), true);
       }
       if (super.tableExists(ident)) {
         throw new TableAlreadyExistsException(ident);
@@ -323,12 +323,26 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     throw (E) e;
   }
 
-  private Table loadOrFail(Identifier ident) {
+  /** Another V2 source's table just created in Spark's catalog, as its provider writes it
+   * (with a session catalog extension, Spark's catalog answers such tables as V1Table). */
+  private Table writable(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties) {
+    Table t;
     try {
-      return loadTable(ident);
+      t = super.loadTable(ident);
     } catch (NoSuchTableException e) {
       throw AcidCatalog.<RuntimeException>rethrow(e);
     }
+    String name = properties.get("provider");
+    if (t instanceof SupportsWrite || name == null) {
+      return t;
+    }
+    scala.Option<TableProvider> p = DataSource.lookupDataSourceV2(name, SQLConf.get());
+    if (p.isEmpty()) {
+      return t;
+    }
+    StructType schema = CatalogV2Util.v2ColumnsToStructType(columns);
+    return p.get().getTable(schema, partitions, properties);
   }
 
   /** A created (dropped on abort) or existing (kept on abort) table of a CTAS / RTAS. */
