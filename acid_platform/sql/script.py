@@ -24,9 +24,11 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from acid_platform.errors import SqlSyntaxError
+from acid_platform.sql.functions import HiveQL
 
-#: The sqlglot dialect every statement is read with.
-DIALECT = "hive"
+#: The sqlglot dialect every statement is read with: Hive's, keeping the built-ins
+#: :func:`~acid_platform.sql.functions.hive_builtins` computes itself.
+_HIVEQL = HiveQL()
 
 _VARIABLE = re.compile(r"\$\{([^{}$]+)\}")
 #: Hive stops substituting after this many rounds (hive.variable.substitute.depth).
@@ -47,8 +49,8 @@ class Chunk:
 
 
 def hive_dialect() -> Dialect:
-    """The sqlglot Hive dialect instance (cached by sqlglot)."""
-    return Dialect.get_or_raise(DIALECT)
+    """The sqlglot dialect instance statements are read with."""
+    return _HIVEQL
 
 
 def tokenize(text: str) -> list[Token]:
