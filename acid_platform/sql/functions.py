@@ -20,9 +20,14 @@ dialect, before the engine transpiles it):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TypeVar
 
 from sqlglot import exp
+from sqlglot.dialects.hive import Hive
+
+from acid_platform.errors import InvalidExpressionError
+from acid_platform.sql.datetimes import format_expression, parse_format
 
 #: Hive's cast-like functions: ``int(x)`` is ``CAST(x AS INT)``.
 _CAST_FUNCTIONS = frozenset(
@@ -46,6 +51,25 @@ _CAST_FUNCTIONS = frozenset(
 Q = TypeVar("Q", bound=exp.Expr)
 
 
+def _raw(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
+    return lambda args: exp.Anonymous(this=name, expressions=args)
+
+
+class HiveQL(Hive):
+    """sqlglot's Hive dialect, keeping the calls whose meaning :func:`hive_builtins` computes
+    itself as plain calls (sqlglot turns ``date_format``'s Java pattern into strftime's, losing
+    letters, and reads ``size`` as an array's length)."""
+
+    class Parser(Hive.Parser):  # type: ignore[misc,valid-type]  # sqlglot builds it at runtime
+        FUNCTIONS = {
+            **Hive.Parser.FUNCTIONS,
+            **{
+                name.upper(): _raw(name)
+                for name in ("date_format", "unix_timestamp", "to_unix_timestamp", "size")
+            },
+        }
+
+
 def hive_builtins(query: Q) -> Q:
     """Rewrite ``query`` (in place) so the embedded engine computes what Hive computes."""
     for add in list(query.find_all(exp.TsOrDsAdd)):
@@ -62,6 +86,10 @@ def hive_builtins(query: Q) -> Q:
             call.replace(exp.TryCast(this=args[0], to=exp.DataType.build(name, dialect="hive")))
         elif name in ("from_utc_timestamp", "to_utc_timestamp") and len(args) == 2:
             call.replace(_shift_zone(args[0], args[1], to_utc=name == "to_utc_timestamp"))
+        elif name in _REWRITES:
+            call.replace(_REWRITES[name](args))
+    for var_map in list(query.find_all(exp.VarMap)):
+        _drop_null_keys(var_map)
     for cast in list(query.find_all(exp.Cast)):  # TryCast is a Cast too
         _keep_nanoseconds(cast)
     return query
@@ -93,3 +121,122 @@ def _shift_zone(ts: exp.Expr, zone: exp.Expr, *, to_utc: bool) -> exp.Expr:
         this="timezone",
         expressions=[outer, exp.Anonymous(this="timezone", expressions=[inner, naive])],
     )
+
+
+def _timestamp(value: exp.Expr) -> exp.Expr:
+    return exp.TryCast(this=value, to=exp.DataType.build("TIMESTAMP"))
+
+
+def _constant_pattern(name: str, pattern: exp.Expr) -> str:
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+        raise InvalidExpressionError(f"{name}: the pattern must be a constant string")
+    return pattern.name
+
+
+def _date_format(args: list[exp.Expr]) -> exp.Expr:
+    if len(args) != 2:
+        raise InvalidExpressionError("date_format takes 2 arguments (date, pattern)")
+    return format_expression(_timestamp(args[0]), _constant_pattern("date_format", args[1]))
+
+
+def _seconds(ts: exp.Expr) -> exp.Expr:
+    floor = exp.Floor(this=exp.Anonymous(this="epoch", expressions=[ts]))
+    return exp.cast(floor, exp.DataType.build("BIGINT"))
+
+
+def _unix_timestamp(args: list[exp.Expr]) -> exp.Expr:
+    """Hive's BIGINT seconds since the epoch (UTC): of now, of a date / timestamp, of a string in
+    ``yyyy-MM-dd HH:mm:ss`` or the given pattern (NULL when it does not parse)."""
+    if not args:
+        return _seconds(exp.CurrentTimestamp())
+    if len(args) > 2:
+        raise InvalidExpressionError("unix_timestamp takes at most 2 arguments")
+    value = args[0]
+    pattern = _constant_pattern("unix_timestamp", args[1]) if len(args) == 2 else None
+    text = exp.cast(value.copy(), exp.DataType.build("VARCHAR"))
+    parsed = exp.Anonymous(
+        this="try_strptime",
+        expressions=[text, exp.Literal.string(parse_format(pattern or "yyyy-MM-dd HH:mm:ss"))],
+    )
+    if pattern is not None:
+        return _seconds(parsed)
+    is_text = exp.EQ(
+        this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+        expression=exp.Literal.string("VARCHAR"),
+    )
+    return _seconds(exp.If(this=is_text, true=parsed, false=_timestamp(value)))
+
+
+def _size(args: list[exp.Expr]) -> exp.Expr:
+    """Hive's ``size``: elements of an array or entries of a map, -1 for NULL (the engine has no
+    length common to both, its JSON form tells them apart)."""
+    if len(args) != 1:
+        raise InvalidExpressionError("size takes 1 argument")
+    (value,) = args
+    as_json = exp.Anonymous(this="to_json", expressions=[value.copy()])
+    length = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.EQ(
+                    this=exp.Anonymous(this="json_type", expressions=[as_json]),
+                    expression=exp.Literal.string("ARRAY"),
+                ),
+                true=exp.Anonymous(this="json_array_length", expressions=[as_json.copy()]),
+            )
+        ],
+        default=exp.Anonymous(
+            this="len",
+            expressions=[exp.Anonymous(this="json_keys", expressions=[as_json.copy()])],
+        ),
+    )
+    return exp.Coalesce(
+        this=exp.cast(length, exp.DataType.build("INT")), expressions=[exp.Literal.number(-1)]
+    )
+
+
+def _is_null(args: list[exp.Expr], *, negate: bool) -> exp.Expr:
+    if len(args) != 1:
+        raise InvalidExpressionError(f"{'isnotnull' if negate else 'isnull'} takes 1 argument")
+    test: exp.Expr = exp.Is(this=exp.paren(args[0].copy()), expression=exp.Null())
+    return exp.Not(this=test) if negate else test
+
+
+_REWRITES = {
+    "date_format": _date_format,
+    "unix_timestamp": _unix_timestamp,
+    "to_unix_timestamp": _unix_timestamp,
+    "size": _size,
+    "isnull": lambda args: _is_null(args, negate=False),
+    "isnotnull": lambda args: _is_null(args, negate=True),
+}
+
+
+def _drop_null_keys(var_map: exp.VarMap) -> None:
+    """``map(k, v, …)`` drops entries whose key is NULL, as Hive does (``map(NULL, NULL)`` is
+    ``{}``); the engine's maps refuse a NULL key."""
+    keys, values = var_map.args["keys"].expressions, var_map.args["values"].expressions
+    if all(isinstance(k, exp.Literal) for k in keys):
+        return
+    entries = exp.Array(
+        expressions=[
+            exp.Anonymous(
+                this="struct_pack",
+                expressions=[
+                    exp.PropertyEQ(this=exp.to_identifier("k"), expression=k.copy()),
+                    exp.PropertyEQ(this=exp.to_identifier("v"), expression=v.copy()),
+                ],
+            )
+            for k, v in zip(keys, values, strict=True)
+        ]
+    )
+    kept = exp.Anonymous(
+        this="list_filter",
+        expressions=[
+            entries,
+            exp.Lambda(
+                this=exp.Not(this=exp.Is(this=exp.column("k", table="e"), expression=exp.Null())),
+                expressions=[exp.to_identifier("e")],
+            ),
+        ],
+    )
+    var_map.replace(exp.Anonymous(this="map_from_entries", expressions=[kept]))

@@ -24,9 +24,11 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from acid_platform.errors import SqlSyntaxError
+from acid_platform.sql.functions import HiveQL
 
-#: The sqlglot dialect every statement is read with.
-DIALECT = "hive"
+#: The sqlglot dialect every statement is read with: Hive's, keeping the built-ins
+#: :func:`~acid_platform.sql.functions.hive_builtins` computes itself.
+_HIVEQL = HiveQL()
 
 _VARIABLE = re.compile(r"\$\{([^{}$]+)\}")
 #: Hive stops substituting after this many rounds (hive.variable.substitute.depth).
@@ -47,8 +49,8 @@ class Chunk:
 
 
 def hive_dialect() -> Dialect:
-    """The sqlglot Hive dialect instance (cached by sqlglot)."""
-    return Dialect.get_or_raise(DIALECT)
+    """The sqlglot dialect instance statements are read with."""
+    return _HIVEQL
 
 
 def tokenize(text: str) -> list[Token]:
@@ -91,6 +93,20 @@ def split_script(text: str) -> list[Chunk]:
             )
         current = []
     return chunks
+
+
+def ends_statement(text: str) -> bool:
+    """Whether ``text`` ends with a ``;`` that ends a statement (not one inside a quoted text
+    or a comment): what an interactive shell waits for before it runs what was typed.
+
+    >>> ends_statement("SELECT 'a;"), ends_statement("SELECT 'a;';"), ends_statement("-- x;")
+    (False, True, False)
+    """
+    try:
+        tokens = tokenize(text)
+    except SqlSyntaxError as exc:  # unterminated: more lines to come; else: let it run and fail
+        return "unterminated" not in str(exc) and text.rstrip().endswith(";")
+    return bool(tokens) and tokens[-1].token_type == TokenType.SEMICOLON
 
 
 def tokens_after(chunk: Chunk, token: Token) -> list[Token]:

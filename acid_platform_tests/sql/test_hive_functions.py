@@ -1,0 +1,123 @@
+"""Hive built-ins through the SQL layer, checked against Hive's documented values: every
+``SimpleDateFormat`` letter of ``date_format``, ``unix_timestamp``, ``size``, ``isnull`` and
+``map`` with NULL keys."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from acid_platform.errors import InvalidExpressionError
+from acid_platform.sql import SqlSession
+
+#: Sunday 2024-12-29 13:04:05.123 (en_US weeks: that week holds 2025-01-01, so it is week 1
+#: of week-year 2025; December 2024 starts on a Sunday).
+TS = "TIMESTAMP '2024-12-29 13:04:05.123'"
+
+
+def one(sql: SqlSession, expression: str) -> object:
+    return sql.execute(f"SELECT {expression} AS v").to_pylist()[0]["v"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("G", "AD"),
+        ("y", "2024"),
+        ("yy", "24"),
+        ("yyyy", "2024"),
+        ("Y", "2025"),
+        ("YY", "25"),
+        ("M", "12"),
+        ("MM", "12"),
+        ("MMM", "Dec"),
+        ("MMMM", "December"),
+        ("L", "12"),
+        ("LLL", "Dec"),
+        ("w", "1"),
+        ("ww", "01"),
+        ("W", "5"),
+        ("D", "364"),
+        ("DDDD", "0364"),
+        ("d", "29"),
+        ("F", "5"),
+        ("E", "Sun"),
+        ("EEEE", "Sunday"),
+        ("u", "7"),
+        ("a", "PM"),
+        ("H", "13"),
+        ("k", "13"),
+        ("K", "1"),
+        ("h", "1"),
+        ("hh", "01"),
+        ("m", "4"),
+        ("mm", "04"),
+        ("s", "5"),
+        ("ss", "05"),
+        ("S", "123"),
+        ("SSSSSS", "000123"),  # Java: milliseconds padded, not microseconds
+        ("z", "UTC"),
+        ("Z", "+0000"),
+        ("X", "Z"),
+        ("yyyy-MM-dd'T'HH:mm:ss.SSS", "2024-12-29T13:04:05.123"),
+        ("'it''s' '' EEE", "it's ' Sun"),
+    ],
+)
+def test_date_format_letters(sql: SqlSession, pattern: str, expected: str) -> None:
+    assert one(sql, f"date_format({TS}, '{pattern.replace(chr(39), chr(92) + chr(39))}')") == (
+        expected
+    )
+
+
+def test_date_format_day_of_week_and_hours(sql: SqlSession) -> None:
+    # Monday is 1 (ISO); midnight is k=24, K=0, h=12.
+    assert one(sql, "date_format(DATE '2024-01-01', 'u')") == "1"
+    assert one(sql, "date_format(TIMESTAMP '2024-01-01 00:30:00', 'k K h a')") == "24 0 12 AM"
+    assert one(sql, "date_format('2021-01-02', 'YYYY-ww')") == "2021-01"
+    assert one(sql, "date_format('garbage', 'u')") is None
+
+
+def test_date_format_refuses_what_java_refuses(sql: SqlSession) -> None:
+    with pytest.raises(InvalidExpressionError, match="Illegal pattern character 'q'"):
+        sql.execute("SELECT date_format(DATE '2024-01-01', 'q')")
+    with pytest.raises(InvalidExpressionError, match="Unterminated quote"):
+        sql.execute("SELECT date_format(DATE '2024-01-01', \"yyyy'\")")
+    with pytest.raises(InvalidExpressionError, match="constant string"):
+        sql.execute("SELECT date_format(d, p) FROM (SELECT DATE '2024-01-01' d, 'u' p) x")
+
+
+def test_unix_timestamp_is_bigint_seconds(sql: SqlSession) -> None:
+    result = sql.execute(
+        "SELECT unix_timestamp(TIMESTAMP '2024-01-01 00:00:00') AS ts,"
+        " unix_timestamp(DATE '2024-01-01') AS d,"
+        " unix_timestamp('2024-01-01 00:00:00') AS s,"
+        " unix_timestamp('2024-01-01') AS bad,"
+        " unix_timestamp('07/01/2024 1:02:03 PM', 'dd/MM/yyyy h:mm:ss a') AS p,"
+        " unix_timestamp(TIMESTAMP '1969-12-31 23:59:59.5') AS pre,"
+        " to_unix_timestamp('1970-01-01 00:00:01') AS t"
+    )
+    assert all(t == pa.int64() for t in result.schema.types)
+    assert result.to_pylist() == [
+        {
+            "ts": 1704067200,
+            "d": 1704067200,
+            "s": 1704067200,
+            "bad": None,
+            "p": 1704632523,
+            "pre": -1,
+            "t": 1,
+        }
+    ]
+    assert isinstance(one(sql, "unix_timestamp()"), int)
+
+
+def test_size_isnull_and_null_map_keys(sql: SqlSession) -> None:
+    result = sql.execute(
+        "SELECT size(map(1, 2, 3, 4)) AS m, size(array(1, 2, 3)) AS a,"
+        " size(CAST(NULL AS array<int>)) AS n, isnull(NULL) AS i, isnull(1) AS j,"
+        " isnotnull(1) AS k, map(CAST(NULL AS bigint), CAST(NULL AS bigint)) AS e"
+    )
+    assert result.to_pylist() == [
+        {"m": 2, "a": 3, "n": -1, "i": True, "j": False, "k": True, "e": []}
+    ]
+    assert result.schema.field("e").type == pa.map_(pa.int64(), pa.int64())
