@@ -2,7 +2,9 @@
 
 * ``acid init PATH`` creates a warehouse (the other commands refuse a path that holds none);
 * ``acid sql -w WAREHOUSE -e "STATEMENT"`` (or ``-f script.sql``, ``-f -`` for stdin) runs HiveQL
-  and prints query results as a table, or as ``--format json|csv``;
+  and prints query results as a table, or as ``--format json|csv``; without ``-e``/``-f`` it is an
+  interactive shell (:mod:`.shell`: multi-line statements ending at ``;``, history);
+* ``acid --version`` prints the version;
 * ``acid show transactions|locks|compactions -w WAREHOUSE``;
 * ``acid ingest FILE… --table db.t -w WAREHOUSE`` loads landing files (Parquet, CSV, JSON
   lines) into a table, each exactly once;
@@ -28,7 +30,7 @@ never statement text.
 
 Modules: :mod:`.commands` (the typer app), :mod:`.maintenance` (the compactor, cleaner and
 housekeeper commands), :mod:`.ingest` (``acid ingest``), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`
-(printing), :mod:`.demo`, :mod:`.materialize` (``acid platform``).
+(printing), :mod:`.shell` (the interactive ``acid sql``), :mod:`.demo`, :mod:`.materialize` (``acid platform``).
 """
 
 from __future__ import annotations

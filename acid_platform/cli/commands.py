@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import enum
+import importlib.metadata
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +23,7 @@ from acid_platform.cli.options import (
     open_warehouse,
 )
 from acid_platform.cli.output import OutputFormat, err, print_result, print_table, user_errors
+from acid_platform.cli.shell import run_shell
 from acid_platform.metastore.names import split_table_name
 from acid_platform.sql.commands import parse_partition_spec
 from acid_platform.sql.statements import Compact, Show, TableName
@@ -34,6 +36,29 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    # The installed distribution's version: pyproject's, which acid_platform.__version__
+    # repeats (the top package is above this layer, so it is not imported here).
+    if value:
+        typer.echo(f"acid_platform {importlib.metadata.version('acid_platform')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print acid_platform's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Hive ACID v2 transactional tables: HiveQL, transactions, compaction."""
 
 
 class ShowWhat(enum.StrEnum):
@@ -59,16 +84,20 @@ def sql_command(
         str | None, typer.Option("--database", "-d", help="Run USE DATABASE first.")
     ] = None,
 ) -> None:
-    """Run HiveQL statements (one, or a script) on a warehouse."""
+    """Run HiveQL statements (one, or a script) on a warehouse; without -e or -f, an
+    interactive shell (statements end with ';', history in ~/.acid_history)."""
     # Names from options become statement values or go through the API's checks, never into
     # statement text: ``-d 'x`; DROP TABLE t; --'`` is an invalid database name, nothing more.
-    if (execute is None) == (file is None):
-        raise typer.BadParameter("give exactly one of --execute/-e and --file/-f")
-    text = execute if execute is not None else _read_script(file or "-")
+    if execute is not None and file is not None:
+        raise typer.BadParameter("give at most one of --execute/-e and --file/-f")
+    text = execute if execute is not None else _read_script(file) if file is not None else None
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
         session = wh.sql_session
         if database:
             session.use(database)
+        if text is None:
+            run_shell(wh, output)
+            return
         session.execute_script(text, on_result=lambda r: print_result(r, output), stream=True)
         if wh.in_transaction:
             err.print("[yellow]note:[/] the script left a transaction open; it was rolled back")

@@ -162,8 +162,10 @@ _SERVICE_KEYS: tuple[tuple[str, str, object], ...] = (
     (TXN_TIMEOUT, "txn_timeout_s", _SECONDS),
 )
 assert {name for _, name, _ in _SERVICE_KEYS} == {f.name for f in fields(ServiceConf)}
-#: Every key :class:`CompactorConf` and :class:`ServiceConf` read.
-COMPACTOR_KEYS: tuple[str, ...] = tuple(key for key, _, _ in _KEYS + _SERVICE_KEYS)
+#: The keys :class:`CompactorConf` reads (a warehouse's ``conf``, which ``SET`` changes).
+COMPACTOR_KEYS: tuple[str, ...] = tuple(key for key, _, _ in _KEYS)
+#: The keys :class:`ServiceConf` reads (the maintenance services' own settings).
+SERVICE_KEYS: tuple[str, ...] = tuple(key for key, _, _ in _SERVICE_KEYS)
 
 
 def _parse(key: str, text: str, kind: object) -> int | float:

@@ -95,6 +95,20 @@ def split_script(text: str) -> list[Chunk]:
     return chunks
 
 
+def ends_statement(text: str) -> bool:
+    """Whether ``text`` ends with a ``;`` that ends a statement (not one inside a quoted text
+    or a comment): what an interactive shell waits for before it runs what was typed.
+
+    >>> ends_statement("SELECT 'a;"), ends_statement("SELECT 'a;';"), ends_statement("-- x;")
+    (False, True, False)
+    """
+    try:
+        tokens = tokenize(text)
+    except SqlSyntaxError as exc:  # unterminated: more lines to come; else: let it run and fail
+        return "unterminated" not in str(exc) and text.rstrip().endswith(";")
+    return bool(tokens) and tokens[-1].token_type == TokenType.SEMICOLON
+
+
 def tokens_after(chunk: Chunk, token: Token) -> list[Token]:
     """Tokenize the chunk's text after ``token`` again (for commands the tokenizer swallows whole).
 

@@ -4,7 +4,9 @@
   ``hive.transactional.events.mem``, ``hive.merge.cardinality.check``, ``hive.txn.xlock.*``,
   the ``acid.*`` keys …) takes effect silently;
 * a Hive key that has no effect here (:data:`NO_EFFECT`: the lock manager's keys, execution
-  engine and dynamic-partition switches …) is accepted with a one-line note naming it;
+  engine and dynamic-partition switches …) is accepted with a one-line note naming it, as is a
+  key of the maintenance services (``hive.compactor.initiator.on``, ``….worker.threads`` …),
+  which they read from their own settings (``acid services --conf``), not from a SQL session;
 * any other ``hive.*`` key is kept too, with a warning naming the nearest known key (a typo
   such as ``hive.txn.timout`` would otherwise be ignored without a word).
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 
-from acid_platform.compaction.config import COMPACTOR_KEYS
+from acid_platform.compaction.config import COMPACTOR_KEYS, SERVICE_KEYS
 from acid_platform.format.delete_merge import DELETE_EVENTS_CAP_KEY
 from acid_platform.metastore.clock import TXN_TIMEOUT
 from acid_platform.table.warehouse import DEFAULT_CONF
@@ -30,6 +32,9 @@ IMPLEMENTED: frozenset[str] = frozenset(
     {TXN_TIMEOUT, DELETE_EVENTS_CAP_KEY, *COMPACTOR_KEYS, *DEFAULT_CONF}
 )
 
+#: Keys the maintenance services read from their own settings, not from a session.
+SERVICE_ONLY: frozenset[str] = frozenset(SERVICE_KEYS) - IMPLEMENTED
+_SERVICES = "the maintenance services read it from their own settings (acid services --conf)"
 _LOCKS = "acid_platform always runs with transactions and its own lock manager"
 _ENGINE = "statements run on this project's own engine"
 _DYNAMIC = "dynamic partitions are always allowed (nonstrict)"
@@ -69,12 +74,14 @@ def setting_notes(key: str) -> tuple[str, ...]:
     with the nearest known key for any other ``hive.*`` key."""
     if key in IMPLEMENTED or not key.startswith("hive."):
         return ()
-    reason = NO_EFFECT.get(key)
+    reason = _SERVICES if key in SERVICE_ONLY else NO_EFFECT.get(key)
     if reason is not None:
         return (f"{key} has no effect here: {reason}",)
-    near = difflib.get_close_matches(key, sorted(IMPLEMENTED | NO_EFFECT.keys()), n=1)
+    near = difflib.get_close_matches(
+        key, sorted(IMPLEMENTED | SERVICE_ONLY | NO_EFFECT.keys()), n=1
+    )
     hint = f"; did you mean {near[0]}?" if near else ""
     return (f"warning: {key} is not a setting known here{hint}",)
 
 
-__all__ = ["IMPLEMENTED", "NO_EFFECT", "setting_notes"]
+__all__ = ["IMPLEMENTED", "NO_EFFECT", "SERVICE_ONLY", "setting_notes"]

@@ -4,6 +4,7 @@ get a note naming them."""
 from __future__ import annotations
 
 from acid_platform import Warehouse
+from acid_platform.compaction import CompactionContext
 from acid_platform.sql import SqlSession
 
 
@@ -28,6 +29,13 @@ def test_a_hive_setting_without_effect_is_accepted_with_a_note(
         assert wh.conf[key] == "true"
     (note,) = _notes(sql, "SET hive.exec.dynamic.partition.mode=nonstrict")
     assert "hive.exec.dynamic.partition.mode" in note
+    (note,) = _notes(sql, "SET hive.compactor.worker.threads=4")
+    assert note.startswith("hive.compactor.worker.threads has no effect here: the maintenance")
+
+
+def test_a_compactor_setting_reaches_the_compactor(wh: Warehouse, sql: SqlSession) -> None:
+    assert _notes(sql, "SET hive.compactor.delta.num.threshold=3") == ()
+    assert CompactionContext.of(wh).conf.delta_num_threshold == 3
 
 
 def test_a_misspelled_hive_key_warns_with_the_nearest_known_key(
