@@ -27,6 +27,8 @@ from acid_platform.errors import CardinalityViolationError
 from acid_platform.format import bucket_for, decode_bucket
 from acid_platform.table import Table, lit
 from acid_platform.table.statement import StatementMetrics
+from acid_platform_tests.helpers import open_warehouse
+from acid_platform_tests.s3_server import S3Server
 
 Row = dict[str, Any]
 Pred = Callable[..., bool | None]
@@ -396,3 +398,17 @@ def test_random_statements_match_the_oracle(tmp_path: Path, seed: int) -> None:
             episode += 1
     finally:
         wh.close()
+
+
+@pytest.mark.slow
+def test_random_statements_match_the_oracle_on_s3(tmp_path: Path, s3: S3Server) -> None:
+    """The same random statements on a warehouse in a bucket of the S3 server."""
+    rng = random.Random(3)
+    conf = {"acid.lock.wait.timeout.s": "0", "acid.scan.read.lease": "false"}
+    with open_warehouse(tmp_path, conf, s3=s3) as wh:
+        total, episode = EPISODE, 0  # one table's episode: the S3 server is slower
+        while total > 0:
+            n = min(EPISODE, total)
+            run_episode(wh, f"t{episode}", rng, n)
+            total -= n
+            episode += 1
