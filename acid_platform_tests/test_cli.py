@@ -194,9 +194,13 @@ def test_user_error_is_one_red_line(runner: CliRunner, wh: str) -> None:
     )
 
 
-def test_needs_exactly_one_of_execute_and_file(runner: CliRunner, wh: str) -> None:
-    result = runner.invoke(app, ["sql", "-w", wh])
+def test_takes_at_most_one_of_execute_and_file(runner: CliRunner, wh: str) -> None:
+    result = runner.invoke(app, ["sql", "-w", wh, "-e", "SELECT 1", "-f", "-"])
     assert result.exit_code == 2
+    # neither: the shell, reading statements from stdin (test_cli_shell.py)
+    result = runner.invoke(app, ["sql", "-w", wh, "--format", "csv"], input="SELECT 1 AS x;\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split() == ["x", "1"]
 
 
 def test_show_transactions_and_locks(runner: CliRunner, wh: str) -> None:

@@ -69,3 +69,17 @@ def test_quit_ends_the_shell_and_rolls_back_an_open_transaction(tmp_path: Path) 
     assert "rolled back" in done.stderr
     after = _acid("sql", "-w", warehouse, "--format", "csv", "-e", "SELECT count(*) AS n FROM t")
     assert after.stdout.split() == ["n", "0"], after.stderr
+
+
+def test_set_notes_and_warnings_print_on_stderr(tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "wh")
+    assert _acid("init", warehouse).returncode == 0
+    script = "SET hive.support.concurrency=true;\nSET hive.txn.timout=10s;\n"
+    done = _acid("sql", "-w", warehouse, stdin=script, home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "note: hive.support.concurrency has no effect here" in done.stderr
+    assert (
+        "warning: hive.txn.timout is not a setting known here; did you mean hive.txn.timeout?"
+        in " ".join(done.stderr.split())
+    )
+    assert "note: warning" not in done.stderr

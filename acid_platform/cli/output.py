@@ -55,7 +55,11 @@ def print_result(
     ``status`` (default: stderr)."""
     status = status or err
     for note in result.notes:
-        status.print(f"[yellow]note:[/] {escape(note)}")
+        kind, warning, rest = note.partition("warning: ")
+        if warning and not kind:  # a note that is a warning (an unknown SET key …)
+            status.print(f"[bold yellow]warning:[/] {escape(rest)}")
+        else:
+            status.print(f"[yellow]note:[/] {escape(note)}")
     if not result.is_query or result.table.num_columns == 0:
         status.print(f"[green]OK[/] {escape(result.message or '')}")
         return
