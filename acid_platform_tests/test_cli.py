@@ -376,3 +376,17 @@ def test_init_creates_a_warehouse_once(runner: CliRunner, tmp_path: Path) -> Non
     other = runner.invoke(app, ["init", str(tmp_path / "other"), "--metastore-url", url])
     assert other.exit_code == 1 and f"holds the warehouse at {path}" in other.stderr
     assert not (tmp_path / "other").exists()
+
+
+def test_hive_builtins_through_acid_sql(runner: CliRunner, wh: str) -> None:
+    """Issue 14 item 9 through ``acid sql``: Hive's values (a map prints as its key/value pairs)."""
+    query = (
+        "SELECT date_format(DATE '2024-01-07', 'u') AS dow,"
+        " unix_timestamp('2024-01-01 00:00:00') AS secs, size(map(1, 2)) AS n,"
+        " isnull(NULL) AS i, map(CAST(NULL AS bigint), CAST(NULL AS bigint)) AS m"
+    )
+    result = runner.invoke(app, ["sql", "-w", wh, "--format", "json", "-e", query])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [
+        {"dow": "7", "secs": 1704067200, "n": 1, "i": True, "m": []}  # JSON maps: key/value pairs
+    ]

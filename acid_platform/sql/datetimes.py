@@ -150,9 +150,10 @@ def format_expression(ts: exp.Expr, pattern: str) -> exp.Expr:
     ]
     if not parts:
         return exp.Literal.string("")
-    if len(parts) == 1:
-        return parts[0]
-    return exp.Concat(expressions=parts, safe=False, coalesce=False)
+    text = (
+        parts[0] if len(parts) == 1 else exp.Concat(expressions=parts, safe=False, coalesce=False)
+    )
+    return exp.cast(text, exp.DataType.build("VARCHAR"))  # a string, even when NULL
 
 
 #: Letters ``unix_timestamp(s, pattern)`` parses, by (letter, count) -> strptime directive.

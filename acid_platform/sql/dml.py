@@ -20,6 +20,7 @@ from acid_platform.errors import InvalidPartitionError, SemanticError, UnknownCo
 from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql import statements as st
 from acid_platform.sql.chars import char_lengths, char_literals
+from acid_platform.sql.functions import hive_builtins
 from acid_platform.sql.results import StatementResult, metrics_result
 from acid_platform.sql.state import SessionState
 from acid_platform.sql.subqueries import inline_subqueries
@@ -178,8 +179,10 @@ def _merge_source(session: SessionState, using: st.TableName | exp.Query) -> exp
 
 def _tree(session: SessionState, node: exp.Expr) -> exp.Expr:
     """The expression for the table API: the statement's own syntax tree (never text to parse
-    again), uncorrelated sub-queries replaced by their values."""
-    return inline_subqueries(node, session.query)
+    again), uncorrelated sub-queries replaced by their values, Hive's built-ins rewritten as for
+    a query (:func:`~acid_platform.sql.functions.hive_builtins`)."""
+    holder = exp.Paren(this=inline_subqueries(node, session.query).copy())
+    return hive_builtins(holder).this  # held, so that the root itself can be rewritten
 
 
 def _where(

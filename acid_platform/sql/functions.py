@@ -9,7 +9,13 @@ dialect, before the engine transpiles it):
 * ``lpad`` / ``rpad`` accept numbers in Hive (DuckDB wants text);
 * ``from_utc_timestamp(ts, tz)`` / ``to_utc_timestamp(ts, tz)`` shift a wall-clock timestamp
   between UTC and a zone (DuckDB's ``timezone()``);
-* ``TIMESTAMP '… .123456789'`` keeps its nanoseconds (DuckDB's TIMESTAMP has microseconds).
+* ``TIMESTAMP '… .123456789'`` keeps its nanoseconds (DuckDB's TIMESTAMP has microseconds);
+* ``date_format`` / ``from_unixtime`` format with Java's ``SimpleDateFormat`` letters
+  (:mod:`.datetimes`), ``unix_timestamp`` / ``to_unix_timestamp`` give BIGINT seconds (UTC, the
+  session zone), ``size`` counts a map's entries or an array's elements (-1 for NULL),
+  ``isnull`` / ``isnotnull`` are ``IS [NOT] NULL``, and ``map(…)`` drops NULL keys
+  (``map(NULL, NULL)`` is ``{}``). :class:`HiveQL`, the dialect statements are read with, keeps
+  these calls as written (sqlglot would convert the pattern to strftime's, losing letters).
 
 >>> import sqlglot
 >>> q = sqlglot.parse_one("select int(x), date_add(d, 1) from t", read="hive")
@@ -65,7 +71,13 @@ class HiveQL(Hive):
             **Hive.Parser.FUNCTIONS,
             **{
                 name.upper(): _raw(name)
-                for name in ("date_format", "unix_timestamp", "to_unix_timestamp", "size")
+                for name in (
+                    "date_format",
+                    "from_unixtime",
+                    "unix_timestamp",
+                    "to_unix_timestamp",
+                    "size",
+                )
             },
         }
 
@@ -79,7 +91,8 @@ def hive_builtins(query: Q) -> Q:
             arg = pad.args.get(key)
             if arg is not None and not (isinstance(arg, exp.Literal) and arg.is_string):
                 pad.set(key, exp.cast(arg, exp.DataType.build("VARCHAR")))
-    for call in list(query.find_all(exp.Anonymous)):
+    # Inner calls first (reversed breadth-first order): a rewrite copies its arguments.
+    for call in reversed(list(query.find_all(exp.Anonymous))):
         name = call.name.lower()
         args = call.expressions
         if name in _CAST_FUNCTIONS and len(args) == 1:
@@ -137,6 +150,21 @@ def _date_format(args: list[exp.Expr]) -> exp.Expr:
     if len(args) != 2:
         raise InvalidExpressionError("date_format takes 2 arguments (date, pattern)")
     return format_expression(_timestamp(args[0]), _constant_pattern("date_format", args[1]))
+
+
+def _from_unixtime(args: list[exp.Expr]) -> exp.Expr:
+    """Seconds since the epoch as text (UTC), in ``yyyy-MM-dd HH:mm:ss`` or the given pattern."""
+    if len(args) not in (1, 2):
+        raise InvalidExpressionError("from_unixtime takes 1 or 2 arguments (seconds[, pattern])")
+    micros = exp.Mul(
+        this=exp.cast(args[0].copy(), exp.DataType.build("BIGINT")),
+        expression=exp.Literal.number(1_000_000),
+    )
+    ts = exp.Anonymous(this="make_timestamp", expressions=[micros])
+    pattern = (
+        _constant_pattern("from_unixtime", args[1]) if len(args) == 2 else "yyyy-MM-dd HH:mm:ss"
+    )
+    return format_expression(ts, pattern)
 
 
 def _seconds(ts: exp.Expr) -> exp.Expr:
@@ -203,6 +231,7 @@ def _is_null(args: list[exp.Expr], *, negate: bool) -> exp.Expr:
 
 _REWRITES = {
     "date_format": _date_format,
+    "from_unixtime": _from_unixtime,
     "unix_timestamp": _unix_timestamp,
     "to_unix_timestamp": _unix_timestamp,
     "size": _size,

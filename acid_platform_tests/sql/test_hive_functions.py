@@ -177,3 +177,37 @@ def test_seed_003_hourly_time_dimension(sql: SqlSession) -> None:
         "dayname_of_week": "Saturday",
         "daynumber_of_year": "2",
     }
+
+
+def test_builtins_in_update_delete_and_merge(sql: SqlSession) -> None:
+    """SET values and WHERE / ON / WHEN conditions compute the built-ins as a query does."""
+    sql.execute_script(
+        """
+        create table t (d date, s string, n bigint, m map<int,int>)
+        stored as orc tblproperties ('transactional'='true');
+        insert into t select date '2024-01-07', 'x', 0, map(1, 2);
+        update t set s = date_format(d, 'u'), n = unix_timestamp(d)
+        where isnotnull(d) and size(m) = 1;
+        """
+    )
+    assert sql.execute("select s, n from t").to_pylist() == [{"s": "7", "n": 1704585600}]
+    sql.execute(
+        "merge into t using (select date '2024-01-07' d) u on t.d = u.d"
+        " when matched and not isnull(t.s) then update set s = date_format(u.d, 'EEEE')"
+    )
+    assert sql.execute("select s from t").to_pylist() == [{"s": "Sunday"}]
+    sql.execute("delete from t where date_format(d, 'u') = '7'")
+    assert sql.execute("select count(*) from t").to_pylist() == [{"_c0": 0}]
+
+
+def test_from_unixtime_formats_with_java_letters(sql: SqlSession) -> None:
+    result = sql.execute(
+        "SELECT from_unixtime(0) AS a, from_unixtime(1704585600, 'u EEEE') AS b,"
+        " from_unixtime(-1) AS c, from_unixtime(CAST(NULL AS bigint)) AS d"
+    )
+    assert all(t == pa.string() for t in result.schema.types)
+    assert result.to_pylist() == [
+        {"a": "1970-01-01 00:00:00", "b": "7 Sunday", "c": "1969-12-31 23:59:59", "d": None}
+    ]
+    nested = "size(map(isnull(from_unixtime(unix_timestamp('2024-01-07 00:00:00'))), 1))"
+    assert one(sql, nested) == 1
