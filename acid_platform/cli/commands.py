@@ -26,7 +26,7 @@ from acid_platform.cli.output import OutputFormat, err, print_result, print_tabl
 from acid_platform.cli.shell import run_shell
 from acid_platform.metastore.names import split_table_name
 from acid_platform.sql.commands import parse_partition_spec
-from acid_platform.sql.statements import Compact, Show, TableName
+from acid_platform.sql.statements import Compact, Show, ShowCompactions, Statement, TableName
 from acid_platform.table.catalog_ops import warehouse_exists
 
 app = typer.Typer(
@@ -112,7 +112,12 @@ def show_command(
 ) -> None:
     """SHOW TRANSACTIONS / LOCKS / COMPACTIONS of a warehouse's metastore."""
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
-        wh.sql_session.run_all([Show(what.value)], on_result=lambda r: print_result(r, output))
+        stmt: Statement = {
+            ShowWhat.transactions: Show("transactions"),
+            ShowWhat.locks: Show("locks"),
+            ShowWhat.compactions: ShowCompactions(),
+        }[what]
+        wh.sql_session.run_all([stmt], on_result=lambda r: print_result(r, output))
 
 
 @app.command("compact")

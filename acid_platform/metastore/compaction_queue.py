@@ -479,4 +479,5 @@ def to_info(m: Any, prefix: str) -> CompactionInfo:
         initiator_id=g("initiator_id"),
         error_message=g("error_message"),
         run_as=g("run_as"),
+        pool_name=g("pool_name"),
     )

@@ -196,6 +196,7 @@ class CompactionInfo:
     initiator_id: str | None = None
     error_message: str | None = None
     run_as: str | None = None
+    pool_name: str | None = None
 
 
 @dataclass(frozen=True)

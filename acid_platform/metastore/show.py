@@ -40,21 +40,20 @@ SHOW_LOCKS_COLUMNS = (
     "Hostname",
     "Agent Info",
 )
-SHOW_COMPACTIONS_COLUMNS = (
+SHOW_COMPACTIONS_COLUMNS = (  # Hive 4.0's ShowCompactionsOperation header, in its order
     "CompactionId",
     "Database",
     "Table",
     "Partition",
     "Type",
     "State",
-    "Hostname",
+    "Worker host",
     "Worker",
+    "Enqueue Time",
     "Start Time",
     "Duration(ms)",
     "HadoopJobId",
     "Error message",
-    # Hive 4 additions (ShowCompactionsOperation):
-    "Enqueue Time",
     "Initiator host",
     "Initiator",
     "Pool name",
@@ -63,6 +62,8 @@ SHOW_COMPACTIONS_COLUMNS = (
     "Commit Time",
     "Highest WriteId",
 )
+# The time columns (epoch milliseconds here; SQL shows them as timestamps).
+SHOW_COMPACTIONS_TIMES = ("Enqueue Time", "Start Time", "Commit Time")
 
 
 def show_transactions(conn: Connection) -> list[dict[str, Any]]:
@@ -131,16 +132,16 @@ def show_compactions(conn: Connection) -> list[dict[str, Any]]:
                 "Partition": ci.partition,
                 "Type": None if ci.type is None else ci.type.value.upper(),
                 "State": ci.state.value,
-                "Hostname": host,
+                "Worker host": host,
                 "Worker": worker,
+                "Enqueue Time": ci.enqueue_time,
                 "Start Time": ci.start,
                 "Duration(ms)": duration,
                 "HadoopJobId": None,
                 "Error message": ci.error_message,
-                "Enqueue Time": ci.enqueue_time,
                 "Initiator host": ihost,
                 "Initiator": initiator,
-                "Pool name": None,
+                "Pool name": ci.pool_name,
                 "TxnId": ci.txn_id,
                 "Next TxnId": ci.next_txn_id,
                 "Commit Time": ci.commit_time,

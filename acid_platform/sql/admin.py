@@ -1,9 +1,10 @@
 """Transaction control, SHOW, SET, ABORT TRANSACTIONS and ALTER TABLE … COMPACT.
 
-SHOW TRANSACTIONS / LOCKS / COMPACTIONS print the metastore's rows under Hive's column names
+SHOW TRANSACTIONS / LOCKS print the metastore's rows under Hive's column names
 (in Hive's order, also when there are no rows). ``SET k=v`` writes ``wh.conf`` (``hiveconf``),
 ``SET hivevar:k=v`` the session's variables; both feed ``${…}`` substitution. A Hive key without
 effect here, or an unknown (misspelled) ``hive.*`` key, gets a note (:mod:`.settings`).
+SHOW COMPACTIONS is :mod:`.show_compactions`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from acid_platform.compaction import compact_table
 from acid_platform.errors import UnsupportedOperationError
 from acid_platform.metastore import TableSpec
 from acid_platform.metastore.show import (
-    SHOW_COMPACTIONS_COLUMNS,
     SHOW_LOCKS_COLUMNS,
     SHOW_TRANSACTIONS_COLUMNS,
 )
@@ -61,8 +61,6 @@ def show(session: SessionState, stmt: st.Show) -> StatementResult:
         return rows_result(stmt, wh.show_transactions(), SHOW_TRANSACTIONS_COLUMNS)
     if stmt.what == "locks":
         return rows_result(stmt, _locks(session, stmt, wh.show_locks()), SHOW_LOCKS_COLUMNS)
-    if stmt.what == "compactions":
-        return rows_result(stmt, wh.show_compactions(), SHOW_COMPACTIONS_COLUMNS)
     if stmt.what == "databases":
         names = _like(wh.list_databases(), stmt.pattern)
         return rows_result(stmt, [{"database_name": n} for n in names], ("database_name",))

@@ -28,6 +28,7 @@ from acid_platform.sql.statements import (
     Rollback,
     SetVariable,
     Show,
+    ShowCompactions,
     Source,
     Statement,
     TableName,
@@ -142,6 +143,11 @@ class Cursor:
             self.pos += 1
             return TableName(self.name("table name"), first)
         return TableName(first)
+
+    def peek_is_string(self) -> bool:
+        """True when a string literal comes next."""
+        token = self.peek()
+        return token is not None and token.token_type == TokenType.STRING
 
     def string(self, what: str = "string literal") -> str:
         """A quoted string literal's value."""
@@ -259,8 +265,7 @@ def _show(c: Cursor) -> Statement:
         c.end()
         return Show("transactions", source=c.source)
     if c.accept("COMPACTIONS"):
-        c.end()
-        return Show("compactions", source=c.source)
+        return _show_compactions(c)
     if c.accept("LOCKS"):
         table = None
         if not c.at_end() and c.word() not in ("EXTENDED",):
@@ -301,6 +306,49 @@ def _show(c: Cursor) -> Statement:
     raise c.error(
         "expected TRANSACTIONS, LOCKS, COMPACTIONS, TABLES, DATABASES, COLUMNS, TBLPROPERTIES or PARTITIONS"
     )
+
+
+def _show_compactions(c: Cursor) -> Statement:
+    """After ``SHOW COMPACTIONS`` (Hive 4's grammar; ``STATE`` is taken for ``STATUS``)."""
+    target: dict[str, object] = {}
+    token = c.peek()
+    if token is not None and token.token_type == TokenType.NUMBER:
+        target["compaction_id"] = c.integer("compaction id")
+    elif c.accept("DATABASE") or c.accept("SCHEMA"):
+        target["database"] = c.name("database name")
+    elif not c.at_end() and c.word() not in _SHOW_COMPACTIONS_CLAUSES:
+        target["table"] = c.table_name()
+        if c.word() == "PARTITION":
+            target["partition"] = c.partition_spec()
+    pool = c.string("pool name") if c.accept("POOL") else None
+    ctype = c.string("compaction type").lower() if c.accept("TYPE") else None
+    status = (
+        c.string("compaction status").lower() if c.accept("STATUS") or c.accept("STATE") else None
+    )
+    order: list[tuple[str, bool]] = []
+    if c.accept("ORDER BY") or c.accept("ORDER", "BY"):  # sqlglot makes one token of it
+        while True:
+            key = c.string("order key") if c.peek_is_string() else c.name("order key")
+            descending = c.accept("DESC")
+            if not descending:
+                c.accept("ASC")
+            order.append((key.lower(), descending))
+            if not c.accept_punct(TokenType.COMMA):
+                break
+    limit = c.integer("limit") if c.accept("LIMIT") else None
+    c.end()
+    return ShowCompactions(
+        **target,  # type: ignore[arg-type]
+        pool=pool,
+        type=ctype,
+        status=status,
+        order_by=tuple(order),
+        limit=limit,
+        source=c.source,
+    )
+
+
+_SHOW_COMPACTIONS_CLAUSES = ("POOL", "TYPE", "STATUS", "STATE", "ORDER", "ORDER BY", "LIMIT")
 
 
 def _pattern(c: Cursor) -> str | None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acid_platform.errors import UnsupportedOperationError
-from acid_platform.sql import admin, ddl, dml
+from acid_platform.sql import admin, ddl, dml, show_compactions
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult
 from acid_platform.sql.state import SessionState
@@ -36,6 +36,7 @@ _HANDLERS: dict[type[st.Statement], Handler] = {
     st.Rollback: admin.rollback,
     st.AbortTransactions: admin.abort_transactions,
     st.Show: admin.show,
+    st.ShowCompactions: show_compactions.show_compactions,
     st.SetVariable: admin.set_variable,
     st.Compact: admin.compact,
 }

@@ -242,7 +242,6 @@ class AbortTransactions(Statement):
 ShowWhat = Literal[
     "transactions",
     "locks",
-    "compactions",
     "tables",
     "databases",
     "columns",
@@ -253,12 +252,31 @@ ShowWhat = Literal[
 
 @dataclass(frozen=True)
 class Show(Statement):
-    """``SHOW TRANSACTIONS|LOCKS [t]|COMPACTIONS|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``."""
+    """``SHOW TRANSACTIONS|LOCKS [t]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``."""
 
     what: ShowWhat
     database: str | None = None
     table: TableName | None = None
     pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowCompactions(Statement):
+    """Hive 4's ``SHOW COMPACTIONS [id | DATABASE db | [db.]t [PARTITION (…)]] [POOL 'p']
+    [TYPE 'minor'|'major'] [STATUS 's'] [ORDER BY key [ASC|DESC], …] [LIMIT n]``.
+
+    ``order_by`` keys are Hive's (``compactionid``, ``enqueuetime``, …), lower-cased.
+    """
+
+    compaction_id: int | None = None
+    database: str | None = None
+    table: TableName | None = None
+    partition: tuple[tuple[str, object], ...] = ()
+    pool: str | None = None
+    type: str | None = None
+    status: str | None = None
+    order_by: tuple[tuple[str, bool], ...] = ()  # (key, descending)
+    limit: int | None = None
 
 
 @dataclass(frozen=True)

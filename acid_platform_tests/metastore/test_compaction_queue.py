@@ -309,7 +309,7 @@ def test_show_compactions_has_hives_columns(ms: Metastore, clock: FakeClock) -> 
     )
     assert q["Worker"] is None and q["Duration(ms)"] is None
     assert (h["CompactionId"], h["Type"], h["State"]) == (done, "MAJOR", "succeeded")
-    assert (h["Hostname"], h["Worker"]) == ("host1", "worker7")
+    assert (h["Worker host"], h["Worker"]) == ("host1", "worker7")
     assert (h["Initiator host"], h["Initiator"]) == ("ihost", "17")
     assert h["Duration(ms)"] == 2000 and h["Highest WriteId"] == 3
     assert h["Next TxnId"] is not None and h["TxnId"] is not None
