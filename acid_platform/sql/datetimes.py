@@ -21,6 +21,7 @@ A letter Java rejects is refused with Java's message (Hive fails the query the s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from sqlglot import exp
@@ -183,4 +184,27 @@ def parse_format(pattern: str) -> str:
     return "".join(out)
 
 
-__all__ = ["format_expression", "parse_format", "pattern_runs"]
+def parse_prefix(pattern: str) -> str:
+    """A regular expression matching the start of a text ``pattern`` parses: Java's
+    ``DateFormat.parse`` reads a prefix and ignores what follows (``'2024-01-01 10:00:00.5'``
+    with ``yyyy-MM-dd HH:mm:ss`` is 10:00:00).
+
+    >>> re.match(parse_prefix("yyyy-MM-dd HH:mm:ss"), "2024-01-01 10:00:00.5").group()
+    '2024-01-01 10:00:00'
+    """
+    out = ["^"]
+    for run in pattern_runs(pattern):
+        if not isinstance(run, tuple):
+            out.append(re.escape(run))
+            continue
+        letter, count = run
+        directive = _parse_directive(letter, count)
+        if directive in ("%b", "%B", "%a", "%A", "%p"):
+            out.append("[A-Za-z]+")
+        else:
+            width = {"%Y": 4, "%j": 3, "%g": 3}.get(directive, 2)
+            out.append(f"\\d{{1,{width}}}")
+    return "".join(out)
+
+
+__all__ = ["format_expression", "parse_format", "parse_prefix", "pattern_runs"]

@@ -35,7 +35,7 @@ from sqlglot import exp
 from sqlglot.dialects.hive import Hive
 
 from acid_platform.errors import InvalidExpressionError
-from acid_platform.sql.datetimes import format_expression, parse_format
+from acid_platform.sql.datetimes import format_expression, parse_format, parse_prefix
 
 #: Hive's cast-like functions: ``int(x)`` is ``CAST(x AS INT)``.
 _CAST_FUNCTIONS = frozenset(
@@ -203,10 +203,16 @@ def _unix_timestamp(args: list[exp.Expr]) -> exp.Expr:
         raise InvalidExpressionError("unix_timestamp takes at most 2 arguments")
     value = args[0]
     pattern = _constant_pattern("unix_timestamp", args[1]) if len(args) == 2 else None
-    text = exp.cast(value.copy(), exp.DataType.build("VARCHAR"))
+    java = pattern or "yyyy-MM-dd HH:mm:ss"
+    prefix = exp.Anonymous(  # Java parses a prefix and ignores the rest
+        this="regexp_extract",
+        expressions=[
+            exp.cast(value.copy(), exp.DataType.build("VARCHAR")),
+            exp.Literal.string(parse_prefix(java)),
+        ],
+    )
     parsed = exp.Anonymous(
-        this="try_strptime",
-        expressions=[text, exp.Literal.string(parse_format(pattern or "yyyy-MM-dd HH:mm:ss"))],
+        this="try_strptime", expressions=[prefix, exp.Literal.string(parse_format(java))]
     )
     if pattern is not None:
         return _seconds(parsed)

@@ -105,7 +105,10 @@ def test_unix_timestamp_is_bigint_seconds(sql: SqlSession) -> None:
         " unix_timestamp('2024-01-01') AS bad,"
         " unix_timestamp('07/01/2024 1:02:03 PM', 'dd/MM/yyyy h:mm:ss a') AS p,"
         " unix_timestamp(TIMESTAMP '1969-12-31 23:59:59.5') AS pre,"
-        " to_unix_timestamp('1970-01-01 00:00:01') AS t",
+        " to_unix_timestamp('1970-01-01 00:00:01') AS t,"
+        " unix_timestamp('2024-01-01 00:00:00.123') AS frac,"  # Java parses a prefix
+        " unix_timestamp('20240107', 'yyyyMMdd') AS compact,"
+        " unix_timestamp('x2024-01-01 00:00:00') AS junk",
         pa.int64(),
     )
     assert row == {
@@ -116,6 +119,9 @@ def test_unix_timestamp_is_bigint_seconds(sql: SqlSession) -> None:
         "p": 1704632523,
         "pre": -1,
         "t": 1,
+        "frac": 1704067200,
+        "compact": 1704585600,
+        "junk": None,
     }
     assert isinstance(one(sql, "unix_timestamp()"), int)
 
