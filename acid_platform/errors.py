@@ -230,6 +230,13 @@ class UnsupportedOperationError(AcidError):
     partition or bucketing column, DDL inside a multi-statement transaction)."""
 
 
+class NonTransactionalTableError(UnsupportedOperationError):
+    """A write to a table that is not transactional (``'transactional'='false'``, which only the
+    Python API creates): UPDATE, DELETE and MERGE are refused with Hive's message
+    (``ErrorMsg.ACID_OP_ON_NONACID_TABLE``); INSERT is refused too, because this project writes
+    only Hive ACID files, which Hive would misread in a plain table."""
+
+
 class SandboxError(UnsupportedOperationError):
     """A statement reaches outside the warehouse's tables: a table function that is not an ACID
     table (a file, network or engine-catalog reader), a function HiveQL does not have, or an

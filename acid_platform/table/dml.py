@@ -36,6 +36,7 @@ from sqlglot import exp
 
 from acid_platform.errors import (
     InvalidExpressionError,
+    NonTransactionalTableError,
     UnknownColumnError,
     UnsupportedOperationError,
 )
@@ -193,6 +194,15 @@ def _check_clause_rules(spec: TableSpec, clauses: Sequence[Clause]) -> None:
                 f"MERGE INTO {spec.full_name}: with both '{first}' and '{second}' clauses the first "
                 f"one ('{pair[0].kind}') must have an AND <condition>"
             )
+
+
+def require_transactional(spec: TableSpec) -> None:
+    """Refuse row-level DML (UPDATE, DELETE, MERGE) on a non-transactional table, with Hive's
+    message (``ErrorMsg.ACID_OP_ON_NONACID_TABLE``)."""
+    if not spec.is_transactional:
+        raise NonTransactionalTableError(
+            f"Attempt to do update or delete on table {spec.full_name} that is not transactional"
+        )
 
 
 def _plan(

@@ -106,6 +106,7 @@ class TableMerger:
         engine = self._engine or wh.native_engines.for_data(self._source)
         with statement_guard(wh):
             spec = table.refresh()
+            dml.require_transactional(spec)
             source: Any
             locks: list[LockComponent]
             if engine is not None and engine.accepts(self._source):

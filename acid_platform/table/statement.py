@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from acid_platform.errors import NonTransactionalTableError
 from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
@@ -182,6 +183,17 @@ class WriteContext:
         return self.txn.record_writes(self.spec, components)
 
 
+def require_acid_writes(spec: TableSpec) -> None:
+    """Refuse any write to a non-transactional table before it starts: every writer here
+    writes Hive ACID files (``delta_w_w_s/bucket_n`` with ACID columns), which Hive would
+    misread as the rows of a plain table."""
+    if not spec.is_transactional:
+        raise NonTransactionalTableError(
+            f"Attempt to insert into table {spec.full_name} that is not transactional: this "
+            "project writes only Hive ACID files, which Hive would misread in a plain table"
+        )
+
+
 def run_write(
     warehouse: TableWarehouse,
     spec: TableSpec,
@@ -190,6 +202,7 @@ def run_write(
     write: Callable[[WriteContext], WriteOutcome],
 ) -> StatementMetrics:
     """Run a write statement through the whole lifecycle (see module docs)."""
+    require_acid_writes(spec)
     started = time.perf_counter()
 
     def run(txn: Transaction) -> StatementMetrics:
@@ -246,6 +259,7 @@ def begin_detached(
 ) -> DetachedWrite:
     """Open the transaction of an INSERT [OVERWRITE] of ``spec``, take its lock and allocate
     the write id (before any file is written); aborts on any failure."""
+    require_acid_writes(spec)
     request = WriteRequest.insert(spec, conf, None, overwrite)
     txn_id = metastore.open_txn(agent_info=agent[:128])
     try:

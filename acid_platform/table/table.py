@@ -314,6 +314,7 @@ class Table:
         """
         with statement_guard(self.warehouse):
             spec = self.refresh()
+            dml.require_transactional(spec)
             label = f"UPDATE {spec.full_name}"
             tree = expression_or_none(where, f"WHERE clause of {label}")
             values = {c: to_expression(v, f"value of {c} in {label}") for c, v in set.items()}
@@ -327,6 +328,7 @@ class Table:
         sqlglot syntax tree."""
         with statement_guard(self.warehouse):
             spec = self.refresh()
+            dml.require_transactional(spec)
             tree = expression_or_none(where, f"WHERE clause of DELETE FROM {spec.full_name}")
             plan = dml.plan_delete(spec, tree)
         return self.run_plan(spec, plan, tree, engine=engine)
