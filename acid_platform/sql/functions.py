@@ -7,6 +7,8 @@ dialect, before the engine transpiles it):
 * ``int(x)``, ``string(x)``, ``double(x)`` … are casts in Hive (NULL when the value does not
   convert, as ``CAST`` is in Hive);
 * ``lpad`` / ``rpad`` accept numbers in Hive (DuckDB wants text);
+* ``year`` … ``second``, ``weekofyear``, ``datediff`` are INT in Hive, and ``dayofweek`` counts
+  from 1 = Sunday;
 * ``from_utc_timestamp(ts, tz)`` / ``to_utc_timestamp(ts, tz)`` shift a wall-clock timestamp
   between UTC and a zone (DuckDB's ``timezone()``);
 * ``TIMESTAMP '… .123456789'`` keeps its nanoseconds (DuckDB's TIMESTAMP has microseconds);
@@ -56,6 +58,21 @@ _CAST_FUNCTIONS = frozenset(
 
 Q = TypeVar("Q", bound=exp.Expr)
 
+#: Date parts Hive returns as INT (the engine's are BIGINT).
+_INT_PARTS = (
+    exp.Year,
+    exp.Quarter,
+    exp.Month,
+    exp.Day,
+    exp.DayOfMonth,
+    exp.DayOfWeek,
+    exp.WeekOfYear,
+    exp.Hour,
+    exp.Minute,
+    exp.Second,
+    exp.DateDiff,
+)
+
 
 def _raw(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
     return lambda args: exp.Anonymous(this=name, expressions=args)
@@ -86,6 +103,11 @@ def hive_builtins(query: Q) -> Q:
     """Rewrite ``query`` (in place) so the embedded engine computes what Hive computes."""
     for add in list(query.find_all(exp.TsOrDsAdd)):
         add.replace(exp.cast(add.copy(), exp.DataType.build("DATE")))
+    for part in list(query.find_all(*_INT_PARTS)):  # before the rewrites below, which use them
+        value: exp.Expr = part.copy()
+        if isinstance(part, exp.DayOfWeek):  # Hive: 1 = Sunday … 7 = Saturday
+            value = exp.Add(this=value, expression=exp.Literal.number(1))
+        part.replace(exp.cast(value, exp.DataType.build("INT")))
     for pad in list(query.find_all(exp.Pad)):
         for key in ("this", "fill_pattern"):
             arg = pad.args.get(key)

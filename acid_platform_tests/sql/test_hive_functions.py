@@ -21,6 +21,14 @@ def one(sql: SqlSession, expression: str) -> object:
     return sql.execute(f"SELECT {expression} AS v").to_pylist()[0]["v"]
 
 
+def typed_row(sql: SqlSession, query: str, kind: pa.DataType) -> dict[str, object]:
+    """The one row of ``query``, every column of which is of type ``kind``."""
+    result = sql.execute(query)
+    assert all(t == kind for t in result.schema.types), result.schema
+    (row,) = result.to_pylist()
+    return row
+
+
 @pytest.mark.parametrize(
     ("pattern", "expected"),
     [
@@ -89,27 +97,26 @@ def test_date_format_refuses_what_java_refuses(sql: SqlSession) -> None:
 
 
 def test_unix_timestamp_is_bigint_seconds(sql: SqlSession) -> None:
-    result = sql.execute(
+    row = typed_row(
+        sql,
         "SELECT unix_timestamp(TIMESTAMP '2024-01-01 00:00:00') AS ts,"
         " unix_timestamp(DATE '2024-01-01') AS d,"
         " unix_timestamp('2024-01-01 00:00:00') AS s,"
         " unix_timestamp('2024-01-01') AS bad,"
         " unix_timestamp('07/01/2024 1:02:03 PM', 'dd/MM/yyyy h:mm:ss a') AS p,"
         " unix_timestamp(TIMESTAMP '1969-12-31 23:59:59.5') AS pre,"
-        " to_unix_timestamp('1970-01-01 00:00:01') AS t"
+        " to_unix_timestamp('1970-01-01 00:00:01') AS t",
+        pa.int64(),
     )
-    assert all(t == pa.int64() for t in result.schema.types)
-    assert result.to_pylist() == [
-        {
-            "ts": 1704067200,
-            "d": 1704067200,
-            "s": 1704067200,
-            "bad": None,
-            "p": 1704632523,
-            "pre": -1,
-            "t": 1,
-        }
-    ]
+    assert row == {
+        "ts": 1704067200,
+        "d": 1704067200,
+        "s": 1704067200,
+        "bad": None,
+        "p": 1704632523,
+        "pre": -1,
+        "t": 1,
+    }
     assert isinstance(one(sql, "unix_timestamp()"), int)
 
 
@@ -201,13 +208,40 @@ def test_builtins_in_update_delete_and_merge(sql: SqlSession) -> None:
 
 
 def test_from_unixtime_formats_with_java_letters(sql: SqlSession) -> None:
-    result = sql.execute(
+    row = typed_row(
+        sql,
         "SELECT from_unixtime(0) AS a, from_unixtime(1704585600, 'u EEEE') AS b,"
-        " from_unixtime(-1) AS c, from_unixtime(CAST(NULL AS bigint)) AS d"
+        " from_unixtime(-1) AS c, from_unixtime(CAST(NULL AS bigint)) AS d",
+        pa.string(),
     )
-    assert all(t == pa.string() for t in result.schema.types)
-    assert result.to_pylist() == [
-        {"a": "1970-01-01 00:00:00", "b": "7 Sunday", "c": "1969-12-31 23:59:59", "d": None}
-    ]
+    assert row == {
+        "a": "1970-01-01 00:00:00",
+        "b": "7 Sunday",
+        "c": "1969-12-31 23:59:59",
+        "d": None,
+    }
     nested = "size(map(isnull(from_unixtime(unix_timestamp('2024-01-07 00:00:00'))), 1))"
     assert one(sql, nested) == 1
+
+
+def test_date_parts_are_int_and_dayofweek_counts_from_sunday(sql: SqlSession) -> None:
+    row = typed_row(
+        sql,
+        "SELECT year(d) AS y, month(d) AS m, day(d) AS dd, dayofweek(d) AS dw,"
+        " weekofyear(d) AS w, quarter(d) AS q, hour(t) AS h, minute(t) AS mi, second(t) AS s,"
+        " datediff('2024-01-10', d) AS df"
+        " FROM (SELECT DATE '2024-01-07' d, TIMESTAMP '2024-01-07 13:04:05' t) x",
+        pa.int32(),
+    )
+    assert row == {
+        "y": 2024,
+        "m": 1,
+        "dd": 7,
+        "dw": 1,
+        "w": 1,
+        "q": 1,
+        "h": 13,
+        "mi": 4,
+        "s": 5,
+        "df": 3,
+    }
