@@ -37,8 +37,9 @@ def compact_table(
     conf: CompactorConf | None = None,
     executor: ExecutorRouter | ExecutorLike | None = None,
     timeout_s: float | None = None,
+    pool: str | None = None,
 ) -> list[CompactionInfo]:
-    """``ALTER TABLE name [PARTITION (...)] COMPACT 'kind' [AND WAIT]``.
+    """``ALTER TABLE name [PARTITION (...)] COMPACT 'kind' [AND WAIT] [POOL 'pool']``.
 
     Queues a compaction of the table (or of one partition; of every partition of a partitioned
     table when none is named). An entry already initiated or working for the same partition is
@@ -61,7 +62,7 @@ def compact_table(
     ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []
     for part in _partitions(ms, spec, partition):
-        cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type)
+        cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type, pool_name=pool)
         ids.append(cq_id if cq_id is not None else _active_entry(ctx, spec, part))
     if not wait:
         return [ms.get_compaction(i) for i in ids]

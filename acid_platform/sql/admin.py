@@ -116,10 +116,10 @@ def set_variable(session: SessionState, stmt: st.SetVariable) -> StatementResult
 
 
 def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
-    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``."""
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']``."""
     name = session.qualified(stmt.table)
     partition = dict(stmt.partition) or None
-    compact_table(session.warehouse, name, partition=partition, kind=stmt.kind, wait=stmt.wait)
+    compact_table(session.warehouse, name, partition, stmt.kind, stmt.wait, pool=stmt.pool)
     return empty_result(
         stmt, f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
     )

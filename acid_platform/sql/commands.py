@@ -396,8 +396,11 @@ def _compact(c: Cursor) -> Statement:
         c.pos -= 1
         raise c.error("compaction type must be 'minor' or 'major'")
     wait = c.accept("AND", "WAIT")
+    pool = c.string("pool name") if c.accept("POOL") else None
     c.end()
-    return Compact(table, "minor" if kind == "minor" else "major", partition, wait, source=c.source)
+    return Compact(
+        table, "minor" if kind == "minor" else "major", partition, wait, pool, source=c.source
+    )
 
 
 def _has_word(tokens: Sequence[Token], word: str) -> bool:

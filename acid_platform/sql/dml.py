@@ -16,7 +16,12 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 from sqlglot import exp
 
-from acid_platform.errors import InvalidPartitionError, SemanticError, UnknownColumnError
+from acid_platform.errors import (
+    InvalidPartitionError,
+    NonTransactionalTableError,
+    SemanticError,
+    UnknownColumnError,
+)
 from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql import statements as st
 from acid_platform.sql.chars import char_lengths, char_literals
@@ -94,6 +99,11 @@ def delete(session: SessionState, stmt: st.Delete) -> StatementResult:
 def truncate(session: SessionState, stmt: st.Truncate) -> StatementResult:
     """``TRUNCATE TABLE t [PARTITION (…)]``: delete every row (of the partition)."""
     table = session.table(stmt.table)
+    if not table.spec.is_transactional:  # Hive would delete its plain files; not done here
+        raise NonTransactionalTableError(
+            f"TRUNCATE TABLE {table.spec.full_name}: the table is not transactional, and only "
+            "transactional tables are written here"
+        )
     partition_columns = [c for c, _ in table.spec.partition_columns]
     unknown = [k for k, _ in stmt.partition if k not in partition_columns]
     if unknown:

@@ -295,9 +295,10 @@ CompactionKind = Literal["minor", "major"]
 
 @dataclass(frozen=True)
 class Compact(Statement):
-    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``."""
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']``."""
 
     table: TableName
     kind: CompactionKind
     partition: tuple[tuple[str, object], ...] = ()
     wait: bool = False
+    pool: str | None = None

@@ -138,3 +138,20 @@ def test_parse() -> None:
         order_by=(("enqueuetime", False), ("compactionid", True)),
         limit=5,
     )
+
+
+def test_compact_pool_shows_in_show_compactions(sql: SqlSession) -> None:
+    sql.execute_script(
+        "CREATE TABLE p (a int) PARTITIONED BY (ds string);"
+        "INSERT INTO p PARTITION (ds='a') VALUES (1);"
+        "INSERT INTO p PARTITION (ds='b') VALUES (2);"
+        "ALTER TABLE p PARTITION (ds='a') COMPACT 'minor' POOL 'nightly';"
+        "ALTER TABLE p PARTITION (ds='b') COMPACT 'major';"
+    )
+    rows = sql.execute("SHOW COMPACTIONS POOL 'nightly'").to_pylist()
+    assert [(r["Partition"], r["Type"], r["Pool name"]) for r in rows] == [
+        ("ds=a", "MINOR", "nightly")
+    ]
+    assert parse_statement("ALTER TABLE p COMPACT 'major' AND WAIT POOL 'q'") == st.Compact(
+        st.TableName("p"), "major", (), True, "q"
+    )

@@ -94,6 +94,13 @@ def test_sql_insert_is_refused(wh: Warehouse, plain: Table) -> None:
     assert _state(wh) == before
 
 
+def test_sql_truncate_is_refused(wh: Warehouse, plain: Table) -> None:
+    before = _state(wh)
+    with pytest.raises(NonTransactionalTableError, match="TRUNCATE TABLE default.plain: .*not"):
+        wh.sql_session.execute("TRUNCATE TABLE plain")
+    assert _state(wh) == before
+
+
 def test_transactional_tables_still_take_dml(wh: Warehouse) -> None:
     table = wh.create_table("acid", [("id", "int"), ("name", "string")])
     table.insert(ROWS)
