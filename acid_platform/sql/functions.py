@@ -270,9 +270,16 @@ _REWRITES = {
 
 def _drop_null_keys(var_map: exp.VarMap) -> None:
     """``map(k, v, …)`` drops entries whose key is NULL, as Hive does (``map(NULL, NULL)`` is
-    ``{}``); the engine's maps refuse a NULL key."""
+    ``{}``), and a constant key given twice keeps its place and its last value (as a Java
+    map's ``put`` does);
+    the engine's maps refuse a NULL or repeated key."""
     keys, values = var_map.args["keys"].expressions, var_map.args["values"].expressions
     if all(isinstance(k, exp.Literal) for k in keys):
+        last = {k.sql(): i for i, k in enumerate(keys)}  # in order of first appearance
+        if len(last) < len(keys):
+            firsts = [next(i for i, k in enumerate(keys) if k.sql() == key) for key in last]
+            var_map.set("keys", exp.Array(expressions=[keys[i].copy() for i in firsts]))
+            var_map.set("values", exp.Array(expressions=[values[i].copy() for i in last.values()]))
         return
     entries = exp.Array(
         expressions=[

@@ -136,6 +136,7 @@ def test_size_isnull_and_null_map_keys(sql: SqlSession) -> None:
         {"m": 2, "a": 3, "n": -1, "i": True, "j": False, "k": True, "e": []}
     ]
     assert result.schema.field("e").type == pa.map_(pa.int64(), pa.int64())
+    assert one(sql, "map(1, 2, 3, 4, 1, 5)") == [(1, 5), (3, 4)]  # the last value of a key
 
 
 #: The seeds' statements, extracted verbatim (see its header).
