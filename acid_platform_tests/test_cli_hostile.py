@@ -138,8 +138,7 @@ def _acid() -> list[str]:
 def test_a_read_only_warehouse_answers_selects(wh: str, tmp_path: Path) -> None:
     """A real read-only mount (a bind mount remounted read-only, in a mount namespace of its
     own): SELECTs answer, every write is one clear line."""
-    if shutil.which("unshare") is None:
-        pytest.skip("needs unshare(1) for a private read-only mount")
+    assert shutil.which("unshare"), "needs unshare(1) (util-linux) for a private read-only mount"
     mounted = tmp_path / "ro"
     mounted.mkdir()
     script = 'mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && shift 2 && exec "$@"'
@@ -148,8 +147,9 @@ def test_a_read_only_warehouse_answers_selects(wh: str, tmp_path: Path) -> None:
          str(mounted), "touch", str(mounted / "probe")],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
-    if "Read-only file system" not in probe.stderr:
-        pytest.skip(f"cannot make a read-only mount here: {probe.stderr.strip()}")
+    assert "Read-only file system" in probe.stderr, (
+        f"cannot make a read-only mount here: {probe.stderr.strip()}"
+    )
 
     def acid(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
