@@ -52,10 +52,12 @@ from acid_platform.format import (
     read_split,
     resolve,
     sort_events,
+    wide_columns_of_splits,
 )
 from acid_platform.format import types as t
 from acid_platform.format.file_record import PartitionRecord
 from acid_platform.format.parallel import run_parallel
+from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
 from acid_platform.table.event_layout import DELETE, INSERT, EventLayout
 
@@ -324,7 +326,10 @@ def _row_events(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> Ite
     """Insert events of the rows that survive (with their ROW__IDs), one stripe at a time."""
     request = plan.request
     read_ids = reader_write_ids(request.write_ids)
-    schema = request.row_schema
+    # timestamps beyond the nanosecond range stay at microseconds (format.wide_timestamps)
+    schema = widen_schema(
+        request.row_schema, wide_columns_of_splits([task.split], fs, request.row_schema)
+    )
     for batch in read_split(task.split, fs, read_ids, with_row_id=True, schema=schema):
         yield _insert_events(batch, schema)
 
