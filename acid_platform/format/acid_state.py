@@ -220,7 +220,8 @@ def _check_record(
             )
         elif recorded is not None:
             sizes = {f.name: f.size for f in acid_dir.files}
-            problems += compare_files(acid_dir.path, sizes, recorded)
+            still_written = [f.name for f in acid_dir.files if f.flush_length_path]
+            problems += compare_files(acid_dir.path, sizes, recorded, still_written)
     return problems
 
 
