@@ -286,7 +286,9 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
             )
         )
         if self.dialect == "postgresql":  # make the allocation durable (see write_unsynced)
-            self._write(lambda c, now: txns.confirm_opened(c, now, ids))
+            store = self._store
+            # one statement, one round trip: its own synchronous commit flushes the allocation
+            store.write_single(lambda c: txns.confirm_opened(c, store.now_ms(c), ids))
         self._open_counter.opened(len(ids))
         return ids
 

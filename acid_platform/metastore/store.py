@@ -108,6 +108,7 @@ class Store:
         self.time_source = time_source(self.dialect, clock)
         self._writer_mutex = None if self.read_only else _writer_mutex(self.url)
         self._unsynced_engine: Engine | None = None
+        self._autocommit_engine: Engine | None = None
         self._update_returning = bool(getattr(self.engine.dialect, "update_returning", False))
         _dispose_after_fork(self.engine)
 
@@ -142,6 +143,22 @@ class Store:
         engine = self._unsynced_engine
         return self._run(lambda conn: work(conn), write=True, autocommit_engine=engine)
 
+    def write_single(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work``, a single statement that is atomic on its own, committed as it runs.
+
+        On PostgreSQL it runs in autocommit mode (synchronous commit, as every write): one round
+        trip instead of BEGIN, the statement and COMMIT. Elsewhere this is an ordinary
+        :meth:`write`.
+        """
+        if self.dialect != "postgresql":
+            return self._run(work, write=True)
+        if self._autocommit_engine is None:
+            self._autocommit_engine = create_engine(
+                self.url, isolation_level="AUTOCOMMIT", pool_size=1, max_overflow=4
+            )
+            _dispose_after_fork(self._autocommit_engine)
+        return self._run(work, write=True, autocommit_engine=self._autocommit_engine)
+
     def read(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` in a consistent read-only snapshot."""
         return self._run(work, write=False)
@@ -150,6 +167,8 @@ class Store:
         self.engine.dispose()
         if self._unsynced_engine is not None:
             self._unsynced_engine.dispose()
+        if self._autocommit_engine is not None:
+            self._autocommit_engine.dispose()
         if self._writer_mutex is not None:
             self._writer_mutex.close()
 
