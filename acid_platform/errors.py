@@ -237,6 +237,12 @@ class NonTransactionalTableError(UnsupportedOperationError):
     only Hive ACID files, which Hive would misread in a plain table."""
 
 
+class InsertOnlyTableError(UnsupportedOperationError):
+    """UPDATE, DELETE or MERGE on an insert-only (micro-managed) transactional table, whose
+    plain files have no ROW__IDs to update or delete by: refused with Hive's message
+    (``ErrorMsg.ACID_OP_ON_INSERTONLYTRAN_TABLE``, error 10414)."""
+
+
 class SandboxError(UnsupportedOperationError):
     """A statement reaches outside the warehouse's tables: a table function that is not an ACID
     table (a file, network or engine-catalog reader), a function HiveQL does not have, or an

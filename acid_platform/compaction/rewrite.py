@@ -18,6 +18,13 @@ names, ``_orc_acid_version`` in every directory, the ``orc.compress`` codec): on
 per bucket id, rows sorted by (originalWriteId, bucket, rowId). Nothing
 here touches the metastore: the directories are invisible until the compactor's txn commits.
 
+An **insert-only** table (``insert_only``; Hive's MM compaction, ``MmMajorQueryCompactor`` /
+``MmMinorQueryCompactor`` in Hive 4) has no events: major compaction copies the rows of the
+base, the deltas and the original files the compactor's snapshot selects into plain files of
+the table's format in ``base_<N>_v<T>/NNNNNN_0`` (one per bucket), minor compaction those of
+the deltas into ``delta_<min>_<max>_v<T>/NNNNNN_0``. Aborted write ids' directories are not
+selected, so their rows are gone from the output; the cleaner then removes the inputs.
+
 Work is split into :class:`BucketTask` values (one per output file), so an executor may run them
 anywhere (see :mod:`.executors`); :func:`rewrite_partition` runs them all in this process.
 
@@ -38,6 +45,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.compaction.hooks import checkpoint
+from acid_platform.compaction.insert_only import plain_bucket_splits, write_plain_bucket
 from acid_platform.format import (
     AcidState,
     EventWriter,
@@ -85,6 +93,11 @@ class RewriteRequest:
     #: What committed writes recorded in the partition: the compactor refuses to run over a
     #: missing, stray or resized file (a ``FileRecordError``), instead of making a loss final.
     record: PartitionRecord | None = None
+    #: an insert-only table's partition: plain data files of ``file_format`` in and out
+    insert_only: bool = False
+    file_format: str = "orc"
+    #: the table's properties (a plain file's codec: ``parquet.compression``)
+    properties: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in (MAJOR, MINOR):
@@ -96,7 +109,20 @@ class RewriteRequest:
     def layout(self) -> EventLayout:
         """How the output is named, created and encoded (the table's event layout)."""
         fs = resolve(self.path, self.filesystem).filesystem
-        return EventLayout(self.row_schema, fs, self.compression, self.stripe_size)
+        return EventLayout(
+            self.row_schema,
+            fs,
+            self.compression,
+            self.stripe_size,
+            insert_only=self.insert_only,
+            file_format=self.file_format,
+            properties=self.properties,
+        )
+
+    @property
+    def plain_format(self) -> str | None:
+        """The format of an insert-only table's files (``None``: ACID event files)."""
+        return self.file_format if self.insert_only else None
 
 
 @dataclass(frozen=True)
@@ -172,6 +198,7 @@ def plan_rewrite(request: RewriteRequest) -> RewritePlan:
         request.valid_txns,
         filesystem=loc.filesystem,
         record=request.record,
+        insert_only=request.insert_only,
     )
     if not is_enough_to_compact(request.kind, state):
         return RewritePlan(request, state, enough=False)
@@ -254,6 +281,8 @@ def run_task(plan: RewritePlan, task: BucketTask) -> WrittenFile | None:
     fs = plan.filesystem
     if task.kind == DELETE:
         return _write_deletes(plan, task, fs)
+    if plan.request.insert_only:
+        return _write_plain(plan, task, fs)
     try:
         return _write_rows(plan, task, _row_events(plan, task, fs))
     except _OutOfOrder:
@@ -275,7 +304,7 @@ def _plan_major(
     out_dir = layout.compacted_dir(path, INSERT, 0, write_id, request.compactor_txn_id, major=True)
     tasks = tuple(
         BucketTask(layout.bucket_path(out_dir, s.bucket_id), INSERT, s)
-        for s in plan_splits(state, read_ids)
+        for s in _splits(request, state, read_ids)
     )
     inputs = tuple(d.path for d in dirs) + tuple(f.path for f in state.original_files)
     size = sum(af.size for d in dirs for af in d.files) + sum(f.size for f in state.original_files)
@@ -296,7 +325,7 @@ def _plan_minor(
         out = layout.compacted_dir(path, INSERT, low, high, txn)
         out_dirs.append(out)
         only_inserts = AcidState(base=None, deltas=inserts, original_files=())
-        for s in plan_splits(only_inserts, read_ids):
+        for s in _splits(request, only_inserts, read_ids):
             tasks.append(BucketTask(layout.bucket_path(out, s.bucket_id), INSERT, s))
     if deletes:
         out = layout.compacted_dir(path, DELETE, low, high, txn)
@@ -313,7 +342,22 @@ def _plan_minor(
     return RewritePlan(request, state, True, tuple(out_dirs), tuple(tasks), low, high, inputs, size)
 
 
+def _splits(
+    request: RewriteRequest, state: AcidState, read_ids: ValidWriteIdList
+) -> list[ReadSplit]:
+    """The input splits, one per output bucket file."""
+    if request.plain_format is None:
+        return plan_splits(state, read_ids)
+    return plain_bucket_splits(state, read_ids, request.plain_format)
+
+
 # --------------------------------------------------------------------------- writing rows
+
+
+def _write_plain(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> WrittenFile | None:
+    request = plan.request
+    read_ids = reader_write_ids(request.write_ids)
+    return write_plain_bucket(plan.layout, task.output, task.split, fs, read_ids)
 
 
 class _OutOfOrder(Exception):

@@ -69,7 +69,7 @@ def table_upkeep(
     listed = list_partition_dirs(root.path, list(spec.partition_column_names), fs)
     most, worst, leftovers = 0, "", 0
     for part, path in listed:
-        state = acid_state(path, reader, txns, filesystem=fs)
+        state = acid_state(path, reader, txns, filesystem=fs, insert_only=spec.is_insert_only)
         if len(state.deltas) > most:
             most, worst = len(state.deltas), part
         leftovers += len(state.obsolete) + len(state.aborted)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from acid_platform.format import AcidState, OrcDataFile, acid_state, list_partition_dirs
+from acid_platform.format.plain_files import count_plain_rows
 from acid_platform.table import Table
 from acid_platform.table.statement import ReadLease
 
@@ -56,7 +57,16 @@ def table_health(
         snapshot = snapshots[spec.full_name]
         dirs = list_partition_dirs(location.path, spec.partition_column_names, fs)
         states = [
-            (name, acid_state(path, snapshot.write_ids, snapshot.valid_txns, filesystem=fs))
+            (
+                name,
+                acid_state(
+                    path,
+                    snapshot.write_ids,
+                    snapshot.valid_txns,
+                    filesystem=fs,
+                    insert_only=spec.is_insert_only,
+                ),
+            )
             for name, path in dirs
         ]
     deltas = sum(len(s.insert_deltas) for _, s in states)
@@ -64,7 +74,8 @@ def table_health(
     size = sum(_bytes(s) for _, s in states)
     if not count_rows:
         return TableHealth(len(dirs) if spec.partition_columns else 0, deltas, delete_deltas, size)
-    counts = {name: _rows(fs, s) for name, s in states}
+    plain = spec.file_format if spec.is_insert_only else None
+    counts = {name: _rows(fs, s, plain) for name, s in states}
     rows = sum(c[0] - c[1] for c in counts.values())
     deleted = sum(c[1] for c in counts.values())
     wanted = set(slice_partitions) if slice_partitions is not None else None
@@ -88,8 +99,13 @@ def _bytes(state: AcidState) -> int:
     return sum(files) + sum(f.size for d in dirs for f in d.files)
 
 
-def _rows(fs: pafs.FileSystem, state: AcidState) -> tuple[int, int]:
-    """(insert events, delete events) of the visible files of one partition."""
+def _rows(fs: pafs.FileSystem, state: AcidState, plain: str | None) -> tuple[int, int]:
+    """(insert events, delete events) of the visible files of one partition (``plain``: an
+    insert-only table's file format: its rows, no delete events)."""
+    if plain is not None:
+        dirs = ([state.base] if state.base is not None else []) + list(state.insert_deltas)
+        paths = [f.path for f in state.original_files] + [f.path for d in dirs for f in d.files]
+        return sum(count_plain_rows(fs, p, plain) for p in paths), 0
     inserted = sum(_count(fs, f.path, False) for f in state.original_files)
     dirs = ([state.base] if state.base is not None else []) + list(state.insert_deltas)
     for d in dirs:
