@@ -45,6 +45,11 @@ class AcidSchemaError(AcidFormatError):
     """An ORC file does not carry the ACID event schema (or a row schema that fits the table)."""
 
 
+class TimestampRangeError(AcidFormatError, ValueError):
+    """A timestamp does not fit where it goes: outside Hive's 0001-01-01 .. 9999-12-31, or a
+    value with nanoseconds in a column read at microseconds (beyond Arrow's nanosecond range)."""
+
+
 class MissingDirectoryError(AcidFormatError, FileNotFoundError):
     """A table or partition directory to read does not exist."""
 

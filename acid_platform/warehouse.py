@@ -22,6 +22,7 @@ from acid_platform.table.warehouse import TableWarehouse
 
 if TYPE_CHECKING:
     from acid_platform.compaction import CleanerReport
+    from acid_platform.compaction.health import HealthReport
     from acid_platform.metastore import CompactionInfo
 
 
@@ -80,6 +81,16 @@ class Warehouse(TableWarehouse):
         from acid_platform.compaction import compact_table
 
         return compact_table(self, name, partition=partition, kind=kind, wait=wait)
+
+    def health(self, name: str, *, small_file_bytes: int | None = None) -> HealthReport:
+        """The health report of table ``name`` (``SHOW TABLE STATUS LIKE 'name'``): deltas and
+        delete deltas per partition, delete ratio, read amplification, small files (under
+        ``small_file_bytes``, default Hive's ``hive.merge.smallfiles.avgsize``), the oldest open
+        transaction, the compaction backlog and what the initiator would do and why. See
+        :mod:`acid_platform.compaction.health`."""
+        from acid_platform.compaction.health import SMALL_FILE_BYTES, health_report
+
+        return health_report(self, name, small_file_bytes=small_file_bytes or SMALL_FILE_BYTES)
 
     def clean(self) -> CleanerReport:
         """One pass of the cleaner; returns what it removed."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -87,24 +88,35 @@ def test_services_compact_and_clean_a_table_and_stop_on_sigterm(tmp_path: Path) 
         assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == list(range(11))
 
 
+@pytest.mark.slow
 def test_worker_with_an_unreachable_spark_master_fails_with_the_cause_in_one_line(
     tmp_path: Path,
 ) -> None:
-    """No JVM starts: the master's host is resolved and connected to first."""
+    """No JVM starts: the master's host is resolved, connected to and asked in Spark's RPC
+    protocol first (a port where something else listens fails in seconds, not after the
+    90 s start time-out)."""
     with Warehouse.open(tmp_path / "wh") as wh:
         root = wh.root
     runner = CliRunner()
-    for master, cause in (
-        ("spark://unreachable.invalid:7077", "cannot resolve host 'unreachable.invalid'"),
-        ("spark://127.0.0.1:1", "cannot connect to 127.0.0.1:1 (Connection refused)"),
-        ("sparc://host:7077", "'sparc://host:7077' is not a Spark master URL"),
-    ):
-        result = runner.invoke(app, ["worker", "-w", root, "--spark-master", master])
-        assert result.exit_code == 1, result.output
-        lines = result.stderr.strip().splitlines()
-        assert len(lines) == 1, result.stderr
-        assert lines[0].startswith("error: EngineError: "), lines
-        assert cause in lines[0], lines
+    with socket.socket() as silent:  # accepts connections, never answers: not Spark
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        for master, cause in (
+            ("spark://unreachable.invalid:7077", "cannot resolve host 'unreachable.invalid'"),
+            ("spark://127.0.0.1:1", "cannot connect to 127.0.0.1:1 (Connection refused)"),
+            ("sparc://host:7077", "'sparc://host:7077' is not a Spark master URL"),
+            (
+                f"spark://127.0.0.1:{port}",
+                f"127.0.0.1:{port} accepts connections but does not answer Spark's RPC protocol",
+            ),
+        ):
+            result = runner.invoke(app, ["worker", "-w", root, "--spark-master", master])
+            assert result.exit_code == 1, result.output
+            lines = result.stderr.strip().splitlines()
+            assert len(lines) == 1, result.stderr
+            assert lines[0].startswith("error: EngineError: "), lines
+            assert cause in lines[0], lines
 
 
 @pytest.mark.slow

@@ -18,12 +18,8 @@ names, ``_orc_acid_version`` in every directory, the ``orc.compress`` codec): on
 per bucket id, rows sorted by (originalWriteId, bucket, rowId). Nothing
 here touches the metastore: the directories are invisible until the compactor's txn commits.
 
-An **insert-only** table (``insert_only``; Hive's MM compaction, ``MmMajorQueryCompactor`` /
-``MmMinorQueryCompactor`` in Hive 4) has no events: major compaction copies the rows of the
-base, the deltas and the original files the compactor's snapshot selects into plain files of
-the table's format in ``base_<N>_v<T>/NNNNNN_0`` (one per bucket), minor compaction those of
-the deltas into ``delta_<min>_<max>_v<T>/NNNNNN_0``. Aborted write ids' directories are not
-selected, so their rows are gone from the output; the cleaner then removes the inputs.
+An **insert-only** table's partition (``insert_only``) is copied into plain files of its
+format instead, in the same directory names (:mod:`.insert_only`, Hive 4's MM compaction).
 
 Work is split into :class:`BucketTask` values (one per output file), so an executor may run them
 anywhere (see :mod:`.executors`); :func:`rewrite_partition` runs them all in this process.
@@ -60,10 +56,12 @@ from acid_platform.format import (
     read_split,
     resolve,
     sort_events,
+    wide_columns_of_splits,
 )
 from acid_platform.format import types as t
 from acid_platform.format.file_record import PartitionRecord
 from acid_platform.format.parallel import run_parallel
+from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
 from acid_platform.table.event_layout import DELETE, INSERT, EventLayout
 
@@ -368,7 +366,10 @@ def _row_events(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> Ite
     """Insert events of the rows that survive (with their ROW__IDs), one stripe at a time."""
     request = plan.request
     read_ids = reader_write_ids(request.write_ids)
-    schema = request.row_schema
+    # timestamps beyond the nanosecond range stay at microseconds (format.wide_timestamps)
+    schema = widen_schema(
+        request.row_schema, wide_columns_of_splits([task.split], fs, request.row_schema)
+    )
     for batch in read_split(task.split, fs, read_ids, with_row_id=True, schema=schema):
         yield _insert_events(batch, schema)
 

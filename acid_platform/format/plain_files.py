@@ -39,11 +39,8 @@ from acid_platform.errors import AcidFormatError, AcidSchemaError
 from acid_platform.format import types as t
 from acid_platform.format.fs import create_new
 from acid_platform.format.orc_footer import amend_footer, char_columns
-from acid_platform.format.orc_timestamps import (
-    MIN_READABLE_TEXT,
-    encode_table,
-    has_unreadable_timestamp,
-)
+from acid_platform.format.orc_timestamps import encode_table
+from acid_platform.format.wide_timestamps import NARROW, WIDE, conform_wide, has_wide_type
 
 ORC, PARQUET, TEXTFILE = "orc", "parquet", "textfile"
 #: The storage formats of an insert-only table (a full ACID table is always ORC).
@@ -94,20 +91,26 @@ def write_plain_file(
     """Write ``rows`` (cast to ``schema``, the table's data columns) as one plain data file,
     created exclusively at ``path``; returns its size in bytes."""
     try:
-        table = t.conform_chars(rows.select(schema.names).cast(schema), schema)
+        selected = rows.select(schema.names)
+        if any(has_wide_type(f.type) for f in selected.schema):
+            # timestamps beyond the nanosecond range, at microseconds (:mod:`.wide_timestamps`)
+            wide = conform_wide(selected, schema, path)
+            table = t.conform_chars(wide, wide.schema)
+        else:
+            table = t.conform_chars(selected.cast(schema), schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError) as exc:
         raise AcidSchemaError(f"{path}: rows do not fit {t.schema_to_hive(schema)}: {exc}") from exc
     if file_format == ORC:
-        if has_unreadable_timestamp(table):
-            raise AcidSchemaError(
-                f"{path}: a timestamp before {MIN_READABLE_TEXT} would not read back "
-                "(ORC readers decode seconds times 10**9 in 64 bits); see docs/values.md"
-            )
         data = encode_table(table, orc_codec, stripe_size)
         data = amend_footer(data, char_columns(schema), source=path)
     elif file_format == PARQUET:
         data = _parquet_bytes(table, path, properties)
     elif file_format == TEXTFILE:
+        if any(f.type == WIDE for f in table.schema):
+            raise AcidSchemaError(
+                f"{path}: a text table holds timestamps of the nanosecond range here "
+                "(1677-09-21 to 2262-04-11); use ORC or Parquet for Hive's whole range"
+            )
         data = encode_text(table, path)
     else:
         raise AcidFormatError(f"{path}: unknown file format {file_format!r}")
@@ -157,6 +160,22 @@ def count_plain_rows(filesystem: pafs.FileSystem, path: str, file_format: str) -
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
+def wide_parquet_columns(
+    filesystem: pafs.FileSystem, paths: Sequence[str], schema: pa.Schema
+) -> frozenset[str]:
+    """The ``timestamp[ns]`` columns of ``schema`` that a Parquet file of ``paths`` stores as
+    microseconds (written so because a value lies beyond the nanosecond range)."""
+    names = {f.name for f in schema if f.type == NARROW}
+    found: set[str] = set()
+    for path in paths:
+        if found == names:
+            break
+        with filesystem.open_input_file(path) as source:
+            stored = pq.ParquetFile(source).schema_arrow
+        found |= {f.name for f in stored if f.name in names and f.type == WIDE}
+    return frozenset(found)
+
+
 def _counted(n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_struct_array(pa.array([{}] * n, pa.struct([])))
 
@@ -171,11 +190,15 @@ def _parquet_bytes(table: pa.Table, path: str, properties: Mapping[str, str]) ->
             f"{path}: parquet.compression={codec!r} is not one of {sorted(_PARQUET_CODECS)}"
         )
     sink = pa.BufferOutputStream()
+    # Hive's INT96, unless a value lies beyond the nanosecond range INT96 holds here: then
+    # INT64 microseconds (TIMESTAMP_MICROS, which Hive 3.1.3+ and 4 read)
+    wide = any(f.type == WIDE for f in table.schema)
     pq.write_table(
         table,
         sink,
         compression=_PARQUET_CODECS[codec],
-        use_deprecated_int96_timestamps=True,
+        use_deprecated_int96_timestamps=not wide,
+        coerce_timestamps="us" if wide else None,
         store_schema=False,
     )
     return bytes(sink.getvalue().to_pybytes())
@@ -320,5 +343,6 @@ __all__ = [
     "java_double",
     "normalize_file_format",
     "read_plain_batches",
+    "wide_parquet_columns",
     "write_plain_file",
 ]

@@ -4,7 +4,9 @@ SHOW TRANSACTIONS / LOCKS print the metastore's rows under Hive's column names
 (in Hive's order, also when there are no rows). ``SET k=v`` writes ``wh.conf`` (``hiveconf``),
 ``SET hivevar:k=v`` the session's variables; both feed ``${…}`` substitution. A Hive key without
 effect here, or an unknown (misspelled) ``hive.*`` key, gets a note (:mod:`.settings`).
-SHOW COMPACTIONS is :mod:`.show_compactions`.
+SHOW COMPACTIONS is :mod:`.show_compactions`. ``SHOW TABLE STATUS [IN db] [LIKE 'p']`` prints the
+health report (:mod:`acid_platform.compaction.health`) of each matching table, a row per
+partition.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import pyarrow as pa
+
 from acid_platform.compaction import compact_table
+from acid_platform.compaction.health import STATUS_SCHEMA, health_report
 from acid_platform.errors import UnsupportedOperationError
 from acid_platform.metastore import TableSpec
 from acid_platform.metastore.show import (
@@ -64,6 +69,14 @@ def show(session: SessionState, stmt: st.Show) -> StatementResult:
     if stmt.what == "databases":
         names = _like(wh.list_databases(), stmt.pattern)
         return rows_result(stmt, [{"database_name": n} for n in names], ("database_name",))
+    if stmt.what == "table_status":
+        database = stmt.database or session.database
+        tables = [
+            health_report(wh, f"{database}.{n}").to_arrow()
+            for n in _like(sorted(wh.list_tables(database)), stmt.pattern)
+        ]
+        rows = pa.concat_tables(tables) if tables else STATUS_SCHEMA.empty_table()
+        return StatementResult(stmt, rows)
     if stmt.what == "tables":
         database = stmt.database or session.database
         names = wh.list_tables(database)

@@ -247,12 +247,14 @@ ShowWhat = Literal[
     "columns",
     "tblproperties",
     "partitions",
+    "table_status",
 ]
 
 
 @dataclass(frozen=True)
 class Show(Statement):
-    """``SHOW TRANSACTIONS|LOCKS [t]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``."""
+    """``SHOW TRANSACTIONS|LOCKS [t]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``;
+    ``SHOW TABLE STATUS [IN db] [LIKE 'p']`` is the health report of each table."""
 
     what: ShowWhat
     database: str | None = None

@@ -303,3 +303,38 @@ def test_the_initiator_compacts_insert_only_tables(wh: Warehouse) -> None:
     (decision,) = [d for d in Initiator(wh).run() if d.table == "mm"]
     assert decision.type == "major" and decision.deltas == 12, decision
     assert decision.reason == "12 deltas > hive.compactor.delta.num.threshold 10 and no base"
+
+
+@pytest.mark.parametrize("fmt", ["orc", "parquet"])
+def test_timestamps_in_hives_whole_range(wh: Warehouse, fmt: str) -> None:
+    import datetime as dt
+
+    table = wh.create_table("mm", [("id", "int"), ("t", "timestamp")], properties=MM, stored_as=fmt)
+    wide = [dt.datetime(1500, 6, 1, 10), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
+    table.insert(pa.table({"id": [1, 2], "t": pa.array(wide, pa.timestamp("us"))}))
+    table.insert([{"id": 3, "t": dt.datetime(2024, 1, 1)}])
+    got = sorted(table.scan().to_pylist(), key=lambda r: r["id"])
+    assert [r["t"] for r in got] == [*wide, dt.datetime(2024, 1, 1)]
+
+
+def test_a_text_table_refuses_timestamps_beyond_nanoseconds(wh: Warehouse) -> None:
+    import datetime as dt
+
+    table = wh.create_table("mm", [("t", "timestamp")], properties=MM, stored_as="textfile")
+    with pytest.raises(Exception, match="nanosecond range"):
+        table.insert(pa.table({"t": pa.array([dt.datetime(1500, 1, 1)], pa.timestamp("us"))}))
+    assert table.scan().num_rows == 0
+
+
+def test_the_consistency_checks_pass_on_an_insert_only_table(wh: Warehouse) -> None:
+    from acid_platform.table.verify import verify_table
+
+    table = _create(wh, "parquet")
+    table.insert(_rows([1, 2]))
+    with pytest.raises(RuntimeError), wh.transaction():
+        table.insert(_rows([3]))
+        raise RuntimeError("roll back")
+    table.insert(_rows([4]), overwrite=True)
+    findings = verify_table(wh, "mm")
+    assert [f.check for f in findings if not f.passed] == []
+    assert len(findings) == 6

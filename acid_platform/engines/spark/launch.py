@@ -1,8 +1,9 @@
 """Starting Spark for a command (``acid worker``, ``acid services``): only when needed, quietly,
 and failing fast with the real cause.
 
-* :func:`check_master` — before any JVM starts, a ``spark://`` master's hosts are resolved and
-  connected to (a few seconds at most): an unknown host or a closed port is one line,
+* :func:`check_master` — before any JVM starts, a ``spark://`` master's hosts are resolved,
+  connected to and sent an empty Spark RPC request (a few seconds at most): an unknown host, a
+  closed port or a port where something other than Spark listens is one line,
   ``EngineError: Spark master spark://x:7077: cannot resolve host 'x' (…)``, not minutes of
   registration retries ending in "Cannot call methods on a stopped SparkContext".
 * :func:`command_session` — the session with the JVM's output (Spark's log, its warnings, the
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -43,7 +45,7 @@ _OTHER_MASTERS = ("local", "yarn", "k8s://", "mesos://")
 
 def check_master(master: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
     """Raise :class:`EngineError` (one line) unless ``master`` is a master URL Spark knows and,
-    for ``spark://host:port[,host:port…]``, one of its hosts accepts a connection."""
+    for ``spark://host:port[,host:port…]``, one of its hosts answers Spark's RPC protocol."""
     if not master.startswith("spark://"):
         if master.startswith(_OTHER_MASTERS):
             return
@@ -192,12 +194,48 @@ def _connect(host: str, port: int, timeout_s: float) -> str | None:
             with socket.socket(family, kind, proto) as sock:
                 sock.settimeout(timeout_s)
                 sock.connect(address)
-                return None
+                return _spark_rpc_problem(sock, f"{host}:{port}", timeout_s)
         except TimeoutError:
             reason = f"no answer within {timeout_s:g} s"
         except OSError as exc:
             reason = exc.strerror or str(exc)
     return f"cannot connect to {host}:{port} ({reason})"
+
+
+#: An empty RPC request in Spark's wire protocol: the frame length (8 bytes, itself included),
+#: the message type (3: RpcRequest), the request id and the body size. A Spark RPC server
+#: answers it with an RpcFailure (type 5: the empty body is not a message) or an RpcResponse.
+_RPC_PROBE = struct.pack(">qbqi", 21, 3, 0x5ACD, 0)
+_RPC_ANSWERS = (4, 5)
+
+
+def _spark_rpc_problem(sock: socket.socket, where: str, timeout_s: float) -> str | None:
+    """``None`` if the server on ``sock`` answers Spark's RPC protocol (or closes the connection
+    without a word, as a Spark server with authentication may), else what it does instead."""
+    try:
+        sock.sendall(_RPC_PROBE)
+        head = b""
+        while len(head) < 9:
+            chunk = sock.recv(9 - len(head))
+            if not chunk:
+                break
+            head += chunk
+    except TimeoutError:
+        return (
+            f"{where} accepts connections but does not answer Spark's RPC protocol within "
+            f"{timeout_s:g} s (not a standalone master's port?)"
+        )
+    except OSError:
+        return None  # reset by the server: let Spark itself tell
+    if not head:
+        return None
+    length, kind = struct.unpack(">qb", head) if len(head) == 9 else (-1, -1)
+    if kind in _RPC_ANSWERS and 9 <= length < 1 << 31:
+        return None
+    return (
+        f"{where} does not speak Spark's RPC protocol (it answered {head[:9]!r}; "
+        "not a standalone master's port?)"
+    )
 
 
 __all__ = [

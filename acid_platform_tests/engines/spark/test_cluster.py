@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 
 from acid_platform.engines.spark import LocalCluster
+from acid_platform.engines.spark.launch import check_master
+from acid_platform.errors import EngineError
 from acid_platform_tests.helpers import fresh_namespace
 from acid_platform_tests.s3_server import S3Server
 
@@ -59,6 +61,16 @@ def run_driver(cluster: LocalCluster, out: Path, *args: str) -> dict[str, Any]:
     assert proc.returncode == 0, proc.stderr[-4000:]
     result: dict[str, Any] = json.loads(out.read_text())
     return result
+
+
+@pytest.mark.slow
+def test_a_standalone_master_passes_the_rpc_check_of_the_worker_command(
+    cluster: LocalCluster,
+) -> None:
+    check_master(cluster.master_url)  # it answers the empty RPC request: no error
+    web_ui = f"spark://127.0.0.1:{cluster.webui_port}"  # HTTP, not Spark's RPC protocol
+    with pytest.raises(EngineError, match="does not speak Spark's RPC protocol"):
+        check_master(web_ui)
 
 
 @pytest.mark.slow

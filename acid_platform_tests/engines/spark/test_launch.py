@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 
@@ -11,13 +12,30 @@ from acid_platform.engines.spark.launch import check_master, java_cause
 from acid_platform.errors import EngineError
 
 
-def test_a_master_list_passes_when_one_of_its_hosts_answers() -> None:
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        port = server.getsockname()[1]
-        check_master(f"spark://127.0.0.1:1,127.0.0.1:{port}")
-        check_master("local[2]")
+def test_a_port_that_does_not_speak_spark_rpc_fails_at_once_with_what_it_is() -> None:
+    with socket.socket() as silent, socket.socket() as chatty:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        chatty.bind(("127.0.0.1", 0))
+        chatty.listen()
+        port, other = silent.getsockname()[1], chatty.getsockname()[1]
+
+        def banner() -> None:  # e.g. an SSH server: speaks first, not Spark
+            conn, _ = chatty.accept()
+            with conn:
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+                conn.recv(100)
+
+        thread = threading.Thread(target=banner, daemon=True)
+        thread.start()
+        with pytest.raises(EngineError, match=rf"127\.0\.0\.1:{other} does not speak Spark's RPC"):
+            check_master(f"spark://127.0.0.1:{other}", timeout_s=5)
+        thread.join(10)
+        with pytest.raises(
+            EngineError, match=rf"127\.0\.0\.1:{port} accepts connections but does not answer"
+        ):
+            check_master(f"spark://127.0.0.1:{port}", timeout_s=1)
+    check_master("local[2]")
     with pytest.raises(EngineError, match=r"'127\.0\.0\.1' is not host:port"):
         check_master("spark://127.0.0.1")
 
