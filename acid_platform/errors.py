@@ -248,6 +248,16 @@ class InsertOnlyTableError(UnsupportedOperationError):
     (``ErrorMsg.ACID_OP_ON_INSERTONLYTRAN_TABLE``, error 10414)."""
 
 
+class RenameUnsupportedError(UnsupportedOperationError, InvalidSettingError):
+    """``acid.compactor.hive3.compatible`` on a file system without atomic directory rename (an
+    object store): Hive 3 names need a staging directory renamed at commit. ``path`` names the
+    table, partition or warehouse location."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class SandboxError(UnsupportedOperationError):
     """A statement reaches outside the warehouse's tables: a table function that is not an ACID
     table (a file, network or engine-catalog reader), a function HiveQL does not have, or an

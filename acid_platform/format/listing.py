@@ -197,16 +197,14 @@ class AcidDirBuilder:
 
     def build(self, entry: DirListing) -> AcidDir:
         parsed = entry.parsed
-        if self._insert_only:  # an insert-only table: plain data files, whatever their names
-            return AcidDir(
-                entry.path, parsed, _plain_files(entry), False, parsed.visibility_txn_id > 0
-            )
         data_format = (
             self._read_data_format(join(entry.path, METADATA_ACID_FILE))
             if METADATA_ACID_FILE in entry.files
             else None
         )
         is_compacted = parsed.visibility_txn_id > 0 or data_format == _COMPACTED
+        if self._insert_only:  # an insert-only table: plain data files, whatever their names
+            return AcidDir(entry.path, parsed, _plain_files(entry), False, is_compacted)
         is_raw = not is_compacted and _may_be_raw(parsed) and _is_raw(data_format, entry.files)
         files = _raw_files(entry) if is_raw else _bucket_files(entry)
         return AcidDir(entry.path, parsed, files, is_raw, is_compacted)

@@ -1,5 +1,5 @@
 """Issue 13, item 6: what each write id wrote is recorded at commit, and readers, the compactor
-and the cleaner check what they list against it (SQLite and PostgreSQL)."""
+and the cleaner check what they list against it (SQLite, PostgreSQL, the S3 server)."""
 
 from __future__ import annotations
 

@@ -338,3 +338,21 @@ def test_the_consistency_checks_pass_on_an_insert_only_table(wh: Warehouse) -> N
     findings = verify_table(wh, "mm")
     assert [f.check for f in findings if not f.passed] == []
     assert len(findings) == 6
+
+
+def test_compaction_with_hive3_names_marks_the_plain_base_compacted(wh: Warehouse) -> None:
+    table = wh.create_table(
+        "mm",
+        COLUMNS,
+        properties=MM | {"acid.compactor.hive3.compatible": "true"},
+        stored_as="parquet",
+    )
+    table.insert(_rows([1]))
+    table.insert(_rows([2]))
+    wh.compact("mm", kind="major", wait=True)
+    wh.clean()
+    assert _dirs(table) == ["base_0000002"]  # Hive 3's name: no _v<T>
+    assert _files(table) == {"base_0000002/000000_0", "base_0000002/_metadata_acid"}
+    assert _ids(table) == [1, 2]
+    table.insert(_rows([3]))
+    assert _ids(table) == [1, 2, 3]
