@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from acid_platform.format import resolve
 from acid_platform.sql import SqlSession
 from acid_platform.table.engine import Engine
 from acid_platform.table.warehouse import TableWarehouse
 
 if TYPE_CHECKING:
     from acid_platform.compaction import CleanerReport
+    from acid_platform.compaction.health import HealthReport
     from acid_platform.metastore import CompactionInfo
 
 
@@ -34,6 +36,19 @@ class Warehouse(TableWarehouse):
         ``USE``, ``SET hivevar:…`` and temporary tables persist across calls, as in one Hive
         session. Another warehouse object is another session."""
         return SqlSession(self)
+
+    def set_conf(self, key: str, value: str) -> None:
+        """``SET key=value``; ``acid.compactor.hive3.compatible=true`` is refused (a
+        :class:`~acid_platform.errors.RenameUnsupportedError`) on an object-store warehouse."""
+        from acid_platform.compaction.config import HIVE3_COMPATIBLE, CompactorConf
+        from acid_platform.compaction.staging import require_rename
+
+        if (
+            key.lower() == HIVE3_COMPATIBLE
+            and CompactorConf.from_conf({HIVE3_COMPATIBLE: value}).hive3_compatible
+        ):
+            require_rename(resolve(self.root, self.filesystem_for(self.root)).filesystem, self.root)
+        super().set_conf(key, value)
 
     @classmethod
     def default_engine(cls) -> Engine:
@@ -80,6 +95,16 @@ class Warehouse(TableWarehouse):
         from acid_platform.compaction import compact_table
 
         return compact_table(self, name, partition=partition, kind=kind, wait=wait)
+
+    def health(self, name: str, *, small_file_bytes: int | None = None) -> HealthReport:
+        """The health report of table ``name`` (``SHOW TABLE STATUS LIKE 'name'``): deltas and
+        delete deltas per partition, delete ratio, read amplification, small files (under
+        ``small_file_bytes``, default Hive's ``hive.merge.smallfiles.avgsize``), the oldest open
+        transaction, the compaction backlog and what the initiator would do and why. See
+        :mod:`acid_platform.compaction.health`."""
+        from acid_platform.compaction.health import SMALL_FILE_BYTES, health_report
+
+        return health_report(self, name, small_file_bytes=small_file_bytes or SMALL_FILE_BYTES)
 
     def clean(self) -> CleanerReport:
         """One pass of the cleaner; returns what it removed."""

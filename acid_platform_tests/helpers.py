@@ -235,9 +235,12 @@ def copy_nation_table(dest: Path) -> Path:
     return dest
 
 
-def acid_dirs(path: str | Path) -> list[str]:
-    """The base/delta/delete_delta directory names directly under a table or partition, sorted."""
-    return sorted(d for d in os.listdir(path) if d.startswith(ACID_DIR_PREFIXES))
+def acid_dirs(path: str | os.PathLike[str]) -> list[str]:
+    """The base/delta/delete_delta directory names directly under a table or partition, sorted:
+    a local path or a store URI (``s3://…`` of an open warehouse, see :class:`StorePath`)."""
+    loc = resolve(os.fspath(path))
+    infos = loc.filesystem.get_file_info(pafs.FileSelector(loc.path))
+    return sorted(i.base_name for i in infos if i.base_name.startswith(ACID_DIR_PREFIXES))
 
 
 def acid_dirs_of(wh: Warehouse, location: str) -> list[str]:
@@ -252,9 +255,11 @@ def acid_dirs_of(wh: Warehouse, location: str) -> list[str]:
     )
 
 
-def events(path: str | Path) -> list[dict[str, Any]]:
-    """The ACID events of one ORC bucket file, as dicts."""
-    return po.read_table(str(path)).to_pylist()
+def events(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The ACID events of one ORC bucket file, as dicts (a local path or a store URI)."""
+    loc = resolve(os.fspath(path))
+    with loc.filesystem.open_input_file(loc.path) as f:
+        return po.read_table(f).to_pylist()
 
 
 def data_files(root: str | Path) -> set[str]:

@@ -6,6 +6,8 @@
   interactive shell (:mod:`.shell`: multi-line statements ending at ``;``, history);
 * ``acid --version`` prints the version;
 * ``acid show transactions|locks|compactions -w WAREHOUSE``;
+* ``acid health [db.table] -w WAREHOUSE`` prints the health report of a table (or of every table
+  of ``-d DATABASE``), as ``SHOW TABLE STATUS`` does, in the same output modes;
 * ``acid ingest FILE… --table db.t -w WAREHOUSE`` loads landing files (Parquet, CSV, JSON
   lines) into a table, each exactly once;
 * ``acid platform materialize`` materializes the example Dagster platform

@@ -1,4 +1,4 @@
-"""The ``acid`` commands (typer): ``sql``, ``show``, ``compact``, ``changes``, ``init`` and
+"""The ``acid`` commands (typer): ``sql``, ``show``, ``health``, ``compact``, ``changes``, ``init`` and
 ``demo``. The maintenance commands (``initiate``, ``worker``, ``clean``, ``housekeep``,
 ``services``) are in :mod:`.maintenance`; printing lives in :mod:`.output`, the demo in
 :mod:`.demo`."""
@@ -118,6 +118,29 @@ def show_command(
             ShowWhat.compactions: ShowCompactions(),
         }[what]
         wh.sql_session.run_all([stmt], on_result=lambda r: print_result(r, output))
+
+
+@app.command("health")
+def health_command(
+    warehouse: WarehouseOption,
+    table: Annotated[
+        str | None,
+        typer.Argument(help="Table (db.table, or a SHOW … LIKE pattern); default: every table."),
+    ] = None,
+    database: Annotated[
+        str | None, typer.Option("--database", "-d", help="Database of the tables.")
+    ] = None,
+    metastore_url: MetastoreOption = None,
+    output: FormatOption = OutputFormat.table,
+) -> None:
+    """The health report of a table (SHOW TABLE STATUS): deltas, delete ratio, read
+    amplification, small files, the oldest open transaction, the compaction backlog and what the
+    initiator would do, a row per partition."""
+    with user_errors():
+        db, dot, pattern = (table or "").rpartition(".")
+        stmt = Show("table_status", database=db if dot else database, pattern=pattern or None)
+        with open_warehouse(warehouse, metastore_url) as wh:
+            wh.sql_session.run_all([stmt], on_result=lambda r: print_result(r, output))
 
 
 @app.command("compact")

@@ -26,6 +26,7 @@ properties. Sizes compare as Java floats do in Hive.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -45,6 +46,7 @@ from acid_platform.metastore import CompactionType, Metastore, PartitionActivity
 log = logging.getLogger(__name__)
 
 _ACTIVE_STATES = ("initiated", "working")
+_IDLE = "no uncompacted or aborted writes: a pass does not look at it"
 
 
 @dataclass(frozen=True)
@@ -93,16 +95,7 @@ class Initiator:
         ms = self.metastore
         ms.reap_timed_out()  # a dead client's txn must not hold back what is decided here
         ms.revoke_timed_out_workers(self.ctx.conf.worker_timeout_s)
-        rows = ms.show_compactions()
-        active = {
-            (row["Database"], row["Table"], row["Partition"])
-            for row in rows
-            if row["State"] in _ACTIVE_STATES
-        }
-        seen = _PassCache(
-            ms,
-            {(r["Database"], r["Table"], r["Partition"]) for r in rows if r["State"] == "failed"},
-        )
+        active, seen = self._pass_state()
         decisions = []
         for activity in ms.write_activity():
             key = (activity.db, activity.table, activity.partition)
@@ -110,6 +103,28 @@ class Initiator:
                 decisions.append(_decision(activity, None, "a compaction is already queued"))
                 continue
             decisions.append(self._check(activity, seen))
+        return decisions
+
+    def preview(
+        self, db: str, table: str, partitions: Sequence[str | None]
+    ) -> list[InitiatorDecision]:
+        """What a pass would decide now for each of ``partitions`` (``None``: the unpartitioned
+        table) of ``db.table``, and why, by the same checks as :meth:`run`; nothing is queued
+        or recorded (``SHOW TABLE STATUS``, :mod:`.health`). A partition without uncompacted
+        or aborted writes is one a pass does not look at."""
+        ms = self.metastore
+        active, seen = self._pass_state()
+        activity = {a.partition: a for a in ms.write_activity() if (a.db, a.table) == (db, table)}
+        decisions = []
+        for partition in partitions:
+            found = activity.get(partition)
+            if found is None:
+                idle = PartitionActivity(db, table, partition, 0, None, False, 0)
+                decisions.append(_decision(idle, None, _IDLE))
+            elif (db, table, partition) in active:
+                decisions.append(_decision(found, None, "a compaction is already queued"))
+            else:
+                decisions.append(self._check(found, seen, record=False))
         return decisions
 
     def decide(
@@ -121,7 +136,24 @@ class Initiator:
         return self._determine(activity, spec, _PassCache(self.metastore, None))
 
     # ------------------------------------------------------------------ helpers
-    def _check(self, activity: PartitionActivity, seen: _PassCache) -> InitiatorDecision:
+    def _pass_state(self) -> tuple[set[tuple[str, str, str | None]], _PassCache]:
+        """The partitions with a compaction initiated or working, and a fresh pass cache."""
+        rows = self.metastore.show_compactions()
+        active = {
+            (row["Database"], row["Table"], row["Partition"])
+            for row in rows
+            if row["State"] in _ACTIVE_STATES
+        }
+        failed = {
+            (r["Database"], r["Table"], r["Partition"]) for r in rows if r["State"] == "failed"
+        }
+        return active, _PassCache(self.metastore, failed)
+
+    def _check(
+        self, activity: PartitionActivity, seen: _PassCache, record: bool = True
+    ) -> InitiatorDecision:
+        """Decide for one partition; with ``record``, queue the compaction or record why not
+        (``did not initiate``), as a pass does."""
         ms = self.metastore
         conf = self.ctx.conf
         spec = seen.table(activity.db, activity.table)
@@ -145,19 +177,21 @@ class Initiator:
                 f"{conf.failed_compacts_threshold} consecutive compaction attempts failed "
                 "(hive.compactor.initiator.failed.compacts.threshold)"
             )
-            ms.mark_did_not_initiate(
-                spec.db, spec.name, activity.partition, message, initiator_id=self.initiator_id
-            )
+            if record:
+                ms.mark_did_not_initiate(
+                    spec.db, spec.name, activity.partition, message, initiator_id=self.initiator_id
+                )
             return _decision(activity, None, message)
         try:
             decision = self._determine(activity, spec, seen)
         except AcidError as exc:  # Hive records the failure so it is not retried every pass
             message = f"Caught exception while trying to determine if we should compact: {exc}"
-            ms.mark_did_not_initiate(
-                spec.db, spec.name, activity.partition, message, initiator_id=self.initiator_id
-            )
+            if record:
+                ms.mark_did_not_initiate(
+                    spec.db, spec.name, activity.partition, message, initiator_id=self.initiator_id
+                )
             return _decision(activity, None, message)
-        if decision.type is None:
+        if decision.type is None or not record:
             return decision
         cq_id = ms.enqueue_compaction(
             spec.db, spec.name, activity.partition, decision.type, initiator_id=self.initiator_id

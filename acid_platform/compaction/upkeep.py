@@ -1,5 +1,7 @@
-"""Is a table's upkeep keeping up? Four health measures, each with a limit (warnings, not errors:
-the data is right, reading it is getting slower or files are piling up).
+"""Is a table's upkeep keeping up? Four WARN measures of the platform's asset checks, each read
+from the table's health report (:func:`.health.health_report`, the one that ``SHOW TABLE STATUS``
+and ``acid health`` print) against a limit (warnings, not errors: the data is right, reading it
+is getting slower or files are piling up).
 
 ``deltas_below_threshold``
     the most current deltas of any partition (what a reader merges) against
@@ -20,14 +22,10 @@ the data is right, reading it is getting slower or files are piling up).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from acid_platform.compaction.config import CompactorConf
-from acid_platform.compaction.context import CompactionContext
-from acid_platform.format import acid_state, list_partition_dirs
-from acid_platform.metastore import CompactionState
-from acid_platform.metastore.names import normalize_identifier
+from acid_platform.compaction.health import HealthReport, health_report
 from acid_platform.table.verify import Finding
+from acid_platform.table.warehouse import TableWarehouse
 
 UPKEEP_CHECKS = (
     "deltas_below_threshold",
@@ -48,85 +46,65 @@ class UpkeepLimits:
 
 
 def table_upkeep(
-    target: Any,
-    name: str,
-    limits: UpkeepLimits | None = None,
-    conf: CompactorConf | None = None,
+    warehouse: TableWarehouse, name: str, limits: UpkeepLimits | None = None
 ) -> list[Finding]:
     """The four measures (in :data:`UPKEEP_CHECKS` order) for table ``name`` (``db.table``)."""
+    return upkeep_findings(health_report(warehouse, name), limits)
+
+
+def upkeep_findings(report: HealthReport, limits: UpkeepLimits | None = None) -> list[Finding]:
+    """The four measures of a health report against ``limits``."""
     limits = limits or UpkeepLimits()
-    ctx = CompactionContext.of(target, conf)
-    ms = ctx.metastore
-    db, _, table = name.rpartition(".")
-    spec = ms.get_table(
-        normalize_identifier(db or "default", "database name"),
-        normalize_identifier(table, "table name"),
-    )
-    now_ms = ms.now_ms()
-    reader = ms.valid_write_ids(None, spec.db, spec.name, valid_txns=(txns := ms.valid_txns()))
-    root = ctx.location(spec, None)
-    fs = root.filesystem
-    listed = list_partition_dirs(root.path, list(spec.partition_column_names), fs)
-    most, worst, leftovers = 0, "", 0
-    for part, path in listed:
-        state = acid_state(path, reader, txns, filesystem=fs)
-        if len(state.deltas) > most:
-            most, worst = len(state.deltas), part
-        leftovers += len(state.obsolete) + len(state.aborted)
+    most, worst = report.max_deltas
     threshold = limits.delta_num_threshold
     if threshold is None:
-        threshold = ctx.conf.delta_num_threshold_for(spec.properties)
+        threshold = report.delta_threshold
     deltas = Finding(
         "deltas_below_threshold",
         most <= threshold,
         f"at most {most} current delta(s) per partition"
         + (f" ({worst})" if worst else "")
         + f"; threshold {threshold}",
-        {"max_deltas": most, "delta_threshold": threshold, "partitions": len(listed)},
+        {"max_deltas": most, "delta_threshold": threshold, "partitions": len(report.partitions)},
     )
 
-    opened = [r["Started Time"] for r in ms.show_transactions() if r["Transaction State"] == "OPEN"]
-    age = (now_ms - min(opened)) / 1000 if opened else 0.0
+    txn = report.oldest_open_txn
+    age = txn.age_s if txn is not None else 0.0
     young = Finding(
         "open_transactions_young",
         age <= limits.max_open_txn_age_s,
-        f"oldest open transaction {age:.0f}s old (limit {limits.max_open_txn_age_s:g}s)"
-        if opened
+        f"oldest open transaction {txn.txn_id} {age:.0f}s old "
+        f"(limit {limits.max_open_txn_age_s:g}s)"
+        if txn is not None
         else "no open transaction",
-        {"oldest_open_txn_age_s": round(age, 3), "open_txns": len(opened)},
+        {
+            "oldest_open_txn_age_s": round(age, 3),
+            "oldest_open_txn": txn.txn_id if txn is not None else None,
+            "held_by_open_txn": report.backlog.held_by_open_txn,
+        },
     )
 
-    mine = [
-        c
-        for c in ms.queued_compactions(
-            CompactionState.INITIATED, CompactionState.WORKING, CompactionState.READY_FOR_CLEANING
-        )
-        if (c.db, c.table) == (spec.db, spec.name)
-    ]
-    queued = [c for c in mine if c.state != CompactionState.READY_FOR_CLEANING]
-    waited = max(((now_ms - (c.enqueue_time or now_ms)) / 1000 for c in queued), default=0.0)
+    b = report.backlog
     backlog = Finding(
         "compaction_backlog",
-        waited <= limits.max_compaction_wait_s,
-        f"{len(queued)} compaction(s) queued, the oldest waiting {waited:.0f}s "
+        b.oldest_queued_s <= limits.max_compaction_wait_s,
+        f"{b.queued} compaction(s) queued, the oldest waiting {b.oldest_queued_s:.0f}s "
         f"(limit {limits.max_compaction_wait_s:g}s)",
-        {"compactions_queued": len(queued), "oldest_queued_s": round(waited, 3)},
+        {"compactions_queued": b.queued, "oldest_queued_s": round(b.oldest_queued_s, 3)},
     )
-
-    ready = [c for c in mine if c.state == CompactionState.READY_FOR_CLEANING]
-    stale = max(((now_ms - (c.commit_time or c.end or now_ms)) / 1000 for c in ready), default=0.0)
     cleaner = Finding(
         "cleaner_backlog",
-        stale <= limits.max_clean_wait_s,
-        f"{len(ready)} compaction(s) ready for cleaning, the oldest waiting {stale:.0f}s "
-        f"(limit {limits.max_clean_wait_s:g}s); {leftovers} obsolete or aborted path(s) on disk",
+        b.oldest_ready_s <= limits.max_clean_wait_s,
+        f"{b.ready_for_cleaning} compaction(s) ready for cleaning, the oldest waiting "
+        f"{b.oldest_ready_s:.0f}s (limit {limits.max_clean_wait_s:g}s); "
+        f"{b.obsolete_paths} obsolete or aborted path(s) on disk",
         {
-            "ready_for_cleaning": len(ready),
-            "oldest_ready_s": round(stale, 3),
-            "obsolete_paths": leftovers,
+            "ready_for_cleaning": b.ready_for_cleaning,
+            "oldest_ready_s": round(b.oldest_ready_s, 3),
+            "obsolete_paths": b.obsolete_paths,
         },
     )
     return [deltas, young, backlog, cleaner]
 
 
-__all__ = ["UPKEEP_CHECKS", "UpkeepLimits", "table_upkeep"]
+__all__ = ["UPKEEP_CHECKS", "UpkeepLimits", "table_upkeep", "upkeep_findings"]

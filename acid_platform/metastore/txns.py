@@ -7,7 +7,11 @@ the store's global order: txn rows by ascending id, then ``acid_sequences`` rows
 Rows of ``TXNS`` stay after commit with state ``c`` (as in Hive 4) until
 :func:`~acid_platform.metastore.housekeeping.purge_txn_history` removes those no snapshot can
 still ask about; aborted rows stay until the cleaner has removed what they wrote (their write
-ids must remain "aborted" until then). The time-out reaper lives in ``housekeeping``.
+ids must remain "aborted" until then). An aborted txn that wrote nothing (no components, no
+write id, not a compactor) is deleted by the abort itself, in the same metastore transaction:
+no snapshot needs it (it owns no write id, so reading it as committed changes nothing), and
+its row would only grow every snapshot's exception list. The time-out reaper lives in
+``housekeeping``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, delete, exists, func, insert, literal, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, func, insert, literal, or_, select, update
 from sqlalchemy.engine import Connection, Row
 
 from acid_platform.errors import (
@@ -35,6 +39,7 @@ from acid_platform.metastore.schema import (
     hive_locks,
     txn_components,
     txn_sources,
+    txn_to_write_id,
     txns,
 )
 from acid_platform.metastore.store import CommitAndRaise, Store, tuples
@@ -164,13 +169,16 @@ def require_open(conn: Connection, txn_id: int) -> Row[Any]:
     """Lock the txn row and return it if open; otherwise raise Hive's typed error."""
     row = lock_txn(conn, txn_id)
     if row is None or row.txn_state != OPEN:
-        raise_unexpected_state(txn_id, None if row is None else row.txn_state)
+        raise_unexpected_state(txn_id, None if row is None else row.txn_state, conn)
     assert row is not None
     return row
 
 
-def raise_unexpected_state(txn_id: int, state: str | None) -> None:
-    """Hive's ``TxnUtils.raiseTxnUnexpectedState``."""
+def raise_unexpected_state(txn_id: int, state: str | None, conn: Connection | None = None) -> None:
+    """Hive's ``TxnUtils.raiseTxnUnexpectedState``; with ``conn``, a txn without a row is
+    judged by :func:`purged_state`."""
+    if state is None and conn is not None:
+        state = purged_state(conn, txn_id)
     if state == ABORTED:
         raise TxnAbortedError(f"Transaction {txn_str(txn_id)} already aborted")
     if state == COMMITTED:
@@ -178,18 +186,28 @@ def raise_unexpected_state(txn_id: int, state: str | None) -> None:
     raise NoSuchTxnError(f"No such transaction {txn_str(txn_id)}")
 
 
-def get_txn_state(conn: Connection, txn_id: int) -> TxnState:
-    """State of a txn; committed txns whose TXNS row was purged are found by their writes."""
-    _check_txn_id(txn_id)
-    state = conn.execute(select(txns.c.txn_state).where(txns.c.txn_id == txn_id)).scalar()
-    if state is not None:
-        return _STATE_NAMES[state]
+def purged_state(conn: Connection, txn_id: int) -> str | None:
+    """What a txn id without a TXNS row was: committed if its writes are on record; otherwise,
+    if the id was handed out, aborted (an abort purges a txn that wrote nothing at once; a
+    committed txn that wrote nothing and was purged is the same to everyone, as it left
+    nothing); ``None`` for an id never handed out."""
     wrote = conn.execute(
         select(literal(1)).where(completed_txn_components.c.ctc_txnid == txn_id).limit(1)
     ).first()
     if wrote is not None:
-        return TxnState.COMMITTED
-    raise NoSuchTxnError(f"No such transaction {txn_str(txn_id)}")
+        return COMMITTED
+    return ABORTED if txn_id < Store.peek_sequence(conn, "txn") else None
+
+
+def get_txn_state(conn: Connection, txn_id: int) -> TxnState:
+    """State of a txn, also of one whose TXNS row was purged (see :func:`purged_state`)."""
+    _check_txn_id(txn_id)
+    state = conn.execute(select(txns.c.txn_state).where(txns.c.txn_id == txn_id)).scalar()
+    if state is None:
+        state = purged_state(conn, txn_id)
+    if state is None:
+        raise NoSuchTxnError(f"No such transaction {txn_str(txn_id)}")
+    return _STATE_NAMES[state]
 
 
 # --------------------------------------------------------------------------- commit
@@ -204,7 +222,7 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
     _check_txn_id(txn_id)
     probe = conn.execute(_COMMIT_PROBE, {"b_txn_id": txn_id}).first()
     if probe is None or probe.txn_state != OPEN:
-        raise_unexpected_state(txn_id, None if probe is None else probe.txn_state)
+        raise_unexpected_state(txn_id, None if probe is None else probe.txn_state, conn)
     assert probe is not None
     txn_type = TxnType(probe.txn_type)
     commit_id: int | None = None
@@ -293,9 +311,11 @@ def abort_txns(conn: Connection, txn_ids: Iterable[int]) -> list[int]:
             found[row.txn_id] = row.txn_state
     for txn_id in ids:
         state = found.get(txn_id)
+        if state is None:
+            state = purged_state(conn, txn_id)  # aborted (and purged) already: a no-op
         if state is None or state == COMMITTED:
             raise_unexpected_state(txn_id, state)
-    to_abort = [t for t in ids if found[t] == OPEN]
+    to_abort = [t for t in ids if found.get(t) == OPEN]
     abort_locked(conn, to_abort)
     return to_abort
 
@@ -304,7 +324,8 @@ def abort_locked(conn: Connection, txn_ids: Sequence[int]) -> None:
     """Mark (already locked, open) txns aborted and release their locks.
 
     TXN_COMPONENTS stay: readers and the compactor need to know which writes to ignore; the
-    sources they recorded go (they were not loaded).
+    sources they recorded go (they were not loaded). Those that wrote nothing are purged at
+    once (see :func:`empty_aborted`).
     """
     for chunk in chunks(list(txn_ids)):
         conn.execute(
@@ -315,6 +336,20 @@ def abort_locked(conn: Connection, txn_ids: Sequence[int]) -> None:
         conn.execute(delete(hive_locks).where(hive_locks.c.hl_txnid.in_(chunk)))
         sources.discard(conn, chunk)
         file_records.discard(conn, chunk)
+        conn.execute(delete(txns).where(txns.c.txn_id.in_(chunk), empty_aborted()))
+
+
+def empty_aborted() -> Any:
+    """TXNS rows of aborted txns that left nothing behind: no components, no write id, not a
+    compactor (whose ``_v<txn>`` directories are judged by its state). Nothing maps to such a
+    txn, so a snapshot may read it as committed, and its row can go (Hive's
+    ``cleanEmptyAbortedTxns``, done here at abort and by the housekeeper for older rows)."""
+    return and_(
+        txns.c.txn_state == ABORTED,
+        txns.c.txn_type != int(TxnType.COMPACTION),
+        ~exists().where(txn_components.c.tc_txnid == txns.c.txn_id),
+        ~exists().where(txn_to_write_id.c.t2w_txnid == txns.c.txn_id),
+    )
 
 
 # --------------------------------------------------------------------------- heartbeats
@@ -326,7 +361,7 @@ def heartbeat_txn(conn: Connection, now: int, txn_id: int) -> None:
     changed = conn.execute(_HEARTBEAT_TXN, {"b_txn_id": txn_id, "b_now": now}).rowcount
     if changed != 1:
         state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar()
-        raise_unexpected_state(txn_id, state)
+        raise_unexpected_state(txn_id, state, conn)
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -343,7 +378,9 @@ def valid_txns(store: Store, conn: Connection, txn_id: int | None = None) -> Val
     below = hwm + 1
     if txn_id is not None:
         _check_txn_id(txn_id)
-        state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar()
+        state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar() or purged_state(
+            conn, txn_id
+        )
         if state is None:
             raise NoSuchTxnError(f"No such transaction {txn_str(txn_id)}")
         hwm = min(hwm, txn_id)

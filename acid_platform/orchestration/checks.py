@@ -12,7 +12,8 @@ Three check definitions per table asset:
   ``acid fsck --repair``);
 * **health** — four non-blocking WARN checks: deltas above the compaction threshold, the oldest
   open transaction, the compaction backlog and the cleaner backlog
-  (:mod:`acid_platform.compaction.upkeep`).
+  (:mod:`acid_platform.compaction.upkeep`, read from the table's health report,
+  :mod:`acid_platform.compaction.health`, the one ``SHOW TABLE STATUS`` prints).
 
 >>> from dagster import AssetKey
 >>> [c.node_def.name for c in acid_table_checks(AssetKey(["sales", "orders"]), "sales.orders")]

@@ -1,8 +1,10 @@
 """A table's shape on disk, for materialization metadata the UI plots over time: partitions,
 the deltas and delete deltas a reader merges, bytes, and rows.
 
-One snapshot (a reader lease) and one listing per partition directory, judged by
-:func:`~acid_platform.format.acid_state` exactly as a reader judges it. Row counts come from the
+The sums of the per-partition layout of the table's health report
+(:func:`acid_platform.compaction.health.table_layout`: one snapshot under a reader lease and one
+listing per partition directory, judged by :func:`~acid_platform.format.acid_state` exactly as a
+reader judges it). Row counts come from the
 ORC footers of the visible files (no data is read): rows = insert events of the base and deltas
 minus delete events of the delete deltas, which holds because every delete event names a row a
 committed snapshot saw.
@@ -13,11 +15,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-import pyarrow.fs as pafs
-
-from acid_platform.format import AcidState, OrcDataFile, acid_state, list_partition_dirs
+from acid_platform.compaction.health import table_layout
 from acid_platform.table import Table
-from acid_platform.table.statement import ReadLease
 
 
 @dataclass(frozen=True)
@@ -48,58 +47,24 @@ def table_health(
     table: Table, slice_partitions: Collection[str] | None = None, count_rows: bool = True
 ) -> TableHealth:
     """The health of ``table`` in a fresh snapshot; with ``slice_partitions`` (partition names)
-    also the rows of those partitions."""
-    spec = table.refresh()
-    location = table.location
-    fs = location.filesystem
-    with ReadLease(table.warehouse, [spec]) as snapshots:
-        snapshot = snapshots[spec.full_name]
-        dirs = list_partition_dirs(location.path, spec.partition_column_names, fs)
-        states = [
-            (name, acid_state(path, snapshot.write_ids, snapshot.valid_txns, filesystem=fs))
-            for name, path in dirs
-        ]
-    deltas = sum(len(s.insert_deltas) for _, s in states)
-    delete_deltas = sum(len(s.delete_deltas) for _, s in states)
-    size = sum(_bytes(s) for _, s in states)
+    also the rows of those partitions. The sums of :func:`~acid_platform.compaction.health.table_layout`,
+    the per-partition layout of the table's health report."""
+    layouts = table_layout(table, count_rows=count_rows)
+    partitions = len(layouts) if table.spec.partition_columns else 0
+    deltas = sum(p.deltas for p in layouts)
+    delete_deltas = sum(p.delete_deltas for p in layouts)
+    size = sum(p.bytes for p in layouts)
     if not count_rows:
-        return TableHealth(len(dirs) if spec.partition_columns else 0, deltas, delete_deltas, size)
-    counts = {name: _rows(fs, s) for name, s in states}
-    rows = sum(c[0] - c[1] for c in counts.values())
-    deleted = sum(c[1] for c in counts.values())
+        return TableHealth(partitions, deltas, delete_deltas, size)
+    rows = sum(p.live_rows or 0 for p in layouts)
+    deleted = sum(p.delete_events or 0 for p in layouts)
     wanted = set(slice_partitions) if slice_partitions is not None else None
     slice_rows = (
-        None if wanted is None else sum(c[0] - c[1] for name, c in counts.items() if name in wanted)
+        None
+        if wanted is None
+        else sum(p.live_rows or 0 for p in layouts if (p.partition or "") in wanted)
     )
-    return TableHealth(
-        len(dirs) if spec.partition_columns else 0,
-        deltas,
-        delete_deltas,
-        size,
-        rows,
-        deleted,
-        slice_rows,
-    )
-
-
-def _bytes(state: AcidState) -> int:
-    files = [f.size for f in state.original_files]
-    dirs = ([state.base] if state.base is not None else []) + list(state.deltas)
-    return sum(files) + sum(f.size for d in dirs for f in d.files)
-
-
-def _rows(fs: pafs.FileSystem, state: AcidState) -> tuple[int, int]:
-    """(insert events, delete events) of the visible files of one partition."""
-    inserted = sum(_count(fs, f.path, False) for f in state.original_files)
-    dirs = ([state.base] if state.base is not None else []) + list(state.insert_deltas)
-    for d in dirs:
-        inserted += sum(_count(fs, f.path, not d.is_raw) for f in d.files)
-    deleted = sum(_count(fs, f.path, True) for d in state.delete_deltas for f in d.files)
-    return inserted, deleted
-
-
-def _count(fs: pafs.FileSystem, path: str, acid: bool) -> int:
-    return OrcDataFile(fs, path, expect_acid=acid).num_rows
+    return TableHealth(partitions, deltas, delete_deltas, size, rows, deleted, slice_rows)
 
 
 __all__ = ["TableHealth", "table_health"]

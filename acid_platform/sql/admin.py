@@ -4,7 +4,9 @@ SHOW TRANSACTIONS / LOCKS print the metastore's rows under Hive's column names
 (in Hive's order, also when there are no rows). ``SET k=v`` writes ``wh.conf`` (``hiveconf``),
 ``SET hivevar:k=v`` the session's variables; both feed ``${…}`` substitution. A Hive key without
 effect here, or an unknown (misspelled) ``hive.*`` key, gets a note (:mod:`.settings`).
-SHOW COMPACTIONS is :mod:`.show_compactions`.
+SHOW COMPACTIONS is :mod:`.show_compactions`. ``SHOW TABLE STATUS [IN db] [LIKE 'p']`` prints the
+health report (:mod:`acid_platform.compaction.health`) of each matching table, a row per
+partition.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import pyarrow as pa
+
 from acid_platform.compaction import compact_table
+from acid_platform.compaction.health import STATUS_SCHEMA, health_report
 from acid_platform.errors import UnsupportedOperationError
 from acid_platform.metastore import TableSpec
 from acid_platform.metastore.show import (
@@ -24,6 +29,7 @@ from acid_platform.metastore.show import (
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
 from acid_platform.sql.settings import setting_notes
+from acid_platform.sql.show_compactions import spec_partition_name, utc_millis_text
 from acid_platform.sql.state import SessionState
 
 
@@ -64,6 +70,14 @@ def show(session: SessionState, stmt: st.Show) -> StatementResult:
     if stmt.what == "databases":
         names = _like(wh.list_databases(), stmt.pattern)
         return rows_result(stmt, [{"database_name": n} for n in names], ("database_name",))
+    if stmt.what == "table_status":
+        database = stmt.database or session.database
+        tables = [
+            health_report(wh, f"{database}.{n}").to_arrow()
+            for n in _like(sorted(wh.list_tables(database)), stmt.pattern)
+        ]
+        rows = pa.concat_tables(tables) if tables else STATUS_SCHEMA.empty_table()
+        return StatementResult(stmt, rows)
     if stmt.what == "tables":
         database = stmt.database or session.database
         names = wh.list_tables(database)
@@ -131,11 +145,32 @@ def _txn_id(session: SessionState) -> int | str:
     return txn.txn_id if txn is not None else ""
 
 
+def _lock_times(row: dict[str, Any]) -> dict[str, Any]:
+    """Last Heartbeat and Acquired At as UTC timestamps (Hive prints epoch milliseconds)."""
+    out = dict(row)
+    for column in ("Last Heartbeat", "Acquired At"):
+        if out.get(column):
+            out[column] = utc_millis_text(out[column])
+        else:
+            out[column] = None
+    return out
+
+
 def _locks(
     session: SessionState, stmt: st.Show, rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
+    rows = [_lock_times(r) for r in rows]
     if stmt.table is not None:
         db = stmt.table.database or session.database
+        if stmt.partition:  # Hive's request: exactly that partition's lock components
+            name = spec_partition_name(session, stmt.table, stmt.partition, "SHOW LOCKS")
+            return [
+                r
+                for r in rows
+                if r.get("Database") == db
+                and r.get("Table") == stmt.table.name
+                and r.get("Partition") == name
+            ]
         return [
             r for r in rows if r.get("Database") == db and r.get("Table") in (stmt.table.name, None)
         ]

@@ -275,9 +275,16 @@ def _show(c: Cursor) -> Statement:
                 c.end()
                 return Show("locks", database=database, source=c.source)
             table = c.table_name()
+        partition = c.partition_spec() if table is not None and c.word() == "PARTITION" else ()
         c.accept("EXTENDED")
         c.end()
-        return Show("locks", table=table, source=c.source)
+        return Show("locks", table=table, partition=partition, source=c.source)
+    if c.accept("TABLE"):
+        c.expect("STATUS")
+        in_database = c.name("database name") if c.accept("IN") or c.accept("FROM") else None
+        pattern = _pattern(c)
+        c.end()
+        return Show("table_status", database=in_database, pattern=pattern, source=c.source)
     if c.accept("TABLES"):
         in_database = c.name("database name") if c.accept("IN") or c.accept("FROM") else None
         pattern = _pattern(c)
@@ -304,7 +311,8 @@ def _show(c: Cursor) -> Statement:
         c.end()
         return Show("partitions", table=table, source=c.source)
     raise c.error(
-        "expected TRANSACTIONS, LOCKS, COMPACTIONS, TABLES, DATABASES, COLUMNS, TBLPROPERTIES or PARTITIONS"
+        "expected TRANSACTIONS, LOCKS, COMPACTIONS, TABLES, TABLE STATUS, DATABASES, COLUMNS, "
+        "TBLPROPERTIES or PARTITIONS"
     )
 
 

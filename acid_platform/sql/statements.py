@@ -119,10 +119,13 @@ class DropTable(Statement):
 
 @dataclass(frozen=True)
 class AlterTable(Statement):
-    """An ``ALTER TABLE`` other than COMPACT: parsed so scripts read, refused when run."""
+    """An ``ALTER TABLE`` other than COMPACT: ``SET LOCATION`` runs (``location``), the rest
+    is parsed so scripts read and refused when run. ``partition`` is the spec as written."""
 
     table: TableName
     action: str
+    partition: str | None = None
+    location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -247,17 +250,21 @@ ShowWhat = Literal[
     "columns",
     "tblproperties",
     "partitions",
+    "table_status",
 ]
 
 
 @dataclass(frozen=True)
 class Show(Statement):
-    """``SHOW TRANSACTIONS|LOCKS [t]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``."""
+    """``SHOW TRANSACTIONS|LOCKS [t [PARTITION (…)]]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``;
+    ``SHOW TABLE STATUS [IN db] [LIKE 'p']`` is the health report of each table."""
 
     what: ShowWhat
     database: str | None = None
     table: TableName | None = None
     pattern: str | None = None
+    #: ``SHOW LOCKS t PARTITION (…)``: the partition spec.
+    partition: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -24,6 +23,7 @@ from acid_platform.format import (
 )
 from acid_platform.metastore import Metastore, OperationType
 from acid_platform_tests.helpers import events, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
 EMPLOYEE = [("id", "int"), ("name", "string"), ("salary", "int")]
 KV = [("k", "int"), ("v", "string")]
@@ -37,7 +37,7 @@ BACKENDS = [b for b in os.environ.get("ACID_TEST_COMPACTION_BACKENDS", "sqlite")
 wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "10"}, backends=BACKENDS)
 
 
-def event_keys(path: str | Path) -> list[tuple[int, int, int, int, int]]:
+def event_keys(path: str | os.PathLike[str]) -> list[tuple[int, int, int, int, int]]:
     """(operation, originalTransaction, bucket, rowId, currentTransaction) of each event."""
     return [
         (e["operation"], e["originalTransaction"], e["bucket"], e["rowId"], e["currentTransaction"])
@@ -52,10 +52,10 @@ def table_rows(wh: Warehouse, name: str) -> list[tuple[Any, ...]]:
 
 
 def snapshot_rows(
-    path: str | Path, write_ids: ValidWriteIdList, txns: ValidTxnList, schema: pa.Schema
+    path: str | os.PathLike[str], write_ids: ValidWriteIdList, txns: ValidTxnList, schema: pa.Schema
 ) -> list[tuple[Any, ...]]:
     """What an older snapshot reads in one directory (format-level merge-on-read)."""
-    data = read_acid(str(path), write_ids, txns, with_row_id=True, schema=schema).to_pylist()
+    data = read_acid(os.fspath(path), write_ids, txns, with_row_id=True, schema=schema).to_pylist()
     return sorted(_row_tuple(r) for r in data)
 
 
@@ -69,14 +69,15 @@ def kv_schema() -> pa.Schema:
 
 
 def write_insert_delta(
-    dir_path: str | Path,
+    dir_path: str | os.PathLike[str],
     batches: Sequence[tuple[int, Sequence[tuple[int, str]]]],
     bucket_id: int = 0,
     compression: str = DEFAULT_COMPRESSION,
-) -> Path:
-    """Write ``bucket_N`` of an insert delta: for each (write id, rows) one run of insert events
-    (streaming-style when several write ids share the file). Rows are (k, v)."""
-    path = Path(dir_path)
+) -> StorePath:
+    """Write ``bucket_N`` of an insert delta (a local path or a store URI): for each (write id,
+    rows) one run of insert events (streaming-style when several write ids share the file). Rows
+    are (k, v)."""
+    path = StorePath(dir_path)
     write_acid_version_file(str(path))
     schema = kv_schema()
     with EventWriter(str(path / bucket_file_name(bucket_id)), schema, compression=compression) as w:

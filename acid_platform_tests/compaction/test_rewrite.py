@@ -22,9 +22,11 @@ from acid_platform.format import (
     decode_bucket,
     encode_bucket,
 )
-from acid_platform_tests.helpers import acid_dirs, events
+from acid_platform_tests.helpers import acid_dirs, events, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
 from .conftest import (
+    BACKENDS,
     KV,
     event_keys,
     kv_schema,
@@ -35,6 +37,9 @@ from .conftest import (
 
 B0 = encode_bucket(0)
 
+#: Minor and major compaction on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "10"}, backends=[*BACKENDS, "s3"])
+
 
 def _kv(n: int, start: int = 0, tag: str = "v") -> list[dict[str, object]]:
     return [{"k": i, "v": f"{tag}{i}"} for i in range(start, start + n)]
@@ -43,7 +48,7 @@ def _kv(n: int, start: int = 0, tag: str = "v") -> list[dict[str, object]]:
 def test_events_of_aborted_txns_are_dropped(wh: Warehouse) -> None:
     t = wh.create_table("t", KV)
     ms = wh.metastore
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     txns, ids = streaming_batch(ms, "default", "t", 3)
     assert ids == [1, 2, 3]
     write_insert_delta(
@@ -81,7 +86,7 @@ def test_events_of_aborted_txns_are_dropped(wh: Warehouse) -> None:
 def test_streaming_delta_with_an_open_txn_is_not_compacted_past(wh: Warehouse) -> None:
     t = wh.create_table("t", KV)
     ms = wh.metastore
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     t.insert(_kv(2, 0))  # write 1
     t.insert(_kv(2, 2))  # write 2
     txns, ids = streaming_batch(ms, "default", "t", 3)  # writes 3, 4, 5
@@ -118,16 +123,12 @@ def test_streaming_delta_with_an_open_txn_is_not_compacted_past(wh: Warehouse) -
 
 def test_original_files_keep_their_synthetic_row_ids(wh: Warehouse) -> None:
     t = wh.create_table("t", KV)
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     schema = pa.schema([("k", pa.int32()), ("v", pa.string())])
-    po.write_table(
-        pa.table({"k": pa.array([1, 2, 3], pa.int32()), "v": ["o1", "o2", "o3"]}, schema=schema),
-        d / "000000_0",
-    )
-    po.write_table(
-        pa.table({"k": pa.array([4, 5], pa.int32()), "v": ["o4", "o5"]}, schema=schema),
-        d / "000000_0_copy_1",
-    )
+    for name, ks in (("000000_0", [1, 2, 3]), ("000000_0_copy_1", [4, 5])):
+        with (d / name).open_output() as out:
+            rows = {"k": pa.array(ks, pa.int32()), "v": [f"o{k}" for k in ks]}
+            po.write_table(pa.table(rows, schema=schema), out)
     t.insert(_kv(1, 10))  # write 1
     t.delete("k = 2")  # deletes an original row: (0, bucket 0, rowid 1)
     before = table_rows(wh, "t")
@@ -148,7 +149,7 @@ def test_one_file_per_bucket_sorted_with_the_tables_compression(wh: Warehouse) -
     t = wh.create_table(
         "b", KV, bucket_columns=["k"], num_buckets=4, properties={"orc.compress": "SNAPPY"}
     )
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     for start in range(0, 40, 10):
         t.insert(_kv(10, start))
     t.update({"v": "'new'"}, where="k % 3 = 0")
@@ -165,7 +166,7 @@ def test_one_file_per_bucket_sorted_with_the_tables_compression(wh: Warehouse) -
             keys = event_keys(out / f)
             assert keys == sorted(keys, key=lambda e: (e[1], e[2], e[3], -e[4]))
             assert {decode_bucket(e[2])[0] for e in keys} == {int(f[-1])}
-            assert po.ORCFile(str(out / f)).compression == "SNAPPY"
+            assert po.ORCFile((out / f).open()).compression == "SNAPPY"
     assert table_rows(wh, "b") == before
 
     (major,) = compact_table(wh, "b", kind="major")
@@ -173,7 +174,7 @@ def test_one_file_per_bucket_sorted_with_the_tables_compression(wh: Warehouse) -
     total = 0
     for b in range(4):
         bucket = base / f"bucket_0000{b}"
-        orc = po.ORCFile(str(bucket))
+        orc = po.ORCFile(bucket.open())
         assert orc.compression == "SNAPPY"
         meta = orc.metadata
         assert meta[b"hive.acid.version"] == b"2" and meta[b"hive.acid.key.index"]
@@ -187,7 +188,7 @@ def test_one_file_per_bucket_sorted_with_the_tables_compression(wh: Warehouse) -
 
 def test_output_is_invisible_until_the_compactor_commits(wh: Warehouse) -> None:
     t = wh.create_table("t", KV)
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     for i in range(3):
         t.insert(_kv(2, 10 * i))
     t.delete("k = 10")
@@ -222,7 +223,7 @@ def test_partitioned_table_compacts_every_partition_or_one(wh: Warehouse) -> Non
     infos = compact_table(wh, "p", kind="minor")
     assert sorted(str(i.partition) for i in infos) == ["ds=2024-01-01", "ds=2024-01-02"]
     run_cleaner(wh)
-    root = Path(t.spec.location)
+    root = StorePath(t.spec.location)
     assert acid_dirs(root / "ds=2024-01-02") == [f"base_0000006_v{one.txn_id:07d}"]
     (minor,) = [i for i in infos if i.partition == "ds=2024-01-01"]
     assert acid_dirs(root / "ds=2024-01-01") == [f"delta_0000001_0000003_v{minor.txn_id:07d}"]
@@ -235,7 +236,7 @@ def test_not_enough_to_compact_writes_nothing(wh: Warehouse) -> None:
     t.delete("k = 1")  # one delta and one delete delta: Hive leaves them
     (info,) = compact_table(wh, "t", kind="minor")
     assert info.state.value == "ready for cleaning"
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     assert acid_dirs(d) == ["delete_delta_0000002_0000002_0000", "delta_0000001_0000001_0000"]
     assert run_cleaner(wh).cleaned_ids == (info.id,)
     assert [r[3] for r in table_rows(wh, "t")] == [0, 2]

@@ -4,7 +4,6 @@ aborted directories, executors."""
 from __future__ import annotations
 
 import pickle
-from pathlib import Path
 
 import pytest
 
@@ -24,9 +23,11 @@ from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.errors import CompactionError
 from acid_platform.format import ValidCompactorWriteIdList
 from acid_platform.table.schema import data_schema
-from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.helpers import acid_dirs, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
 from .conftest import (
+    BACKENDS,
     KV,
     snapshot_rows,
     streaming_batch,
@@ -34,17 +35,12 @@ from .conftest import (
     write_insert_delta,
 )
 
+#: Worker and cleaner on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "10"}, backends=[*BACKENDS, "s3"])
+
 
 def _kv(n: int, start: int = 0) -> list[dict[str, object]]:
     return [{"k": i, "v": f"v{i}"} for i in range(start, start + n)]
-
-
-def _tree(root: Path) -> dict[str, int]:
-    return {
-        str(p.relative_to(root)): p.stat().st_size
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.name.startswith("_metastore")
-    }
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "bad_stripe"])
@@ -53,7 +49,7 @@ def test_corrupt_file_fails_the_compaction_and_deletes_nothing(wh: Warehouse, da
     t.insert(_kv(3000))
     t.insert(_kv(3000, 3000))
     t.delete("k < 10")
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     victim = d / "delta_0000002_0000002_0000" / "bucket_00000"
     data = victim.read_bytes()
     if damage == "garbage":
@@ -63,7 +59,7 @@ def test_corrupt_file_fails_the_compaction_and_deletes_nothing(wh: Warehouse, da
     else:  # the tail is fine, the compressed stripe data is not
         lo, hi = len(data) * 3 // 10, len(data) // 2
         victim.write_bytes(data[:lo] + bytes(255 - b for b in data[lo:hi]) + data[hi:])
-    before = _tree(d)
+    before = d.files()
     with pytest.raises(
         CompactionError, match=r"compaction \d+ of default.t failed: .*bucket_00000"
     ):
@@ -71,9 +67,9 @@ def test_corrupt_file_fails_the_compaction_and_deletes_nothing(wh: Warehouse, da
     (row,) = wh.metastore.show_compactions()
     assert row["State"] == "failed"
     assert "delta_0000002_0000002_0000/bucket_00000" in row["Error message"]
-    assert _tree(d) == before  # inputs untouched, the worker's own output removed
+    assert d.files() == before  # inputs untouched, the worker's own output removed
     assert run_cleaner(wh).removed == ()
-    assert _tree(d) == before
+    assert d.files() == before
 
 
 def test_a_dead_worker_is_revoked_and_its_output_never_seen(wh: Warehouse) -> None:
@@ -96,7 +92,7 @@ def test_a_dead_worker_is_revoked_and_its_output_never_seen(wh: Warehouse) -> No
     (row,) = ms.show_compactions()
     dead_txn = row["TxnId"]
     assert row["State"] == "working"
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     assert f"base_0000003_v{dead_txn:07d}" in acid_dirs(d)
     assert table_rows(wh, "t") == before  # open txn: invisible
     assert ms.revoke_timed_out_workers(timeout_s=0) == [row["CompactionId"]]
@@ -105,7 +101,7 @@ def test_a_dead_worker_is_revoked_and_its_output_never_seen(wh: Warehouse) -> No
     (outcome,) = run_worker(wh)
     assert outcome.state.value == "ready for cleaning" and outcome.compactor_txn_id != dead_txn
     report = run_cleaner(wh)
-    assert str(d / f"base_0000003_v{dead_txn:07d}") in report.removed
+    assert (d / f"base_0000003_v{dead_txn:07d}").path in report.removed
     assert acid_dirs(d) == [f"base_0000003_v{outcome.compactor_txn_id:07d}"]
     assert table_rows(wh, "t") == before
 
@@ -117,7 +113,7 @@ def test_reader_with_a_lease_keeps_its_files_through_compaction_and_cleaning(
     t.insert(_kv(5))
     t.insert(_kv(5, 5))
     ms = wh.metastore
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     schema = data_schema(t.spec)
     # the reader's order: lease first, then the snapshot it reads (the lease never sees more)
     lease = ms.open_read_lease(ms.valid_txns(), ttl_s=600)
@@ -150,7 +146,7 @@ def test_open_read_only_txn_holds_the_cleaner(wh: Warehouse) -> None:
     t.insert(_kv(4))
     t.insert(_kv(4, 4))
     ms = wh.metastore
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     reader = ms.open_txn(read_only=True)
     txns = ms.valid_txns(reader)
     ids = ms.valid_write_ids(reader, "default", "t", valid_txns=txns)
@@ -173,11 +169,11 @@ def test_aborted_directories_are_swept_without_a_compaction(wh: Warehouse) -> No
     wh.begin()
     t.insert(_kv(2, 100))
     wh.rollback()
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     assert acid_dirs(d) == ["delta_0000001_0000001_0000", "delta_0000002_0000002_0000"]
     report = run_cleaner(wh)
     assert report.entries == () and report.aborted_removed == (
-        str(d / "delta_0000002_0000002_0000"),
+        (d / "delta_0000002_0000002_0000").path,
     )
     assert acid_dirs(d) == ["delta_0000001_0000001_0000"]
     assert [r[3] for r in table_rows(wh, "t")] == [0, 1]
@@ -231,7 +227,7 @@ def test_aborted_rows_inside_a_delta_left_in_place_never_come_back(wh: Warehouse
     forget that the write id is aborted."""
     t = wh.create_table("t", KV)
     ms = wh.metastore
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     txns, _ = streaming_batch(ms, "default", "t", 3)
     write_insert_delta(
         d / "delta_0000001_0000003", [(1, [(1, "a")]), (2, [(2, "b")]), (3, [(3, "c")])]

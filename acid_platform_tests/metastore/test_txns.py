@@ -82,7 +82,9 @@ def test_abort_transactions_reports_what_it_aborted(ms: Metastore) -> None:
 
 def test_valid_txns_is_hives_snapshot(ms: Metastore) -> None:
     assert str(ms.valid_txns()) == "0:9223372036854775807::"
+    make_table(ms)
     a, b, c = ms.open_txns(3)
+    ms.allocate_write_id(b, "db", "t")  # it wrote: its abort stays on record
     ms.abort_txn(b)
     ms.commit_txn(c)
     snap = ms.valid_txns()
@@ -91,7 +93,9 @@ def test_valid_txns_is_hives_snapshot(ms: Metastore) -> None:
 
 
 def test_a_txn_sees_itself_and_nothing_newer(ms: Metastore) -> None:
+    make_table(ms)
     a, b, c, d = ms.open_txns(4)
+    ms.allocate_write_id(a, "db", "t")
     ms.abort_txn(a)
     ms.commit_txn(d)
     mine = ms.valid_txns(c)
@@ -171,7 +175,9 @@ def test_heartbeat_txn_range_reports_aborted_and_unknown(ms: Metastore) -> None:
 
 
 def test_show_transactions_lists_open_and_aborted(ms: Metastore, clock: FakeClock) -> None:
+    make_table(ms)
     a, b, c = ms.open_txns(3, user="alice", host="h1")
+    ms.allocate_write_id(b, "db", "t")
     ms.abort_txn(b)
     ms.commit_txn(c)
     rows = ms.show_transactions()
@@ -200,10 +206,58 @@ def test_purge_keeps_answers_and_drops_dead_rows(ms: Metastore) -> None:
     ms.add_write_components(writer, "db", "t", [None], "update")
     ms.commit_txn(writer)
     empty = ms.open_txn()
-    ms.abort_txn(empty)
+    ms.abort_txn(empty)  # purged by the abort itself
     counts = ms.purge_txn_history()
-    assert counts == {"committed_txns": 1, "write_set": 1, "empty_aborted_txns": 1}
+    assert counts == {"committed_txns": 1, "write_set": 1, "empty_aborted_txns": 0}
     assert ms.get_txn_state(writer) == "committed"  # known from its completed components
-    with pytest.raises(NoSuchTxnError):
-        ms.get_txn_state(empty)
+    assert ms.get_txn_state(empty) == "aborted"  # handed out, no row, no writes
     assert str(ms.valid_txns()) == "2:9223372036854775807::"
+    assert ms.show_transactions() == []
+
+
+def _txn_rows(ms: Metastore) -> list[tuple[int, str]]:
+    return [(r["Transaction ID"], r["Transaction State"]) for r in ms.show_transactions()]
+
+
+def test_an_abort_of_a_txn_that_wrote_nothing_purges_it_at_once(ms: Metastore) -> None:
+    """Issue 13 item 3: empty aborts leave no history, so snapshots stay small."""
+    make_table(ms)
+    wrote, empty, locked_only, still_open = ms.open_txns(4)
+    ms.allocate_write_id(wrote, "db", "t")
+    ms.lock(locked_only, [LockComponent(LockType.SHARED_READ, "db", "t")])
+    ms.abort_txns([wrote, empty, locked_only])
+    assert _txn_rows(ms) == [(wrote, "ABORTED"), (still_open, "OPEN")]
+    snap = ms.valid_txns()
+    assert list(snap.aborted_txns) == [wrote] and list(snap.open_txns) == [still_open]
+    assert snap.is_txn_valid(empty) and snap.is_txn_valid(locked_only)  # nothing to hide
+    assert not snap.is_txn_valid(wrote) and not snap.is_txn_valid(still_open)
+    # The write id lists are unchanged: only the txn that wrote is an aborted write.
+    write_ids = ms.valid_write_ids(None, "db", "t")
+    assert list(write_ids.aborted_write_ids) == [1] and write_ids.high_watermark == 1
+    assert ms.show_locks() == []
+    # A purged txn still answers as aborted: a repeated abort is a no-op, the rest refuse.
+    assert ms.get_txn_state(empty) == "aborted"
+    ms.abort_txn(empty)
+    with pytest.raises(TxnAbortedError, match="already aborted"):
+        ms.commit_txn(empty)
+    with pytest.raises(TxnAbortedError):
+        ms.heartbeat(locked_only)
+    with pytest.raises(TxnAbortedError):
+        ms.allocate_write_id(empty, "db", "t")
+    with pytest.raises(TxnAbortedError):
+        ms.lock(empty, [LockComponent(LockType.SHARED_READ, "db", "t")])
+    assert ms.heartbeat_txn_range(wrote, still_open) == ([wrote, empty, locked_only], [])
+    with pytest.raises(NoSuchTxnError):
+        ms.get_txn_state(still_open + 1)  # never handed out
+    ms.commit_txn(still_open)
+    assert ms.purge_txn_history()["empty_aborted_txns"] == 0
+
+
+def test_many_empty_aborts_leave_the_snapshot_small(ms: Metastore, clock: FakeClock) -> None:
+    """1,000 aborted empty txns (a client that opens and gives up), explicit and reaped."""
+    ids = ms.open_txns(1000)
+    ms.abort_txns(ids[:500])
+    clock.advance(3600)
+    assert sorted(ms.reap_timed_out(timeout_s=60)) == ids[500:]
+    assert ms.show_transactions() == []
+    assert str(ms.valid_txns()) == f"{ids[-1]}:9223372036854775807::"

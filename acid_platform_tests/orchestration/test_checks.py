@@ -20,7 +20,7 @@ from dagster import (
 from sqlalchemy import create_engine, delete
 
 from acid_platform import Warehouse
-from acid_platform.compaction.upkeep import UPKEEP_CHECKS
+from acid_platform.compaction.upkeep import UPKEEP_CHECKS, upkeep_findings
 from acid_platform.format import EventWriter, delete_events, encode_bucket
 from acid_platform.metastore.schema import txn_to_write_id
 from acid_platform.orchestration import AcidWarehouseResource, acid_table_checks
@@ -172,3 +172,38 @@ def test_a_missing_file_fails_the_files_check_and_blocks_downstream(
 
     assert not passed[FILE_CHECK] and severity[FILE_CHECK] == AssetCheckSeverity.ERROR
     assert not ran_downstream
+
+
+def test_health_checks_report_what_the_health_report_says(
+    wh: Warehouse, instance: DagsterInstance
+) -> None:
+    healthy(wh)
+    other = Warehouse.open(wh.root)
+    txn = other.begin()  # holds the cleaner back from the compaction below
+    try:
+        wh.compact("t", kind="major", wait=True)
+        result = materialize(
+            [table_asset, *acid_table_checks(KEY, "default.t")],
+            resources={"acid_warehouse": AcidWarehouseResource(warehouse=wh.root)},
+            instance=instance,
+            raise_on_error=False,
+        )
+        report = wh.health("default.t")
+    finally:
+        other.rollback()
+        other.close()
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    expected = {f.check: f for f in upkeep_findings(report)}
+    for name in UPKEEP_CHECKS:
+        assert checks[name].passed == expected[name].passed
+        assert checks[name].severity == AssetCheckSeverity.WARN
+
+    def meta(check: str, key: str) -> object:
+        return checks[check].metadata[key].value
+
+    assert meta("open_transactions_young", "oldest_open_txn") == txn.txn_id
+    assert meta("open_transactions_young", "held_by_open_txn") == 1
+    assert meta("cleaner_backlog", "ready_for_cleaning") == report.backlog.ready_for_cleaning == 1
+    assert meta("cleaner_backlog", "obsolete_paths") == report.backlog.obsolete_paths == 5
+    assert meta("deltas_below_threshold", "max_deltas") == report.max_deltas[0] == 0
+    assert meta("compaction_backlog", "compactions_queued") == 0

@@ -17,6 +17,7 @@ from acid_platform.format import decode_bucket
 from acid_platform.metastore import TableSpec
 from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan_filter
 from acid_platform.table.dml import plan_delete, plan_merge, plan_update
+from acid_platform_tests.helpers import warehouse_fixture
 from acid_platform_tests.table.conftest import emp_rows, rows_of
 
 SPEC = TableSpec(
@@ -28,6 +29,9 @@ SPEC = TableSpec(
     properties={"transactional": "true"},
 )
 COLS = [("id", "int"), ("name", "string"), ("salary", "bigint"), ("note", "string")]
+
+#: DML reads on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=["sqlite", "s3"])
 
 
 @pytest.fixture

@@ -30,11 +30,14 @@ from acid_platform.table import dml_read, lit
 from acid_platform.table.partitions import parse_partition_name
 from acid_platform.table.scan import plan_scan
 from acid_platform.table.schema import data_schema, table_schema
-from acid_platform_tests.helpers import copy_nation_table
+from acid_platform_tests.helpers import copy_nation_table, warehouse_fixture
 from acid_platform_tests.table.conftest import emp_rows
 
 ALL = 9223372036854775807
 COLS = [("id", "int"), ("name", "string"), ("salary", "bigint"), ("note", "string")]
+
+#: The scan planner on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=["sqlite", "s3"])
 
 
 def _old_scan(spec: TableSpec, location: Location, snapshot: Snapshot) -> pa.Table:
@@ -93,6 +96,9 @@ def _snapshot(wh: Warehouse, spec: TableSpec) -> Snapshot:
 # --------------------------------------------------------------------------- equivalence
 
 
+@pytest.mark.parametrize(
+    "wh", ["sqlite", pytest.param("s3", marks=pytest.mark.slow)], indirect=True
+)  # on S3: every file of nine buckets read three ways, one request each
 def test_partitioned_bucketed_table_after_dml_reads_as_before(wh: Warehouse) -> None:
     t = wh.create_table(
         "emp",

@@ -17,10 +17,14 @@ from acid_platform.errors import (
 from acid_platform.metastore import TxnState
 from acid_platform.table import lit
 from acid_platform.table.writes import EventSink
-from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.helpers import acid_dirs, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 from acid_platform_tests.table.conftest import rows_of
 
 COLS = [("id", "int"), ("v", "string")]
+
+#: Transactions on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=["sqlite", "s3"])
 
 
 def test_statements_share_one_write_id_and_see_each_other(wh: Warehouse) -> None:
@@ -49,7 +53,7 @@ def test_statements_share_one_write_id_and_see_each_other(wh: Warehouse) -> None
             r4.statement_ids,
         ) == ((0,), (1,), (2,), (3, 4))
         assert tx.txn_id == r1.txn_id == r4.txn_id
-        other = Warehouse.open(wh.root)
+        other = Warehouse.open(wh.root, wh.metastore.url)
         try:
             assert rows_of(other.table("t")) == [(1, "a")]  # not visible outside before commit
         finally:
@@ -130,7 +134,7 @@ def test_failure_after_files_were_written_leaves_table_unchanged(
     monkeypatch.undo()
     assert rows_of(t) == [(1, "a", 1), (2, "b", 2)]
     assert any(
-        d.startswith("delete_delta_0000002") for d in acid_dirs(Path(t.spec.location) / "p=1")
+        d.startswith("delete_delta_0000002") for d in acid_dirs(StorePath(t.spec.location) / "p=1")
     )
     assert wh.metastore.valid_write_ids(None, "default", "t").is_write_id_aborted(2)
 
@@ -192,9 +196,7 @@ def test_query_reads_one_snapshot_and_sees_own_writes(wh: Warehouse) -> None:
 # --------------------------------------------------------------------------- issue 13, smaller items
 
 
-def test_an_outdated_single_statement_says_what_conflicted_with_whom(
-    wh: Warehouse, tmp_path: Path
-) -> None:
+def test_an_outdated_single_statement_says_what_conflicted_with_whom(wh: Warehouse) -> None:
     """A single UPDATE whose snapshot went stale names the table, the transaction that committed
     first, and that a retry may succeed (as the multi-statement WriteConflictError does)."""
     from acid_platform.table.transaction import OutdatedSnapshot, Transaction
@@ -203,7 +205,7 @@ def test_an_outdated_single_statement_says_what_conflicted_with_whom(
     t.insert([{"id": 1, "bal": 10}])
     mine = Transaction(wh)  # an autocommit statement's transaction: its snapshot is taken
     mine.snapshot(t.spec)
-    with Warehouse.open(wh.root) as other:
+    with Warehouse.open(wh.root, wh.metastore.url) as other:
         other.table("acct").update({"bal": "bal + 1"}, "id = 1")  # write id 2, commits first
         (winner,) = other.metastore.writers_of("default", "acct", [2]).values()
     with pytest.raises(OutdatedSnapshot) as info:
