@@ -34,7 +34,8 @@ query on it and every scan of it in one query):
 * **Filters stay in Spark.** Spark would hand a filter pushed by one query's scan to other
   queries and scans of a loaded relation, so its reader takes none: Spark evaluates every
   WHERE and partition directories are not pruned (each query reads the table's splits at its
-  snapshot). A table read by name prunes partitions per query (see **Columns**). ``SparkEngine``'s statements, which scan a pinned relation once, push filters.
+  snapshot). A table read by name prunes partitions per query (see **Columns**).
+  ``SparkEngine``'s statements, which scan a pinned relation once, push filters.
 * **Columns.** Spark 4.0 – 4.3 do not prune columns of a loaded Python data source, nor take
   its size estimates (its ``DataSourceReader`` has ``pushFilters`` only): a ``load()``ed
   relation reads every column and is never broadcast by size. Read the table by name instead —
@@ -134,10 +135,6 @@ class AcidDataSource(DataSource):
             raise UnsupportedOperationError(
                 f"a streaming read of {spec.full_name} reads its change feed: add "
                 ".option('read_changes', 'true') (rows get _change_type and _write_id)"
-            )
-        if spec.is_insert_only:
-            raise UnsupportedOperationError(
-                f"{spec.full_name} is an insert-only table: it has no change feed to stream"
             )
         from acid_platform.engines.spark.change_reader import AcidChangeStream
 
