@@ -130,10 +130,19 @@ def set_variable(session: SessionState, stmt: st.SetVariable) -> StatementResult
 
 
 def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
-    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']``."""
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']
+    [WITH OVERWRITE TBLPROPERTIES (…)]``."""
     name = session.qualified(stmt.table)
     partition = dict(stmt.partition) or None
-    compact_table(session.warehouse, name, partition, stmt.kind, stmt.wait, pool=stmt.pool)
+    compact_table(
+        session.warehouse,
+        name,
+        partition,
+        stmt.kind,
+        stmt.wait,
+        pool=stmt.pool,
+        properties=dict(stmt.properties) or None,
+    )
     return empty_result(
         stmt, f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
     )
