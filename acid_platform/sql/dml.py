@@ -26,9 +26,11 @@ from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.sql import statements as st
 from acid_platform.sql.chars import char_lengths, char_literals
 from acid_platform.sql.functions import hive_builtins
-from acid_platform.sql.results import StatementResult, metrics_result
+from acid_platform.sql.results import StatementResult, empty_result, metrics_result
 from acid_platform.sql.state import SessionState
 from acid_platform.sql.subqueries import inline_subqueries
+from acid_platform.table import Table
+from acid_platform.table.partitions import make_partition_name
 
 
 def select(session: SessionState, stmt: st.Select) -> StatementResult:
@@ -110,10 +112,30 @@ def truncate(session: SessionState, stmt: st.Truncate) -> StatementResult:
         raise InvalidPartitionError(
             f"table {session.qualified(stmt.table)} has no partition column(s) {unknown}"
         )
+    if table.spec.is_insert_only:  # no delete events: Hive writes empty bases
+        return _truncate_insert_only(session, stmt, table)
     equalities = [exp.EQ(this=exp.column(k), expression=_literal(v)) for k, v in stmt.partition]
     metrics = table.delete(exp.and_(*equalities) if equalities else None)
     message = f"deleted {metrics.rows_deleted} row(s) from {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
+
+
+def _truncate_insert_only(
+    session: SessionState, stmt: st.Truncate, table: Table
+) -> StatementResult:
+    """TRUNCATE of an insert-only table: one INSERT OVERWRITE of no rows, an empty ``base_w`` in
+    the table or in each partition the PARTITION spec matches."""
+    spec = table.spec
+    targets: list[str | None] = [None]
+    if spec.partition_columns:
+        wanted = {make_partition_name([k], [v]) for k, v in stmt.partition}
+        names = session.warehouse.metastore.list_partitions(spec.db, spec.name)
+        targets = [n for n in names if wanted <= set(n.split("/"))]
+    metrics = table.overwrite_empty(targets) if targets else None
+    name = session.qualified(stmt.table)
+    if metrics is None:
+        return empty_result(stmt, f"no partition of {name} matches; nothing truncated")
+    return metrics_result(stmt, metrics, f"truncated {name}", spec.location)
 
 
 def merge(session: SessionState, stmt: st.Merge) -> StatementResult:
