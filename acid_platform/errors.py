@@ -45,6 +45,11 @@ class AcidSchemaError(AcidFormatError):
     """An ORC file does not carry the ACID event schema (or a row schema that fits the table)."""
 
 
+class TimestampRangeError(AcidFormatError, ValueError):
+    """A timestamp does not fit where it goes: outside Hive's 0001-01-01 .. 9999-12-31, or a
+    value with nanoseconds in a column read at microseconds (beyond Arrow's nanosecond range)."""
+
+
 class MissingDirectoryError(AcidFormatError, FileNotFoundError):
     """A table or partition directory to read does not exist."""
 
@@ -235,6 +240,16 @@ class NonTransactionalTableError(UnsupportedOperationError):
     Python API creates): UPDATE, DELETE and MERGE are refused with Hive's message
     (``ErrorMsg.ACID_OP_ON_NONACID_TABLE``); INSERT is refused too, because this project writes
     only Hive ACID files, which Hive would misread in a plain table."""
+
+
+class RenameUnsupportedError(UnsupportedOperationError, InvalidSettingError):
+    """``acid.compactor.hive3.compatible`` on a file system without atomic directory rename (an
+    object store): Hive 3 names need a staging directory renamed at commit. ``path`` names the
+    table, partition or warehouse location."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class SandboxError(UnsupportedOperationError):

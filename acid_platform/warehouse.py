@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from acid_platform.format import resolve
 from acid_platform.sql import SqlSession
 from acid_platform.table.engine import Engine
 from acid_platform.table.warehouse import TableWarehouse
@@ -35,6 +36,19 @@ class Warehouse(TableWarehouse):
         ``USE``, ``SET hivevar:…`` and temporary tables persist across calls, as in one Hive
         session. Another warehouse object is another session."""
         return SqlSession(self)
+
+    def set_conf(self, key: str, value: str) -> None:
+        """``SET key=value``; ``acid.compactor.hive3.compatible=true`` is refused (a
+        :class:`~acid_platform.errors.RenameUnsupportedError`) on an object-store warehouse."""
+        from acid_platform.compaction.config import HIVE3_COMPATIBLE, CompactorConf
+        from acid_platform.compaction.staging import require_rename
+
+        if (
+            key.lower() == HIVE3_COMPATIBLE
+            and CompactorConf.from_conf({HIVE3_COMPATIBLE: value}).hive3_compatible
+        ):
+            require_rename(resolve(self.root, self.filesystem_for(self.root)).filesystem, self.root)
+        super().set_conf(key, value)
 
     @classmethod
     def default_engine(cls) -> Engine:

@@ -102,6 +102,33 @@ class StorePath:
         loc = self._loc()
         loc.filesystem.delete_file(loc.path)
 
+    def rmtree(self) -> None:
+        """Delete the directory and everything below it (on an object store: the prefix)."""
+        loc = self._loc()
+        loc.filesystem.delete_dir(loc.path)
+
+    def copy_to(self, dest: StorePath) -> None:
+        """Copy this file to ``dest`` on the same store (its directory created where directories
+        exist)."""
+        loc = self._loc()
+        if loc.filesystem.type_name == "local":
+            loc.filesystem.create_dir(parent(dest.path), recursive=True)
+        loc.filesystem.copy_file(loc.path, dest.path)
+
+    def copytree(self, dest: StorePath) -> None:
+        """Copy every file below this directory to the same place below ``dest``."""
+        for rel in self.files():
+            (self / rel).copy_to(dest / rel)
+
+    def put_tree(self, local: str | os.PathLike[str]) -> None:
+        """Upload every file below the local directory ``local`` to the same place below this
+        directory."""
+        for dirpath, _, filenames in os.walk(local):
+            for name in filenames:
+                rel = os.path.relpath(os.path.join(dirpath, name), local)
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    (self / rel.replace(os.sep, "/")).write_bytes(f.read())
+
     def iterdir(self) -> list[StorePath]:
         """What is directly inside, sorted by name (dot files included)."""
         loc = self._loc()

@@ -10,7 +10,8 @@ For each entry the metastore offers as ready (no open txn older than the compact
    valid, an aborted id above it is not aborted).
 2. ``acid_state`` with that snapshot lists the obsolete directories (and original files) and
    the aborted ones (whole aborted deltas, and ``_v<T>`` output of failed or killed compactions,
-   ``T`` aborted). They are deleted.
+   ``T`` aborted). They are deleted, with the hidden staging directories
+   (``_tmp_compactor_<T>_…``, :mod:`.staging`) of compactor txns no longer open.
 3. The same selection is taken again: only if nothing obsolete or aborted remains, and no
    current delta still holds an aborted write id at or below the entry's highest write id, is
    the entry marked cleaned (the metastore then forgets aborted write ids up to that id). Else
@@ -24,7 +25,7 @@ never touches metadata.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pyarrow.fs as pafs
@@ -32,6 +33,7 @@ import pyarrow.fs as pafs
 from acid_platform.compaction.config import CompactorConf
 from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.hooks import checkpoint
+from acid_platform.compaction.staging import leftover_staging
 from acid_platform.errors import (
     FileRecordError,
     MetastoreError,
@@ -147,6 +149,7 @@ class Cleaner:
         doomed = _doomed(state)
         checkpoint("cleaner.selected")
         removed = _delete(fs, doomed, "cleaner.deleted_one")
+        removed += _delete(fs, leftover_staging(fs, path, _is_open(txns)), None)
         ms.forget_recorded(spec.db, spec.name, partition, [basename(p) for p in removed])
         checkpoint("cleaner.deleted_all")
         after, _ = _cleaner_state(fs, path, reader, txns, cap)
@@ -201,6 +204,8 @@ class Cleaner:
             except NotEnoughHistoryError:
                 continue
             removed += _delete(location.filesystem, [d.path for d in state.aborted], None)
+            staged = leftover_staging(location.filesystem, location.path, _is_open(txns))
+            removed += _delete(location.filesystem, staged, None)
         return removed
 
     # ------------------------------------------------------------------ helpers
@@ -218,6 +223,12 @@ class Cleaner:
         return ValidTxnList(
             now.high_watermark, open_ids, now.aborted_txns, open_ids[0] if open_ids else None
         )
+
+
+def _is_open(txns: ValidTxnList) -> Callable[[int], bool]:
+    """Whether a txn may still be running: open in ``txns``, or opened after it was taken."""
+    open_ids = set(txns.open_txns)
+    return lambda txn: txn in open_ids or txn > txns.high_watermark
 
 
 def _cleaner_state(

@@ -30,6 +30,10 @@ WORKER_TIMEOUT = "hive.compactor.worker.timeout"
 WAIT_TIMEOUT = "hive.compactor.wait.timeout"
 LARGE_PARTITION_BYTES = "acid.compactor.large.partition.bytes"
 STRIPE_SIZE = "acid.compactor.orc.stripe.size"
+#: Warehouse setting and table property (the table's wins): name compaction output as Hive 3
+#: did (``base_N``, ``delta_x_y``: no ``_v<T>`` suffix, which Hive 2.3/3.x readers cannot parse),
+#: written to a hidden staging directory and renamed at commit. Needs atomic rename (not S3).
+HIVE3_COMPATIBLE = "acid.compactor.hive3.compatible"
 #: Prefix of the table properties that override a threshold for one table (Hive's spelling).
 THRESHOLD_PREFIX = "compactorthreshold."
 #: Table property that keeps the initiator away from a table (manual compaction still works).
@@ -54,6 +58,8 @@ class CompactorConf:
     wait_timeout_s: float = 300.0
     large_partition_bytes: int = 1 << 30
     stripe_size: int = 64 * 1024 * 1024
+    #: ``acid.compactor.hive3.compatible``: Hive 3 output names, staged and renamed at commit.
+    hive3_compatible: bool = False
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str] | None = None) -> CompactorConf:
@@ -62,8 +68,17 @@ class CompactorConf:
         values: dict[str, object] = {}
         for key, name, kind in _KEYS:
             if key in conf:
-                values[name] = _parse(key, conf[key], kind)
+                values[name] = (
+                    _parse_bool(key, conf[key]) if kind is bool else _parse(key, conf[key], kind)
+                )
         return cls(**values)  # type: ignore[arg-type]
+
+    def hive3_compatible_for(self, table_properties: Mapping[str, str]) -> bool:
+        """``acid.compactor.hive3.compatible``: the table's property, else the warehouse's."""
+        for key, value in table_properties.items():
+            if key.lower() == HIVE3_COMPATIBLE:
+                return _parse_bool(key, value)
+        return self.hive3_compatible
 
     def delta_num_threshold_for(self, table_properties: Mapping[str, str]) -> int:
         """``hive.compactor.delta.num.threshold``, or the table's override."""
@@ -151,6 +166,7 @@ _KEYS: tuple[tuple[str, str, object], ...] = (
     (WAIT_TIMEOUT, "wait_timeout_s", _MILLIS),
     (LARGE_PARTITION_BYTES, "large_partition_bytes", int),
     (STRIPE_SIZE, "stripe_size", int),
+    (HIVE3_COMPATIBLE, "hive3_compatible", bool),
 )
 assert {name for _, name, _ in _KEYS} == {f.name for f in fields(CompactorConf)}
 _SERVICE_KEYS: tuple[tuple[str, str, object], ...] = (

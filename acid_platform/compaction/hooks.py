@@ -12,7 +12,9 @@ disk or in the metastore. Two ways to use a step:
 Steps of the worker: ``worker.claimed``, ``worker.planned``, ``worker.dirs_created``,
 ``worker.batch_written`` (first batch of the first bucket file written, file not closed),
 ``worker.bucket_written`` (first bucket file closed), ``worker.files_written`` (everything
-written, compactor txn still open), ``worker.committed``. Steps of the cleaner:
+written, compactor txn still open), ``worker.committed``; with Hive 3 compatible names
+(:mod:`.staging`) also ``worker.staged`` (all output written under hidden staging names) and
+``worker.renamed_one`` (after each rename to the final name, before the commit). Steps of the cleaner:
 ``cleaner.selected``, ``cleaner.deleted_one``, ``cleaner.deleted_all``, ``cleaner.marked``.
 Step of ingest: ``ingest.file_written`` (once per landing file).
 """
@@ -37,6 +39,9 @@ WORKER_STEPS = (
     "worker.files_written",
     "worker.committed",
 )
+#: Steps only a worker writing Hive 3 compatible names reaches (between files_written's
+#: predecessors and worker.files_written).
+HIVE3_WORKER_STEPS = ("worker.staged", "worker.renamed_one")
 CLEANER_STEPS = ("cleaner.selected", "cleaner.deleted_one", "cleaner.deleted_all", "cleaner.marked")
 #: Steps of an ingest (:mod:`acid_platform.streaming.landing.load`): a file's rows written in
 #: its transaction (of a transaction batch), its identity recorded, the transaction not committed.

@@ -38,7 +38,15 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.compaction.hooks import checkpoint
+from acid_platform.compaction.staging import (
+    final_path,
+    parse_staging_name,
+    staging_name,
+    write_compacted_marker,
+)
+from acid_platform.errors import CompactionError
 from acid_platform.format import (
+    AcidDir,
     AcidState,
     EventWriter,
     OrcDataFile,
@@ -52,10 +60,13 @@ from acid_platform.format import (
     read_split,
     resolve,
     sort_events,
+    wide_columns_of_splits,
 )
 from acid_platform.format import types as t
 from acid_platform.format.file_record import PartitionRecord
+from acid_platform.format.fs import basename, join
 from acid_platform.format.parallel import run_parallel
+from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
 from acid_platform.table.event_layout import DELETE, INSERT, EventLayout
 
@@ -85,6 +96,8 @@ class RewriteRequest:
     #: What committed writes recorded in the partition: the compactor refuses to run over a
     #: missing, stray or resized file (a ``FileRecordError``), instead of making a loss final.
     record: PartitionRecord | None = None
+    #: Hive 3 names (no ``_v<T>``), written under hidden staging names (see :mod:`.staging`).
+    hive3_names: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in (MAJOR, MINOR):
@@ -176,9 +189,18 @@ def plan_rewrite(request: RewriteRequest) -> RewritePlan:
     if not is_enough_to_compact(request.kind, state):
         return RewritePlan(request, state, enough=False)
     read_ids = reader_write_ids(request.write_ids)
-    if request.kind == MAJOR:
+    if request.kind == MAJOR or _pair_under_hive3_names(request, state):
         return _plan_major(request, loc.path, state, read_ids)
     return _plan_minor(request, loc.path, state, read_ids)
+
+
+def _pair_under_hive3_names(request: RewriteRequest, state: AcidState) -> bool:
+    """Whether a minor compaction under Hive 3 names would write ``delta_x_y`` *and*
+    ``delete_delta_x_y``: it is written as ``base_N`` instead. Two directories cannot appear in
+    one rename, and either one alone hides the other kind's inputs in its range (a reader takes
+    ``delta_1_5`` for the whole of write ids 1..5, ``delete_delta_4_4`` included): a worker
+    killed between the renames would bring deleted rows back. One base is one rename."""
+    return request.hive3_names and bool(state.insert_deltas) and bool(state.delete_deltas)
 
 
 def is_enough_to_compact(kind: str, state: AcidState) -> bool:
@@ -228,6 +250,8 @@ def create_output_dirs(plan: RewritePlan) -> None:
     layout = plan.layout
     for d in plan.output_dirs:
         layout.create_dir(d)
+        if plan.request.hive3_names:
+            write_compacted_marker(layout.filesystem, d)
     checkpoint("worker.dirs_created")
 
 
@@ -272,7 +296,12 @@ def _plan_major(
     dirs = ([state.base] if state.base is not None else []) + list(state.deltas)
     write_id = max([0, *(d.max_write_id for d in dirs)])
     layout = request.layout
-    out_dir = layout.compacted_dir(path, INSERT, 0, write_id, request.compactor_txn_id, major=True)
+    out_dir = _output_dir(request, path, INSERT, 0, write_id, major=True)
+    if request.hive3_names and state.base is not None and _final(out_dir) == state.base.path:
+        raise CompactionError(
+            f"{state.base.path}: a major compaction with Hive 3 names would write a directory of "
+            "this very name (no delta above it adds rows); compact it with Hive 4's names"
+        )
     tasks = tuple(
         BucketTask(layout.bucket_path(out_dir, s.bucket_id), INSERT, s)
         for s in plan_splits(state, read_ids)
@@ -287,19 +316,23 @@ def _plan_minor(
 ) -> RewritePlan:
     low = min(d.min_write_id for d in state.deltas)
     high = max(d.max_write_id for d in state.deltas)
-    txn = request.compactor_txn_id
     layout = request.layout
     out_dirs: list[str] = []
     tasks: list[BucketTask] = []
     inserts, deletes = state.insert_deltas, state.delete_deltas
+    if request.hive3_names:
+        # a lone delta already spanning the range under the Hive 3 name (a streaming batch, or
+        # output of an earlier compaction) stays as it is: the output would take its very name
+        inserts = _not_renamed_onto(request, path, inserts, INSERT, low, high)
+        deletes = _not_renamed_onto(request, path, deletes, DELETE, low, high)
     if inserts:
-        out = layout.compacted_dir(path, INSERT, low, high, txn)
+        out = _output_dir(request, path, INSERT, low, high)
         out_dirs.append(out)
         only_inserts = AcidState(base=None, deltas=inserts, original_files=())
         for s in plan_splits(only_inserts, read_ids):
             tasks.append(BucketTask(layout.bucket_path(out, s.bucket_id), INSERT, s))
     if deletes:
-        out = layout.compacted_dir(path, DELETE, low, high, txn)
+        out = _output_dir(request, path, DELETE, low, high)
         out_dirs.append(out)
         by_bucket: dict[int, list[str]] = defaultdict(list)
         for d in deletes:
@@ -308,9 +341,39 @@ def _plan_minor(
         for bucket, files in sorted(by_bucket.items()):
             split = ReadSplit(bucket, (), tuple(files))
             tasks.append(BucketTask(layout.bucket_path(out, bucket), DELETE, split))
-    size = sum(af.size for d in state.deltas for af in d.files)
-    inputs = tuple(d.path for d in state.deltas)
+    used = (*inserts, *deletes)
+    size = sum(af.size for d in used for af in d.files)
+    inputs = tuple(d.path for d in used)
     return RewritePlan(request, state, True, tuple(out_dirs), tuple(tasks), low, high, inputs, size)
+
+
+def _output_dir(
+    request: RewriteRequest, path: str, kind: str, low: int, high: int, *, major: bool = False
+) -> str:
+    """Where the executor writes an output directory: its Hive 4 name ``…_v<T>``, or with
+    ``hive3_names`` the hidden staging directory of its Hive 3 name."""
+    txn = request.compactor_txn_id
+    if not request.hive3_names:
+        return request.layout.compacted_dir(path, kind, low, high, txn, major=major)
+    final = request.layout.compacted_dir(path, kind, low, high, 0, major=major)
+    return join(path, staging_name(txn, basename(final)))
+
+
+def _final(out_dir: str) -> str:
+    return final_path(out_dir) if parse_staging_name(basename(out_dir)) else out_dir
+
+
+def _not_renamed_onto(
+    request: RewriteRequest,
+    path: str,
+    deltas: tuple[AcidDir, ...],
+    kind: str,
+    low: int,
+    high: int,
+) -> tuple[AcidDir, ...]:
+    if len(deltas) == 1 and deltas[0].path == _final(_output_dir(request, path, kind, low, high)):
+        return ()
+    return deltas
 
 
 # --------------------------------------------------------------------------- writing rows
@@ -324,7 +387,10 @@ def _row_events(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> Ite
     """Insert events of the rows that survive (with their ROW__IDs), one stripe at a time."""
     request = plan.request
     read_ids = reader_write_ids(request.write_ids)
-    schema = request.row_schema
+    # timestamps beyond the nanosecond range stay at microseconds (format.wide_timestamps)
+    schema = widen_schema(
+        request.row_schema, wide_columns_of_splits([task.split], fs, request.row_schema)
+    )
     for batch in read_split(task.split, fs, read_ids, with_row_id=True, schema=schema):
         yield _insert_events(batch, schema)
 

@@ -10,7 +10,9 @@ For one queue entry:
 3. :func:`~.rewrite.plan_rewrite` selects the files and names the output; if there is not
    enough to compact (Hive's rule) nothing is written.
 4. An executor writes ``delta_…_v<T>``/``delete_delta_…_v<T>`` or ``base_…_v<T>``: invisible
-   to every reader while ``T`` is open.
+   to every reader while ``T`` is open. With ``acid.compactor.hive3.compatible`` it writes
+   hidden ``_tmp_compactor_<T>_<name>`` directories instead, renamed to Hive 3's names
+   (``base_N``, ``delta_x_y``) before the commit (:mod:`.staging` says why that is safe).
 5. ``mark_compacted`` commits ``T`` (the output becomes visible atomically) and the entry is
    ready for cleaning. On any error: ``mark_failed`` (``T`` aborted, error text recorded) and
    the worker's own output is removed; input files are never touched.
@@ -21,6 +23,7 @@ goes back to ``initiated`` through ``revoke_timed_out_workers``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from dataclasses import dataclass
@@ -44,6 +47,7 @@ from acid_platform.compaction.rewrite import (
     plan_rewrite,
     remove_output,
 )
+from acid_platform.compaction.staging import publish, require_rename
 from acid_platform.errors import CompactionError, MetastoreError
 from acid_platform.format import (
     AcidDir,
@@ -154,6 +158,9 @@ class Worker:
             if plan.enough:
                 executor = self.router.choose(plan.input_bytes)
                 result = executor.execute(plan)
+            if result is not None and plan.request.hive3_names:
+                checkpoint("worker.staged")
+                result = _publish(plan, result)
             if result is not None:
                 _record_output(self.metastore, info, highest, result)
             checkpoint("worker.files_written")
@@ -196,6 +203,9 @@ class Worker:
         ):
             raise CompactionError(f"partition {info.partition} of {spec.full_name} does not exist")
         location = self.ctx.location(spec, info.partition)
+        hive3 = self.ctx.conf.hive3_compatible_for(spec.properties)
+        if hive3:
+            require_rename(location.filesystem, location.path)
         txns = ms.valid_txns(info.txn_id)
         reader = ms.valid_write_ids(info.txn_id, spec.db, spec.name, valid_txns=txns)
         request = RewriteRequest(
@@ -209,6 +219,7 @@ class Worker:
             stripe_size=self.ctx.conf.stripe_size,
             filesystem=location.filesystem,
             record=ms.recorded_files(spec.db, spec.name).partition(info.partition or ""),
+            hive3_names=hive3,
         )
         return plan_rewrite(request)
 
@@ -235,6 +246,12 @@ class Worker:
             info.txn_id,
             message=text,
         )
+
+
+def _publish(plan: RewritePlan, result: RewriteResult) -> RewriteResult:
+    """Rename the staged output to its Hive 3 names (see :mod:`.staging`)."""
+    finals, files = publish(plan.filesystem, result.output_dirs, result.files, checkpoint)
+    return dataclasses.replace(result, output_dirs=finals, files=files)
 
 
 def _record_output(

@@ -36,6 +36,8 @@ from acid_platform.format.merge_on_read import (
     plan_splits,
     read_acid,
     read_split,
+    row_schema_of,
+    wide_columns_of_splits,
 )
 from acid_platform.format.names import (
     FLUSH_LENGTH_SUFFIX,
@@ -86,6 +88,8 @@ from acid_platform.format.writer import (
 )
 
 __all__ = [
+    "row_schema_of",
+    "wide_columns_of_splits",
     "DEFAULT_COMPRESSION",
     "FLUSH_LENGTH_SUFFIX",
     "MAX_BUCKET_ID",

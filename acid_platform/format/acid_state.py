@@ -193,9 +193,10 @@ def _check_record(
     """What the snapshot should read by the record (recorded directories, plus those of write
     ids nobody recorded) against what it reads on disk."""
     expected = _Selection(write_ids, txns)
+    compacted = {d.name for d in built if d.is_compacted}
     for acid_dir in [
-        *(_recorded_dir(root, r) for r in record.dirs.values()),
-        *(d for d in built if d.name not in record.dirs and not record.covers(d.name)),
+        *(_recorded_dir(root, r, r.name in compacted) for r in record.dirs.values()),
+        *(d for d in built if d.name not in record.dirs and not _stray(d, record)),
     ]:
         if acid_dir.is_base:
             expected.add_base(acid_dir)
@@ -219,11 +220,23 @@ def _check_record(
             )
         elif recorded is not None:
             sizes = {f.name: f.size for f in acid_dir.files}
-            problems += compare_files(acid_dir.path, sizes, recorded)
+            still_written = [f.name for f in acid_dir.files if f.flush_length_path]
+            problems += compare_files(acid_dir.path, sizes, recorded, still_written)
     return problems
 
 
-def _recorded_dir(root: str, recorded: RecordedDir) -> AcidDir:
+def _stray(acid_dir: AcidDir, record: PartitionRecord) -> bool:
+    """An unrecorded directory holding the very write ids of a recorded one is a stray copy,
+    unless a compactor wrote it under Hive 3's names (``_metadata_acid`` says ``compacted``, no
+    ``_v``): the output of a compaction killed between its rename and its commit, which holds
+    the rows of the directories it replaces."""
+    hive3_output = acid_dir.is_compacted and acid_dir.visibility_txn_id <= 0
+    return record.covers(acid_dir.name) and not hive3_output
+
+
+def _recorded_dir(root: str, recorded: RecordedDir, compacted: bool = False) -> AcidDir:
+    """A recorded directory as the selection sees it (``compacted``: its ``_metadata_acid`` on
+    disk says so; the record does not keep it)."""
     parsed = parse_acid_dir_name(recorded.name)
     if parsed is None:
         raise InvalidNameError(f"recorded directory {recorded.name!r} is not a base/delta name")
@@ -231,7 +244,7 @@ def _recorded_dir(root: str, recorded: RecordedDir) -> AcidDir:
     files = tuple(
         AcidFile(join(path, name), size, -1) for name, size in sorted(recorded.files.items())
     )
-    return AcidDir(path, parsed, files, False, parsed.visibility_txn_id > 0)
+    return AcidDir(path, parsed, files, False, compacted or parsed.visibility_txn_id > 0)
 
 
 def list_partition_dirs(

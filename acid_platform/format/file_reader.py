@@ -17,6 +17,7 @@ from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.reader import OrcDataFile
+from acid_platform.format.wide_timestamps import cast_column
 from acid_platform.format.write_id_list import ValidWriteIdList
 
 #: DNF filters as pyarrow.parquet takes them: [(col, op, value), ...] (AND) or a list of such lists (OR).
@@ -222,7 +223,8 @@ def _finish(
         if arr is None:
             arr = pa.nulls(n, target)  # column added after this file was written
         elif target is not None and arr.type != target:
-            arr = arr.cast(target)
+            # exact or a typed error: a wide timestamp never narrows (:mod:`.wide_timestamps`)
+            arr = cast_column(arr, target, f"column {c!r}")
         index = schema.get_field_index(c) if schema is not None else -1
         char = t.char_type(schema.field(index)) if schema is not None and index >= 0 else None
         if char is not None and arr is not None:

@@ -10,6 +10,15 @@ file in it, with its size and row count. A :class:`TableRecord` is that record f
   their recorded sizes;
 * a chosen directory on disk that is not recorded while its write ids are is a stray copy.
 
+A streaming transaction batch writes one ``delta_<min>_<max>`` for all its transactions, and its
+bucket files grow commit by commit (each commit appends a tail and a new ``_flush_length``). Each
+commit records the files it wrote with their committed length, and the directory's own row with
+size :data:`GROWING` (-1): such a directory is *growing*. A recorded file there must be at least
+as long as the longest length recorded (readers read only the committed prefix; later commits
+and the final tail only add bytes), and a file nobody recorded is allowed only while it has a
+side file (a bucket the batch opened and has committed nothing into yet); anything else is a
+difference as in any directory.
+
 A difference is a :class:`FileProblem`; readers, the compactor and the cleaner raise the first
 one as a typed error naming the file, ``acid fsck`` reports them all. Write ids that no one
 recorded (tables written by Hive) are read as before.
@@ -35,15 +44,19 @@ from acid_platform.errors import (
 from acid_platform.format.names import ParsedBase, ParsedDelta, parse_acid_dir_name
 
 MISSING, UNEXPECTED, SIZE = "missing", "unexpected", "size"
+#: The size recorded on a directory's own row when its files grow across commits (streaming).
+GROWING = -1
 
 
 @dataclass(frozen=True)
 class RecordedDir:
-    """One recorded base/delta directory: its bucket files (name -> size and rows)."""
+    """One recorded base/delta directory: its bucket files (name -> size and rows). In a
+    ``growing`` (streaming) directory the sizes are committed lengths, the least a file has."""
 
     name: str
     files: Mapping[str, int]
     rows: Mapping[str, int] = field(default_factory=dict)
+    growing: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,7 @@ class PartitionRecord:
     def covers(self, dir_name: str) -> bool:
         """Whether an unrecorded directory named ``dir_name`` holds the very write ids of a
         recorded one (a copy under another statement id or suffix: a stray, not a write of
-        Hive's or of a streaming batch, whose write ids nobody recorded)."""
+        Hive's or of an unmanaged streaming writer, whose write ids nobody recorded)."""
         wanted = _range(dir_name)
         return any(_range(name) == wanted for name in self.dirs)
 
@@ -71,9 +84,14 @@ class TableRecord:
         """From ``(partition, directory, file, size, rows)`` rows; ``file`` is ``""`` for the
         row of the directory itself."""
         files: dict[str, dict[str, dict[str, tuple[int, int]]]] = {}
+        growing: set[tuple[str, str]] = set()
         for partition, directory, name, size, count in rows:
             entry = files.setdefault(partition, {}).setdefault(directory, {})
-            if name:
+            if not name:
+                if int(size) == GROWING:
+                    growing.add((partition, directory))
+            elif name not in entry or int(size) > entry[name][0]:
+                # a growing file is recorded by each commit: the last (longest) counts
                 entry[name] = (int(size), int(count))
         return cls(
             {
@@ -83,6 +101,7 @@ class TableRecord:
                             d,
                             {n: s for n, (s, _) in fs.items()},
                             {n: r for n, (_, r) in fs.items()},
+                            (part, d) in growing,
                         )
                         for d, fs in dirs.items()
                     }
@@ -118,16 +137,27 @@ class FileProblem:
 
 
 def compare_files(
-    dir_path: str, actual: Mapping[str, int], recorded: RecordedDir
+    dir_path: str,
+    actual: Mapping[str, int],
+    recorded: RecordedDir,
+    open_files: Iterable[str] = (),
 ) -> list[FileProblem]:
     """The differences between one directory's bucket files on disk (name -> size) and its
-    record."""
+    record; ``open_files`` are those with a ``_flush_length`` side file (still written)."""
     out = []
     for name, size in sorted(recorded.files.items()):
         path = f"{dir_path}/{name}"
         if name not in actual:
             out.append(FileProblem(MISSING, path, "committed file is missing"))
-        elif actual[name] != size:
+        elif recorded.growing and actual[name] < size:
+            out.append(
+                FileProblem(
+                    SIZE,
+                    path,
+                    f"streamed file has {actual[name]} bytes, {size} were committed (truncated)",
+                )
+            )
+        elif not recorded.growing and actual[name] != size:
             out.append(
                 FileProblem(
                     SIZE,
@@ -136,7 +166,8 @@ def compare_files(
                     "(truncated or replaced)",
                 )
             )
-    for name in sorted(set(actual) - set(recorded.files)):
+    allowed = set(open_files) if recorded.growing else set()
+    for name in sorted(set(actual) - set(recorded.files) - allowed):
         out.append(
             FileProblem(UNEXPECTED, f"{dir_path}/{name}", "no committed write wrote this file")
         )
@@ -153,6 +184,7 @@ def _range(dir_name: str) -> tuple[int, int]:
 
 
 __all__ = [
+    "GROWING",
     "MISSING",
     "SIZE",
     "UNEXPECTED",

@@ -49,6 +49,7 @@ from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.reader import OrcDataFile, read_flush_length
 from acid_platform.format.txn_list import ValidTxnList
+from acid_platform.format.wide_timestamps import wide_columns, widen_schema
 from acid_platform.format.write_id_list import ValidWriteIdList
 
 
@@ -99,8 +100,11 @@ def read_acid(
                 "directory; check the path)"
             )
         state = acid_state(loc.path, write_ids, txns, filesystem=loc.filesystem)
-    out_schema = output_schema(_table_schema(loc.filesystem, state, schema), columns, with_row_id)
     splits = plan_splits(state, write_ids)
+    row_schema = _table_schema(loc.filesystem, state, schema)
+    wanted = row_schema if columns is None else row_schema_of(row_schema, columns)
+    row_schema = widen_schema(row_schema, wide_columns_of_splits(splits, loc.filesystem, wanted))
+    out_schema = output_schema(row_schema, columns, with_row_id)
     # Splits (bucket files) are independent: read them on the read threads, each with its own
     # counters, and keep their order. File-level parallelism scales better than decoding one
     # stripe's column groups on several threads, which each split still does when it can.
@@ -175,6 +179,24 @@ def plan_splits(
             ReadSplit(bucket, files, tuple(deletes.get(bucket, ())), partition, sizes[bucket])
         )
     return splits
+
+
+def wide_columns_of_splits(
+    splits: Sequence[ReadSplit], filesystem: pafs.FileSystem, row_schema: pa.Schema
+) -> frozenset[str]:
+    """The ``timestamp`` columns of ``row_schema`` that a data file of ``splits`` holds beyond
+    the nanosecond range (its footer statistics): read them at microseconds, as
+    ``widen_schema(row_schema, …)`` (:mod:`.wide_timestamps`)."""
+    acid = [f.path for s in splits for f in s.data_files if f.kind == ACID_KIND]
+    plain = [f.path for s in splits for f in s.data_files if f.kind != ACID_KIND]
+    return wide_columns(filesystem, acid, row_schema) | wide_columns(
+        filesystem, plain, row_schema, acid=False
+    )
+
+
+def row_schema_of(schema: pa.Schema, columns: Sequence[str]) -> pa.Schema:
+    """The fields of ``schema`` named in ``columns`` (others ignored)."""
+    return pa.schema([schema.field(c) for c in columns if schema.get_field_index(c) >= 0])
 
 
 def read_split(

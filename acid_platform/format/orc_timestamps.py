@@ -49,6 +49,7 @@ import pyorc
 from pyorc.converters import ORCConverter
 
 from acid_platform.format import types as t
+from acid_platform.format.wide_timestamps import has_wide_type
 
 NANOS_PER_SECOND = 1_000_000_000
 #: The writer time zone pyarrow records in every stripe footer; kept the same here.
@@ -118,23 +119,13 @@ def _null_struct_below(data: pa.Array | pa.ChunkedArray, *, inside_struct: bool)
 
 def needs_pyorc(data: pa.Table | pa.RecordBatch) -> bool:
     """Whether ``data`` must be encoded through pyorc (:func:`encode_orc`): a timestamp before
-    1970 with a fraction, or a NULL struct inside a struct."""
-    return has_negative_fraction(data) or has_null_nested_struct(data)
-
-
-#: The earliest timestamp ORC C++ (pyarrow) reads back as nanoseconds: it multiplies the stored
-#: seconds by 10**9 first, so the last 0.854775808 s of Arrow's range do not come back.
-MIN_READABLE_NS = -9_223_372_036 * NANOS_PER_SECOND
-#: :data:`MIN_READABLE_NS` as text.
-MIN_READABLE_TEXT = "1677-09-21 00:12:44"
-
-
-def has_unreadable_timestamp(
-    data: pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch,
-) -> bool:
-    """Whether any timestamp in ``data`` is before :data:`MIN_READABLE_NS` (such a file could
-    be written but not read back)."""
-    return _any_timestamp(data, lambda v, f: v < MIN_READABLE_NS // (NANOS_PER_SECOND // f))
+    1970 with a fraction, a NULL struct inside a struct, or a timestamp column carried at
+    microseconds because it holds values beyond the nanosecond range (:mod:`.wide_timestamps`)."""
+    return (
+        any(has_wide_type(f.type) for f in data.schema)
+        or has_negative_fraction(data)
+        or has_null_nested_struct(data)
+    )
 
 
 def _any_timestamp(
@@ -161,8 +152,9 @@ def _any_timestamp(
 
 
 class _NanosConverter(ORCConverter):
-    """pyorc's TIMESTAMP converter for values given as int64 nanoseconds since 1970: the floor
-    second and the non-negative remainder, which ORC C++ then stores as ORC Java does."""
+    """pyorc's TIMESTAMP converter for values given as nanoseconds since 1970 (Python integers,
+    any size: years 0001 to 9999 too): the floor second and the non-negative remainder, which
+    ORC C++ then stores as ORC Java does."""
 
     @staticmethod
     def from_orc(seconds: int, nanoseconds: int, timezone: Any) -> int:
@@ -184,7 +176,6 @@ class PyorcEncoder:
 
     def __init__(self, schema: pa.Schema, codec: str, stripe_size: int) -> None:
         self._buffer = io.BytesIO()
-        self._plain = _plain_schema(schema)
         self._writer = pyorc.Writer(
             self._buffer,
             t.schema_to_hive(schema),
@@ -197,7 +188,7 @@ class PyorcEncoder:
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        for part in table.cast(self._plain).to_batches():
+        for part in table.to_batches():
             self._writer.writerows(_rows(part))
 
     def finish(self) -> bytes:
@@ -237,7 +228,11 @@ def _rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
 
 
 def _python_values(arr: pa.Array, typ: pa.DataType) -> list[Any]:
-    """Values as pyorc takes them: structs as tuples, maps as dicts, timestamps as int64."""
+    """Values as pyorc takes them: structs as tuples, maps as dicts, timestamps as integer
+    nanoseconds (whatever the Arrow unit)."""
+    if pa.types.is_timestamp(typ):
+        scale = NANOS_PER_SECOND // _UNIT_FACTOR[typ.unit]
+        return [None if v is None else v * scale for v in arr.cast(pa.int64()).to_pylist()]
     valid = arr.is_valid().to_pylist()
     if pa.types.is_struct(typ):
         fields = [_python_values(arr.field(i), typ.field(i).type) for i in range(typ.num_fields)]
@@ -259,20 +254,3 @@ def _python_values(arr: pa.Array, typ: pa.DataType) -> list[Any]:
             for a, b, ok in zip(offsets[:-1], offsets[1:], valid, strict=True)
         ]
     return list(arr.to_pylist())
-
-
-def _plain_schema(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with every timestamp as int64 nanoseconds (what the converter takes)."""
-    return pa.schema([pa.field(f.name, _plain_type(f.type), f.nullable) for f in schema])
-
-
-def _plain_type(typ: pa.DataType) -> pa.DataType:
-    if pa.types.is_timestamp(typ):
-        return pa.int64()
-    if pa.types.is_struct(typ):
-        return pa.struct([pa.field(f.name, _plain_type(f.type), f.nullable) for f in typ])
-    if pa.types.is_map(typ):
-        return pa.map_(_plain_type(typ.key_type), _plain_type(typ.item_type))
-    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
-        return pa.list_(_plain_type(typ.value_type))
-    return typ

@@ -24,6 +24,7 @@ from acid_platform.errors import (
     CorruptAcidFileError,
     FlushLengthError,
     MissingAcidVersionError,
+    TimestampRangeError,
 )
 from acid_platform.format import types as t
 from acid_platform.format.fs import open_for_reading
@@ -32,6 +33,11 @@ from acid_platform.format.parallel import (
     column_groups,
     read_threads,
     run_parallel,
+)
+from acid_platform.format.wide_timestamps import (
+    Unclosable,
+    decode_stripe,
+    is_out_of_range,
 )
 from acid_platform.format.writer import ACID_STATS_KEY, ACID_VERSION_KEY, KEY_INDEX_KEY
 
@@ -173,6 +179,8 @@ class OrcDataFile:
             ]
             return self._merge_groups(run_parallel(tasks))
         except (OSError, pa.ArrowException) as exc:
+            if is_out_of_range(exc):  # timestamps beyond nanoseconds: pyarrow refuses them
+                return self._read_wide(index, columns, mask)
             raise CorruptAcidFileError(
                 f"{self.path}: stripe {index} is unreadable ({exc})"
             ) from exc
@@ -207,6 +215,26 @@ class OrcDataFile:
                 "an older version of Hive, make sure a major compaction has been run at least once "
                 "after the upgrade."
             )
+
+    def _read_wide(
+        self, index: int, columns: Sequence[str] | None, mask: pa.Array | None
+    ) -> pa.RecordBatch:
+        """A stripe pyarrow refuses (a timestamp beyond the nanosecond range), decoded by pyorc
+        (:func:`.wide_timestamps.decode_stripe`)."""
+        try:
+            batch = decode_stripe(
+                Unclosable(self._file),
+                index,
+                self.schema,
+                list(columns) if columns is not None else None,
+            )
+        except TimestampRangeError as exc:
+            raise TimestampRangeError(f"{self.path}: stripe {index}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - pyorc's errors have no common base
+            raise CorruptAcidFileError(
+                f"{self.path}: stripe {index} is unreadable ({exc})"
+            ) from exc
+        return batch if mask is None else batch.filter(mask)
 
     def _column_groups(self, columns: Sequence[str] | None) -> list[list[str]] | None:
         """Column groups for a parallel stripe read, or ``None`` to read in one call."""
@@ -292,7 +320,7 @@ class OrcDataFile:
             import pyorc  # local: only needed for statistics
 
             self._file.seek(0)
-            reader = pyorc.Reader(_Unclosable(self._file))  # type: ignore[arg-type]
+            reader = pyorc.Reader(Unclosable(self._file))  # type: ignore[arg-type]
             self._pyorc = [reader.read_stripe(i) for i in range(reader.num_of_stripes)]
         return self._pyorc
 
@@ -402,31 +430,3 @@ class _Truncated(io.RawIOBase):
     def close(self) -> None:
         self._raw.close()
         super().close()
-
-
-class _Unclosable(io.RawIOBase):
-    """Lend a file to pyorc without letting it close it."""
-
-    def __init__(self, inner: Any) -> None:
-        super().__init__()
-        self._inner = inner
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return int(self._inner.seek(offset, whence))
-
-    def tell(self) -> int:
-        return int(self._inner.tell())
-
-    def read(self, n: int = -1) -> bytes:
-        return bytes(self._inner.read(n if n is not None and n >= 0 else -1))
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)

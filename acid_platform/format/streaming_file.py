@@ -10,7 +10,7 @@ transaction (:mod:`.orc_append`), then appends that length to the side file. Rea
 file only up to the side file's last length, and each row only if its write id is valid in their
 snapshot. :meth:`~StreamingEventFile.abort` drops the transaction's rows (stripes already
 appended stay as bytes no tail points at); :meth:`~StreamingEventFile.close` ends the file with
-a tail and deletes the side file.
+a tail and deletes the side file (a file with nothing committed keeps its side file, saying 0).
 
 Each tail carries Hive's footer metadata for the committed rows: ``hive.acid.key.index`` (the
 last key of every committed stripe), ``hive.acid.stats`` and ``hive.acid.version``.
@@ -187,6 +187,13 @@ class StreamingEventFile:
         if self.result is not None:
             return self.result
         self.abort()
+        if self._lengths is not None and self._file.rows == 0:
+            # Nothing was ever committed here (its transactions aborted): the file stays as it
+            # is, with its side file saying 0, so every reader skips it and no record is needed
+            # for it (see ``file_record``); the cleaner removes it with its delta.
+            self.discard()
+            self.result = WrittenFile(self.path, 0, 0, 0, 0, 0, "")
+            return self.result
         size = self._file.close(self._metadata())
         if self._lengths is not None:
             self._lengths.close()

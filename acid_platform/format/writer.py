@@ -37,12 +37,8 @@ from acid_platform.format.fs import create_new, join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
 from acid_platform.format.orc_footer import amend_footer, char_columns
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
-from acid_platform.format.orc_timestamps import (
-    MIN_READABLE_TEXT,
-    PyorcEncoder,
-    has_unreadable_timestamp,
-    needs_pyorc,
-)
+from acid_platform.format.orc_timestamps import PyorcEncoder, needs_pyorc
+from acid_platform.format.wide_timestamps import conform_wide, has_wide_type
 
 KEY_INDEX_KEY = "hive.acid.key.index"
 ACID_STATS_KEY = "hive.acid.stats"
@@ -167,11 +163,6 @@ class EventWriter:
             ends.append(n - 1)
         for i in ends:
             self._boundary_keys[self._rows + i + 1] = f"{owid[i]},{bucket[i]},{rowid[i]};"
-        if has_unreadable_timestamp(table):
-            raise AcidSchemaError(
-                f"{self.path}: a timestamp before {MIN_READABLE_TEXT} would not read back "
-                "(ORC readers decode seconds times 10**9 in 64 bits); see docs/values.md"
-            )
         if self._pyorc is None and needs_pyorc(table):
             self._switch_to_pyorc()
         if self._pyorc is not None:
@@ -246,6 +237,10 @@ class EventWriter:
                 f"{self.path}: events must have columns {self.schema.names}, got {table.schema.names}"
             )
         try:
+            if any(has_wide_type(f.type) for f in table.schema):
+                # timestamps beyond the nanosecond range, at microseconds (:mod:`.wide_timestamps`)
+                wide = conform_wide(table, self.schema, self.path)
+                return t.conform_chars(wide, wide.schema)
             return t.conform_chars(table.cast(self.schema), self.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise AcidSchemaError(

@@ -179,6 +179,17 @@ def alter_table_properties(
     return new
 
 
+def set_table_location(conn: Connection, db: str, table: str, location: str) -> TableSpec:
+    """``ALTER TABLE … SET LOCATION``: the table's location (the caller validated it)."""
+    spec = get_table(conn, db, table)
+    conn.execute(
+        update(tbls)
+        .where(tbls.c.tbl_database == spec.db, tbls.c.tbl_name == spec.name)
+        .values(tbl_location=location)
+    )
+    return get_table(conn, spec.db, spec.name)
+
+
 def drop_table(conn: Connection, db: str, table: str, if_exists: bool) -> bool:
     """Drop a table and every piece of txn/compaction metadata about it (Hive cleanupRecords)."""
     db = normalize_identifier(db, "database name")

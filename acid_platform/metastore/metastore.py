@@ -201,6 +201,12 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
             lambda c, now: catalog.alter_table_properties(c, db, table, set or {}, list(unset))
         )
 
+    def set_table_location(self, db: str, table: str, location: str) -> TableSpec:
+        """Change the table's location (metadata only, as Hive); returns the new spec."""
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: catalog.set_table_location(c, db, table, location)
+        )
+
     def drop_table(self, db: str, table: str, *, if_exists: bool = False) -> None:
         """Drop a table and all its txn, write id and compaction metadata."""
         self._write(lambda c, now: catalog.drop_table(c, db, table, if_exists))

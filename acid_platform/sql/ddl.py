@@ -78,22 +78,21 @@ def drop_table(session: SessionState, stmt: st.DropTable) -> StatementResult:
 
 
 def alter_table(session: SessionState, stmt: st.AlterTable) -> StatementResult:
-    """Other ALTER TABLE forms are refused: table metadata is the metastore's, files stay put.
-
-    ``SET LOCATION`` gets its own reason: a table's directory is fixed under the warehouse here
-    (``CREATE TABLE … LOCATION`` is ignored too), whereas in Hive it changes only the metadata,
-    so the table reads what the new directory holds (empty until the files are moved there)."""
+    """``ALTER TABLE … SET LOCATION`` (as Hive 4: metadata only, here for a table that holds no
+    data, inside the warehouse; see :mod:`acid_platform.table.relocate`). Other forms are
+    refused: table metadata is the metastore's, files stay put."""
     name = session.qualified(stmt.table)
-    if stmt.action.upper().startswith("SET LOCATION"):
-        raise UnsupportedOperationError(
-            f"ALTER TABLE {name} {stmt.action}: a table's location cannot be changed here: "
-            "every table lives in its directory under the warehouse (CREATE TABLE … LOCATION "
-            "is ignored too). In Hive this changes only the metastore, and the table then "
-            "reads the new directory, empty until its files are moved there; to move a "
-            "table here, CREATE TABLE … AS SELECT into a new table"
-        )
+    if stmt.location is not None:
+        if stmt.partition is not None:
+            raise UnsupportedOperationError(
+                f"ALTER TABLE {name} {stmt.partition} {stmt.action}: a partition has no "
+                "location of its own here (it is a directory of its table's); set the table's"
+            )
+        spec = session.warehouse.set_table_location(name, stmt.location)
+        return empty_result(stmt, f"table {name} location set to {spec.location}")
     raise UnsupportedOperationError(
-        f"ALTER TABLE {name} {stmt.action}: only ALTER TABLE … COMPACT is supported"
+        f"ALTER TABLE {name} {stmt.action}: only ALTER TABLE … COMPACT and SET LOCATION are "
+        "supported"
     )
 
 

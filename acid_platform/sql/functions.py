@@ -27,6 +27,7 @@ dialect, before the engine transpiles it):
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
 from typing import TypeVar
@@ -34,7 +35,7 @@ from typing import TypeVar
 from sqlglot import exp
 from sqlglot.dialects.hive import Hive
 
-from acid_platform.errors import InvalidExpressionError
+from acid_platform.errors import InvalidExpressionError, TimestampRangeError
 from acid_platform.sql.datetimes import format_expression, parse_format, parse_prefix
 
 #: Hive's cast-like functions: ``int(x)`` is ``CAST(x AS INT)``.
@@ -144,7 +145,38 @@ def _keep_nanoseconds(cast: exp.Cast) -> None:
         and operand.is_string
         and _NANO_FRACTION.search(operand.name)
     ):
-        cast.set("to", exp.DataType.build("TIMESTAMP_NS", dialect="duckdb"))
+        nanos = _literal_nanos(operand.name)
+        if nanos is None or -(2**63) <= nanos < 2**63:
+            cast.set("to", exp.DataType.build("TIMESTAMP_NS", dialect="duckdb"))
+        elif nanos % 1000:
+            # beyond the nanosecond range timestamps keep microseconds (format.wide_timestamps);
+            # the engine would cut the digits silently
+            raise TimestampRangeError(
+                f"TIMESTAMP '{operand.name}': beyond 1677-09-21 .. 2262-04-11 timestamps are kept "
+                "at microseconds, and this value has nanoseconds; see docs/values.md"
+            )
+
+
+_LITERAL = re.compile(
+    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{2}):(\d{2})\.(\d{7,9})\s*$"
+)
+
+
+def _literal_nanos(text: str) -> int | None:
+    """Nanoseconds since 1970 of a ``yyyy-mm-dd hh:mm:ss.fffffff[ff]`` constant (``None``
+    when it has another form, left to the engine)."""
+    m = _LITERAL.match(text)
+    if m is None:
+        return None
+    y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+    try:
+        day = dt.date(y, mo, d).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
+    return ((day * 24 + h) * 60 + mi) * 60 * 10**9 + sec * 10**9 + int(m.group(7).ljust(9, "0"))
+
+
+_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 
 
 def _shift_zone(ts: exp.Expr, zone: exp.Expr, *, to_utc: bool) -> exp.Expr:

@@ -119,10 +119,13 @@ class DropTable(Statement):
 
 @dataclass(frozen=True)
 class AlterTable(Statement):
-    """An ``ALTER TABLE`` other than COMPACT: parsed so scripts read, refused when run."""
+    """An ``ALTER TABLE`` other than COMPACT: ``SET LOCATION`` runs (``location``), the rest
+    is parsed so scripts read and refused when run. ``partition`` is the spec as written."""
 
     table: TableName
     action: str
+    partition: str | None = None
+    location: str | None = None
 
 
 @dataclass(frozen=True)

@@ -205,8 +205,21 @@ def _describe(node: exp.Describe, source: Source) -> Statement:
 
 
 def _alter(node: exp.Alter, source: Source) -> Statement:
-    actions = ", ".join(a.sql(dialect="hive") for a in node.args.get("actions") or [])
-    return AlterTable(table_name(node.this), actions, source=source)
+    found = node.args.get("actions") or []
+    actions = ", ".join(a.sql(dialect="hive") for a in found)
+    partition = node.this.args.get("partition")
+    location = None
+    if len(found) == 1 and isinstance(found[0], exp.AlterSet):
+        literal = found[0].args.get("location")
+        if isinstance(literal, exp.Literal) and literal.is_string:
+            location = literal.name
+    return AlterTable(
+        table_name(node.this),
+        actions,
+        partition=None if partition is None else partition.sql(dialect="hive"),
+        location=location,
+        source=source,
+    )
 
 
 # --------------------------------------------------------------------------- DML

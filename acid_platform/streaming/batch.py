@@ -18,6 +18,12 @@ An object store has no append, and an object is readable only once its upload co
 every transaction of a batch writes its own ``delta_w_w`` (write ids still allocated for the
 whole batch), its files ended before it commits, with no side files. Hive and Trino read those
 as any delta; compaction merges them as it merges any run of deltas.
+
+Each commit records in the metastore, with its transaction, the files it wrote into: with their
+committed length in a shared delta (a *growing* directory: a file must be at least that long),
+their whole size in a ``delta_w_w`` (:mod:`acid_platform.format.file_record`). Readers, the
+compactor, the cleaner and ``acid fsck`` then find a deleted or truncated streamed file as
+they find any other (a typed error naming it).
 """
 
 from __future__ import annotations
@@ -190,12 +196,18 @@ class TransactionBatch:
         spec = self.target.spec
         rows = sum(d.txn_rows for d in self.deltas.values())
         touched: list[str] = []
-        for d in self.deltas.values():
-            touched += d.commit()
+        written = []
+        for partition, d in self.deltas.items():
+            mine = d.commit()
             if not self.side_files:  # no flush length: whole files before the commit
                 d.close()
+            touched += mine
+            if mine:
+                written += d.written_entries(partition, mine)
         nxt = self.index + 1 if self.index + 1 < len(self.txn_ids) else None
         try:
+            # what this commit made readable, with its committed lengths (see file_record)
+            ms.record_written_files(self.txn_id, spec.db, spec.name, self.write_id, written)
             response = ms.commit_and_lock(
                 self.txn_id,
                 db=spec.db,
@@ -206,6 +218,7 @@ class TransactionBatch:
             )
         except BaseException:
             self.states[self.index] = "aborted"
+            abort_quietly(ms, self.txn_id)  # (a no-op if the commit already aborted it)
             raise
         self.states[self.index] = "committed"
         if response is not None and nxt is not None:

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from acid_platform.format import encode_bucket, insert_events
+from acid_platform.format.file_record import GROWING
+from acid_platform.format.fs import basename
 from acid_platform.format.streaming_file import StreamingEventFile
+from acid_platform.metastore.file_records import WrittenEntry
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.event_layout import EventLayout, split_rows
 
@@ -80,6 +83,19 @@ class DeltaFiles:
         """Leave the files as they are (closing handles only)."""
         for f in self.files.values():
             f.discard()
+
+    def written_entries(self, partition: str, touched: list[str]) -> list[WrittenEntry]:
+        """What the metastore records for a commit that wrote the ``touched`` files: each with
+        its committed length (ended files: their whole size) and committed rows, and the
+        directory, whose own row says :data:`~acid_platform.format.file_record.GROWING` when
+        its files keep growing (side files: later commits and the final tail add bytes)."""
+        name = basename(self.directory)
+        out = [WrittenEntry(partition, name, size=GROWING if self.side_files else 0)]
+        for f in self.files.values():
+            if f.path in touched:
+                size = f.result.size if f.result is not None else f.committed_length
+                out.append(WrittenEntry(partition, name, basename(f.path), size, f.committed_rows))
+        return out
 
     def bytes_written(self) -> int:
         """Committed bytes across the files."""

@@ -32,7 +32,7 @@ from acid_platform.table.dml import (
     PlannedBranch,
 )
 from acid_platform.table.row_order import sort_rows
-from acid_platform.table.schema import convert_column, table_schema
+from acid_platform.table.schema import convert_column, fitted_table, table_schema
 
 
 @dataclass(frozen=True)
@@ -127,4 +127,4 @@ def _new_rows(
         else:
             values = rows.column(f"__t_{i}")
         arrays.append(convert_column(spec.full_name, col, values, field_type))
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return fitted_table(arrays, schema)

@@ -41,9 +41,12 @@ from acid_platform.format import (
     list_partition_dirs,
     plan_splits,
     read_split,
+    row_schema_of,
+    wide_columns_of_splits,
 )
 from acid_platform.format.fs import Location, join
 from acid_platform.format.parallel import run_parallel
+from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_values_table
 from acid_platform.table.scan_filter import Filters, ScanFilter
@@ -103,10 +106,29 @@ class TableScan:
         self.columns = tuple(columns)
         self.with_row_id = with_row_id
         self.where = where if where is not None else ScanFilter()
-        self.schema = output_schema(spec, self.columns, with_row_id)
+        self._schema: pa.Schema | None = None
+        self._wide: frozenset[str] | None = None
         self._release = release
         self._files: list[PartitionFiles] | None = None
         self._closed = False
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The rows' schema: a ``timestamp`` column is ``timestamp[us]`` when the files hold a
+        value beyond the nanosecond range (:meth:`wide_columns`), else ``timestamp[ns]``."""
+        if self._schema is None:
+            self._schema = output_schema(
+                self.spec, self.columns, self.with_row_id, self.wide_columns()
+            )
+        return self._schema
+
+    def wide_columns(self) -> frozenset[str]:
+        """The timestamp columns read at microseconds: those whose footer statistics, in a file
+        the scan reads, lie beyond the nanosecond range (``format.wide_timestamps``)."""
+        if self._wide is None:
+            tasks = self.split_tasks()
+            self._wide = wide_columns_of(self.spec, self.location, tasks, self._read_columns())
+        return self._wide
 
     # ------------------------------------------------------------------ planning
     def plan_files(self) -> list[PartitionFiles]:
@@ -182,6 +204,7 @@ class TableScan:
                     with_row_id=self.with_row_id,
                     filters=self.where.pushed,
                     delete_events_cap=self.delete_events_cap,
+                    wide=self.wide_columns(),
                 ):
                     kept = self._keep(pa.Table.from_batches([batch]))
                     for out in kept.select(self.schema.names).to_batches():
@@ -300,11 +323,13 @@ def read_task(
     filters: Filters | None = None,
     row_ids: DeleteSet | None = None,
     delete_events_cap: int | None = None,
+    wide: frozenset[str] = frozenset(),
 ) -> Iterator[pa.RecordBatch]:
     """The visible rows of one task, one stripe at a time: ``row__id`` (when asked for), then
     ``columns`` (data and partition columns, in the order given); only the rows named by
-    ``row_ids`` when it is given."""
-    schema = output_schema(spec, columns, with_row_id)
+    ``row_ids`` when it is given. ``wide``: timestamp columns read at microseconds
+    (:func:`wide_columns_of`)."""
+    schema = output_schema(spec, columns, with_row_id, wide)
     parts = dict(zip(spec.partition_column_names, task.partition_values, strict=False))
     data_cols = [c for c in columns if c not in parts]
     for batch in read_split(
@@ -314,7 +339,7 @@ def read_task(
         columns=data_cols,
         with_row_id=with_row_id,
         filters=filters,
-        schema=data_schema(spec),
+        schema=widen_schema(data_schema(spec), wide),
         row_ids=row_ids,
         delete_events_cap=delete_events_cap,
     ):
@@ -351,7 +376,8 @@ def read_files(
     an int32 column appended with the index (into ``partitions``) of each row's partition.
     """
     tasks = split_tasks(partitions, snapshot.write_ids)
-    schema = output_schema(spec, columns, with_row_id)
+    wide = wide_columns_of(spec, location, tasks, columns)
+    schema = output_schema(spec, columns, with_row_id, wide)
     if partition_index is not None:
         schema = schema.append(pa.field(partition_index, pa.int32()))
     jobs = [
@@ -366,6 +392,7 @@ def read_files(
             filters,
             row_ids[t.partition] if row_ids is not None else None,
             delete_events_cap,
+            wide,
         )
         for t in tasks
     ]
@@ -379,9 +406,15 @@ def read_files(
     return pa.Table.from_batches(batches, schema=schema)
 
 
-def output_schema(spec: TableSpec, columns: Sequence[str], with_row_id: bool) -> pa.Schema:
-    """The schema of a scan's rows: ``row__id`` first when asked for, then ``columns``."""
-    schema = table_schema(spec)
+def output_schema(
+    spec: TableSpec,
+    columns: Sequence[str],
+    with_row_id: bool,
+    wide: frozenset[str] = frozenset(),
+) -> pa.Schema:
+    """The schema of a scan's rows: ``row__id`` first when asked for, then ``columns``; the
+    ``wide`` timestamp columns at microseconds."""
+    schema = widen_schema(table_schema(spec), wide)
     fields = [schema.field(c) for c in columns]
     if with_row_id:
         fields.insert(0, pa.field(ROW_ID_COLUMN, ROW_ID_TYPE))
@@ -417,6 +450,7 @@ def _read_all(
     filters: Filters | None,
     row_ids: DeleteSet | None,
     delete_events_cap: int | None = None,
+    wide: frozenset[str] = frozenset(),
 ) -> list[pa.RecordBatch]:
     return list(
         read_task(
@@ -429,8 +463,21 @@ def _read_all(
             filters=filters,
             row_ids=row_ids,
             delete_events_cap=delete_events_cap,
+            wide=wide,
         )
     )
+
+
+def wide_columns_of(
+    spec: TableSpec, location: Location, tasks: Sequence[ScanTask], columns: Sequence[str]
+) -> frozenset[str]:
+    """The ``timestamp`` ``columns`` that a file of ``tasks`` holds beyond the nanosecond range
+    (footer statistics, ``format.wide_columns_of_splits``): a scan reads them as
+    ``timestamp[us]``. Only a scan of a timestamp column opens footers for it."""
+    wanted = row_schema_of(data_schema(spec), columns)
+    if not any(pa.types.is_timestamp(f.type) for f in wanted):
+        return frozenset()
+    return wide_columns_of_splits([t.split for t in tasks], location.filesystem, wanted)
 
 
 __all__ = [
@@ -444,4 +491,5 @@ __all__ = [
     "read_task",
     "split_tasks",
     "wanted_columns",
+    "wide_columns_of",
 ]

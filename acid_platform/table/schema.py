@@ -21,8 +21,19 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from acid_platform.errors import NotNullViolationError, SchemaMismatchError, UnknownColumnError
+from acid_platform.errors import (
+    NotNullViolationError,
+    SchemaMismatchError,
+    TimestampRangeError,
+    UnknownColumnError,
+)
 from acid_platform.format import row_schema, to_hive_type
+from acid_platform.format.wide_timestamps import (
+    NARROW,
+    WIDE,
+    check_hive_range,
+    widen_schema,
+)
 from acid_platform.metastore.model import TableSpec
 
 #: Table property holding the NOT NULL columns (comma separated), set by ``create_table``.
@@ -105,7 +116,14 @@ def conform(
             arrays.append(pa.nulls(data.num_rows, field.type))
             continue
         arrays.append(convert_column(table, field.name, data.column(idx), field.type))
-    return pa.Table.from_arrays(arrays, schema=target)
+    return fitted_table(arrays, target)
+
+
+def fitted_table(arrays: list[pa.ChunkedArray], target: pa.Schema) -> pa.Table:
+    """``target``'s columns from :func:`convert_column`'s ``arrays``: a timestamp column may
+    have come back wide (``timestamp[us]``, beyond the nanosecond range)."""
+    wide = [f.name for f, a in zip(target, arrays, strict=True) if a.type != f.type]
+    return pa.Table.from_arrays(arrays, schema=widen_schema(target, wide))
 
 
 def convert_column(
@@ -127,22 +145,38 @@ def convert_column(
     try:
         return rule(arr, target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        hint = ""
-        if pa.types.is_timestamp(target) and "out of bounds" in str(exc):
-            hint = (
-                "; timestamps are kept with nanoseconds in 64 bits, so they span "
-                f"{TIMESTAMP_RANGE[0]} to {TIMESTAMP_RANGE[1]} (Hive's 0001-9999 does not fit "
-                "nanoseconds; see docs/values.md)"
-            )
+        if target == NARROW and "out of bounds" in str(exc):
+            return _wide(table, column, arr, source, exc)
         raise SchemaMismatchError(
             f"table {table}: column {column!r} is {_hive(target)}; a {_hive(source)} value does "
-            f"not fit: {exc}{hint}"
+            f"not fit: {exc}"
         ) from exc
 
 
-#: The timestamps a table column holds: Arrow's nanosecond timestamps in 64 bits, from the first
-#: whole second ORC readers decode (``format.orc_timestamps.MIN_READABLE_NS``).
-TIMESTAMP_RANGE = ("1677-09-21 00:12:44", "2262-04-11 23:47:16.854775807")
+def _wide(
+    table: str, column: str, arr: pa.ChunkedArray, source: pa.DataType, exc: Exception
+) -> pa.ChunkedArray:
+    """A timestamp column beyond the nanosecond range, kept at microseconds (Hive's 0001-9999;
+    ``format.wide_timestamps``), or the error naming the value that does not fit."""
+    try:
+        wide = arr.cast(WIDE, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as second:
+        raise SchemaMismatchError(
+            f"table {table}: column {column!r} is timestamp; a {_hive(source)} value does not "
+            f"fit: {exc}; beyond {TIMESTAMP_RANGE[0]} to {TIMESTAMP_RANGE[1]} timestamps are "
+            f"kept at microseconds, and this one does not fit those either ({second}); see "
+            "docs/values.md"
+        ) from second
+    try:
+        check_hive_range(wide, f"table {table}: column {column!r}")
+    except TimestampRangeError as err:
+        raise SchemaMismatchError(str(err)) from err
+    return wide
+
+
+#: Where a table's timestamps keep nanoseconds (Arrow's 64-bit nanosecond range); beyond it, to
+#: Hive's 0001-01-01 .. 9999-12-31, they are kept at microseconds (``format.wide_timestamps``).
+TIMESTAMP_RANGE = ("1677-09-21 00:12:43.145224192", "2262-04-11 23:47:16.854775807")
 
 
 def check_not_null(table: str, data: pa.Table, columns: Iterable[str]) -> None:

@@ -275,6 +275,13 @@ class TableWarehouse(WarehouseCatalog):
             with suppress(FileNotFoundError):
                 loc.filesystem.delete_dir(loc.path)
 
+    def set_table_location(self, name: str, location: str) -> TableSpec:
+        """ALTER TABLE … SET LOCATION: an empty table's directory moves to ``location`` inside
+        the warehouse (see :mod:`acid_platform.table.relocate`)."""
+        from acid_platform.table.relocate import set_table_location
+
+        return set_table_location(self, name, location)
+
     def table(self, name: str) -> Table:
         """The table ``name`` (``"db.table"`` or ``"table"`` in ``default``)."""
         db, table = split_table_name(name)

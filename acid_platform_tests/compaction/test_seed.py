@@ -3,13 +3,15 @@ Hive 4's ``_v`` suffixes), unchanged query results and ROW__IDs at every step.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner, show_compactions
-from acid_platform_tests.helpers import acid_dirs, events
+from acid_platform_tests.helpers import acid_dirs, events, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
-from .conftest import EMPLOYEE, event_keys, table_rows
+from .conftest import BACKENDS, EMPLOYEE, event_keys, table_rows
+
+#: The seed's compactions on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "10"}, backends=[*BACKENDS, "s3"])
 
 ROWS = [
     {"id": 1, "name": "Jerry", "salary": 5000},
@@ -45,7 +47,7 @@ def test_seed_insert_merge_minor_then_major(wh: Warehouse) -> None:
     t = wh.create_table("employee", EMPLOYEE)
     t.insert(ROWS)
     _merge_from_update(wh)
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     assert acid_dirs(d) == [
         "delete_delta_0000002_0000002_0001",
         "delta_0000001_0000001_0000",
@@ -101,7 +103,7 @@ def test_seed_insert_update_merge_minor_then_major(wh: Warehouse) -> None:
     t.insert(ROWS)
     t.update({"salary": 7000}, where="id = 2")
     _merge_from_update(wh)
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     assert acid_dirs(d) == [
         "delete_delta_0000002_0000002_0000",
         "delete_delta_0000003_0000003_0001",

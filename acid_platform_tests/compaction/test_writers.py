@@ -3,24 +3,33 @@ commit while it runs, before and after its commit, and no row is lost or comes b
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner
 from acid_platform.compaction.hooks import on_checkpoint
-from acid_platform_tests.helpers import acid_dirs
+from acid_platform_tests.helpers import acid_dirs, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
-from .conftest import KV, table_rows
+from .conftest import BACKENDS, KV, table_rows
+
+#: Writers during a compaction on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "10"}, backends=[*BACKENDS, "s3"])
 
 
 def _by_key(wh: Warehouse) -> dict[int, tuple[str, tuple[int, int, int]]]:
     return {r[3]: (r[4], r[:3]) for r in table_rows(wh, "t")}
 
 
-@pytest.mark.parametrize("kind", ["major", "minor"])
-def test_writers_commit_while_a_compaction_runs(wh: Warehouse, tmp_path: Path, kind: str) -> None:
+@pytest.mark.parametrize(
+    ("wh", "kind"),
+    [
+        *[(backend, kind) for backend in BACKENDS for kind in ("major", "minor")],
+        pytest.param("s3", "major", marks=pytest.mark.slow),  # one of the two is enough on S3
+    ],
+    indirect=["wh"],
+)
+def test_writers_commit_while_a_compaction_runs(wh: Warehouse, kind: str) -> None:
     t = wh.create_table("t", KV)
     t.insert([{"k": k, "v": f"v{k}"} for k in range(10)])  # write 1
     t.insert([{"k": k, "v": f"v{k}"} for k in range(10, 20)])  # write 2
@@ -62,7 +71,7 @@ def test_writers_commit_while_a_compaction_runs(wh: Warehouse, tmp_path: Path, k
     assert {k: v for k, (v, _) in got.items()} == oracle
     untouched = [k for k in oracle if k in ids_before and k not in (7, 12)]
     assert all(got[k][1] == ids_before[k] for k in untouched)  # ROW__IDs kept
-    d = Path(t.spec.location)
+    d = StorePath(t.spec.location)
     v = f"_v{info.txn_id:07d}"
     expected = (
         [f"base_0000004{v}"]

@@ -17,6 +17,11 @@ from acid_platform.errors import (
     UnsupportedOperationError,
 )
 from acid_platform.metastore import METASTORE_FILE
+from acid_platform_tests.helpers import warehouse_fixture
+from acid_platform_tests.store_path import StorePath
+
+#: The catalog calls on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=["sqlite", "s3"])
 
 
 def test_databases_and_table_existence(wh: Warehouse) -> None:
@@ -39,13 +44,13 @@ def test_drop_database_refuses_a_non_empty_one_and_cascade_purges_files(wh: Ware
     wh.create_database("hr")
     emp = wh.create_table("hr.emp", [("id", "int")])
     emp.insert([{"id": 1}])
-    location = emp.location.path
-    assert os.listdir(location)
+    location = StorePath(emp.spec.location)
+    assert location.files()
     with pytest.raises(MetastoreError, match="Database hr is not empty"):
         wh.drop_database("hr")
     wh.drop_database("hr", cascade=True)
     assert wh.list_databases() == ["default"]
-    assert not os.path.exists(location)
+    assert not location.exists() and not location.files()
     wh.drop_database("hr", if_exists=True)
     with pytest.raises(NoSuchObjectError, match="Database does not exist: hr"):
         wh.drop_database("hr")
@@ -66,7 +71,7 @@ def test_partitions_and_the_metastore_views(wh: Warehouse) -> None:
     assert wh.list_partitions("default.t") == ["ds=a", "ds=b"]
     assert wh.show_transactions() == [] and wh.show_locks() == []
     assert wh.show_compactions() == []
-    other = Warehouse.open(wh.root)
+    other = Warehouse.open(wh.root, wh.metastore.url)
     try:
         txn = other.begin()
         t2 = other.table("t")

@@ -11,21 +11,26 @@ import pytest
 
 from acid_platform import Warehouse
 from acid_platform.errors import LockTimeoutError, WriteConflictError
+from acid_platform_tests.helpers import warehouse_fixture
 from acid_platform_tests.table.conftest import rows_of
 
 COLS = [("id", "int"), ("v", "int")]
 
 
+SHARED_WRITE = {"hive.txn.xlock.write": "false", "acid.lock.wait.timeout.s": "0"}
+
+#: The first session, on local disk and on the S3 server.
+wh = warehouse_fixture(conf=SHARED_WRITE, backends=["sqlite", "s3"])
+
+
 @pytest.fixture
-def pair(tmp_path: Path) -> Iterator[tuple[Warehouse, Warehouse]]:
-    conf = {"hive.txn.xlock.write": "false", "acid.lock.wait.timeout.s": "0"}
-    a = Warehouse.open(tmp_path / "wh", conf=conf)
-    b = Warehouse.open(tmp_path / "wh", conf=conf)
+def pair(wh: Warehouse) -> Iterator[tuple[Warehouse, Warehouse]]:
+    """Two sessions on one warehouse and metastore, ``t`` partitioned by ``p`` in it."""
+    a, b = wh, Warehouse.open(wh.root, wh.metastore.url, conf=SHARED_WRITE)
     a.create_table("t", COLS, partition_columns=[("p", "int")]).insert(
         [{"id": 1, "v": 0, "p": 1}, {"id": 2, "v": 0, "p": 2}]
     )
     yield a, b
-    a.close()
     b.close()
 
 

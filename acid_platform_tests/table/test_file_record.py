@@ -1,11 +1,8 @@
 """Issue 13, item 6: what each write id wrote is recorded at commit, and readers, the compactor
-and the cleaner check what they list against it (SQLite and PostgreSQL)."""
+and the cleaner check what they list against it (SQLite, PostgreSQL, the S3 server)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.orc as po
@@ -21,15 +18,13 @@ from acid_platform.errors import (
 from acid_platform.format import to_hive_type
 from acid_platform.table import Table
 from acid_platform.table.fsck import fsck_table
-from acid_platform_tests.helpers import HIVE_FIXTURES, copy_nation_table, open_warehouse
+from acid_platform_tests.helpers import HIVE_FIXTURES, copy_nation_table, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
-BACKENDS = ["sqlite", "postgresql"]
-
-
-@pytest.fixture(params=BACKENDS)
-def wh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
-    with open_warehouse(tmp_path, {"acid.lock.wait.timeout.s": "0"}, request.param) as w:
-        yield w
+#: File records on local disk (SQLite and PostgreSQL metastores) and on the S3 server.
+wh = warehouse_fixture(
+    conf={"acid.lock.wait.timeout.s": "0"}, backends=["sqlite", "postgresql", "s3"]
+)
 
 
 def _written(wh: Warehouse) -> Table:
@@ -45,9 +40,13 @@ def _count(t: Table) -> int:
     return t.scan(columns=[t.spec.columns[0][0]]).num_rows
 
 
-def _dir(t: Table, prefix: str) -> Path:
-    [found] = [d for d in Path(t.spec.location).iterdir() if d.name.startswith(prefix)]
+def _dir(t: Table, prefix: str) -> StorePath:
+    [found] = [d for d in StorePath(t.spec.location).iterdir() if d.name.startswith(prefix)]
     return found
+
+
+def _names(t: Table) -> list[str]:
+    return [p.name for p in StorePath(t.spec.location).iterdir()]
 
 
 def test_a_write_records_its_directories_files_sizes_and_rows(wh: Warehouse) -> None:
@@ -55,8 +54,8 @@ def test_a_write_records_its_directories_files_sizes_and_rows(wh: Warehouse) -> 
     record = wh.metastore.recorded_files("default", "t").partition("")
     assert record is not None
     delta = record.dirs["delta_0000001_0000001_0000"]
-    on_disk = Path(t.spec.location) / "delta_0000001_0000001_0000" / "bucket_00000"
-    assert delta.files == {"bucket_00000": on_disk.stat().st_size}
+    on_disk = StorePath(t.spec.location) / "delta_0000001_0000001_0000" / "bucket_00000"
+    assert delta.files == {"bucket_00000": on_disk.size()}
     assert delta.rows == {"bucket_00000": 25}
     assert "delete_delta_0000005_0000005_0000" in record.dirs
     assert _count(t) == 90
@@ -71,11 +70,11 @@ def test_a_missing_committed_file_or_directory_is_an_error_naming_it(
     t = _written(wh)
     victim = _dir(t, prefix)
     if prefix.startswith("delete"):
-        shutil.rmtree(victim)  # a whole delete delta
-        expected = str(victim)
+        victim.rmtree()  # a whole delete delta
+        expected = victim.path
     else:
-        os.remove(victim / "bucket_00000")
-        expected = str(victim / "bucket_00000")
+        (victim / "bucket_00000").unlink()
+        expected = (victim / "bucket_00000").path
     with pytest.raises(MissingFileError) as err:
         _count(t)
     assert err.value.path == expected
@@ -86,7 +85,7 @@ def test_a_missing_committed_file_or_directory_is_an_error_naming_it(
 def test_a_stray_copy_inside_a_delta_is_an_error(wh: Warehouse, name: str) -> None:
     t = _written(wh)
     delta = _dir(t, "delta_0000003_0000003")
-    shutil.copy(delta / "bucket_00000", delta / name)
+    (delta / "bucket_00000").copy_to(delta / name)
     with pytest.raises(UnexpectedFileError, match=name):
         _count(t)
 
@@ -94,7 +93,7 @@ def test_a_stray_copy_inside_a_delta_is_an_error(wh: Warehouse, name: str) -> No
 def test_a_stray_directory_of_a_recorded_write_id_is_an_error(wh: Warehouse) -> None:
     t = _written(wh)
     delta = _dir(t, "delta_0000003_0000003")
-    shutil.copytree(delta, Path(t.spec.location) / "delta_0000003_0000003_0001")
+    delta.copytree(StorePath(t.spec.location) / "delta_0000003_0000003_0001")
     with pytest.raises(UnexpectedFileError, match="delta_0000003_0000003_0001"):
         _count(t)
 
@@ -110,7 +109,7 @@ def test_a_truncated_file_is_an_error(wh: Warehouse) -> None:
 
 def test_a_missing_table_directory_is_an_error_not_zero_rows(wh: Warehouse) -> None:
     t = _written(wh)
-    shutil.rmtree(t.spec.location)
+    StorePath(t.spec.location).rmtree()
     with pytest.raises(MissingFileError, match="directory of table default.t is missing"):
         _count(t)
 
@@ -118,7 +117,7 @@ def test_a_missing_table_directory_is_an_error_not_zero_rows(wh: Warehouse) -> N
 def test_a_missing_partition_directory_is_an_error(wh: Warehouse) -> None:
     t = wh.create_table("p", [("id", "int")], partition_columns=[("d", "string")])
     t.insert([{"id": 1, "d": "a"}, {"id": 2, "d": "b"}])
-    shutil.rmtree(Path(t.spec.location) / "d=b")
+    (StorePath(t.spec.location) / "d=b").rmtree()
     with pytest.raises(MissingFileError, match="d=b"):
         _count(t)
 
@@ -127,12 +126,12 @@ def test_compaction_refuses_to_run_over_a_missing_file_and_the_cleaner_keeps_it(
     wh: Warehouse,
 ) -> None:
     t = _written(wh)
-    os.remove(_dir(t, "delta_0000002_0000002") / "bucket_00000")
-    before = sorted(os.listdir(t.spec.location))
+    (_dir(t, "delta_0000002_0000002") / "bucket_00000").unlink()
+    before = StorePath(t.spec.location).files()
     with pytest.raises(CompactionError, match="MissingFileError: .*delta_0000002_0000002"):
         wh.compact("t", kind="major", wait=True)
     wh.clean()
-    assert sorted(os.listdir(t.spec.location)) == before  # no base, nothing deleted
+    assert StorePath(t.spec.location).files() == before  # no base, nothing deleted
 
 
 def test_compaction_and_cleaning_keep_the_record_true(wh: Warehouse) -> None:
@@ -142,10 +141,10 @@ def test_compaction_and_cleaning_keep_the_record_true(wh: Warehouse) -> None:
     wh.clean()
     record = wh.metastore.recorded_files("default", "t").partition("")
     assert record is not None
-    assert [d for d in record.dirs] == [d for d in os.listdir(t.spec.location) if "_" in d[1:]]
+    assert sorted(record.dirs) == [d for d in _names(t) if "_" in d[1:]]
     assert _count(t) == 90
     base = _dir(t, "base_")
-    os.remove(next(base.glob("bucket_*")))
+    (base / "bucket_00000").unlink()
     with pytest.raises(MissingFileError, match="base_"):
         _count(t)
 
@@ -161,7 +160,9 @@ def test_a_transaction_reads_its_own_recorded_writes(wh: Warehouse) -> None:
     assert _count(t) == 1
 
 
-def test_a_hive_written_table_without_a_record_is_read_as_before(wh: Warehouse) -> None:
+def test_a_hive_written_table_without_a_record_is_read_as_before(
+    wh: Warehouse, tmp_path: Path
+) -> None:
     """Write ids committed without a record (Hive wrote them) keep today's behaviour."""
     insert = HIVE_FIXTURES / "trino/nationFile25kRowsSortedOnNationKey/bucket_00000"
     row = po.ORCFile(str(insert)).schema.field("row").type
@@ -171,24 +172,21 @@ def test_a_hive_written_table_without_a_record_is_read_as_before(wh: Warehouse) 
         txn = ms.open_txn()
         ms.allocate_write_id(txn, "default", "nation")
         ms.commit_txn(txn)
-    copy_nation_table(Path(t.spec.location) / "tmp")
-    for d in (Path(t.spec.location) / "tmp").iterdir():
-        d.rename(Path(t.spec.location) / d.name)
-    os.rmdir(Path(t.spec.location) / "tmp")
+    root = StorePath(t.spec.location)
+    root.put_tree(copy_nation_table(tmp_path / "nation"))
     assert _count(t) == 23_000
     t.insert([{"n_nationkey": 99, "n_name": "x", "n_regionkey": 1, "n_comment": ""}])
     assert _count(t) == 23_001  # our write id 5 is recorded, Hive's are not
-    shutil.copy(  # a stray file inside a Hive delta: unchecked, as Hive reads it
-        Path(t.spec.location) / "delta_0000002_0000002_0000" / "bucket_00000",
-        Path(t.spec.location) / "delta_0000002_0000002_0000" / "bucket_00001",
-    )
+    hive_delta = root / "delta_0000002_0000002_0000"
+    # a stray file inside a Hive delta: unchecked, as Hive reads it
+    (hive_delta / "bucket_00000").copy_to(hive_delta / "bucket_00001")
     assert _count(t) > 23_001
 
 
 def test_fsck_repair_of_a_lost_compacted_base_reads_its_deltas_again(wh: Warehouse) -> None:
     t = _written(wh)
     wh.compact("t", kind="major", wait=True)  # not cleaned: the deltas are still there
-    shutil.rmtree(_dir(t, "base_"))
+    _dir(t, "base_").rmtree()
     with pytest.raises(MissingFileError, match="base_"):
         _count(t)
     report = fsck_table(wh, "t")

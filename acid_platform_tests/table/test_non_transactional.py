@@ -7,7 +7,6 @@ were."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.orc as orc
@@ -16,10 +15,14 @@ import pytest
 from acid_platform import Warehouse
 from acid_platform.errors import NonTransactionalTableError, UnsupportedOperationError
 from acid_platform.table import Table, lit
-from acid_platform_tests.helpers import data_files
+from acid_platform_tests.helpers import warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
 HIVE_MESSAGE = "Attempt to do update or delete on table default.plain that is not transactional"
 ROWS = [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+
+#: Refusals on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=["sqlite", "s3"])
 
 
 @pytest.fixture
@@ -30,16 +33,20 @@ def plain(wh: Warehouse) -> Table:
         "plain", [("id", "int"), ("name", "string")], properties={"transactional": "false"}
     )
     data = pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a", "b"]})
-    orc.write_table(data, str(Path(table.spec.location) / "000000_0"))
+    with (StorePath(table.spec.location) / "000000_0").open_output() as out:
+        orc.write_table(data, out)
     return table
 
 
-def _state(wh: Warehouse) -> tuple[set[str], str, list[dict[str, object]]]:
+def _state(wh: Warehouse) -> tuple[dict[str, int], str, list[dict[str, object]]]:
     """The warehouse's files, the table's ValidWriteIdList (its high-water mark and aborted
     write ids: a refused statement allocates none) and its rows."""
     rows = sorted(wh.table("plain").scan().to_pylist(), key=lambda r: r["id"])
     assert rows == ROWS  # the plain file reads as it was written
-    return data_files(wh.root), str(wh.metastore.valid_write_ids(None, "default", "plain")), rows
+    files = {
+        rel: size for rel, size in StorePath(wh.root).files().items() if "_metastore" not in rel
+    }
+    return files, str(wh.metastore.valid_write_ids(None, "default", "plain")), rows
 
 
 DML: dict[str, Callable[[Table], object]] = {

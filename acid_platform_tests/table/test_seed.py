@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from acid_platform import Warehouse
 from acid_platform.table import lit
-from acid_platform_tests.helpers import acid_dirs, events
+from acid_platform_tests.helpers import acid_dirs, events, warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 
 EMPLOYEE = [("id", "int"), ("name", "string"), ("salary", "int")]
 ROWS = [
@@ -16,15 +15,19 @@ ROWS = [
 ]
 
 
-def _table_dir(wh: Warehouse, name: str) -> Path:
-    return Path(wh.table(name).spec.location)
+#: The seed's layouts on local disk and on the S3 server.
+wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"}, backends=["sqlite", "s3"])
+
+
+def _table_dir(wh: Warehouse, name: str) -> StorePath:
+    return StorePath(wh.table(name).spec.location)
 
 
 def test_insert_writes_delta_1_1_0_with_rowids_from_zero(wh: Warehouse) -> None:
     t = wh.create_table("employee", EMPLOYEE)
     out = t.insert(ROWS)
     d = _table_dir(wh, "employee")
-    assert d == Path(wh.root) / "employee"  # default database tables live in the root, as Hive
+    assert d == StorePath(wh.root) / "employee"  # default database tables live in the root, as Hive
     assert acid_dirs(d) == ["delta_0000001_0000001_0000"]
     assert sorted(p.name for p in (d / "delta_0000001_0000001_0000").iterdir()) == [
         "_orc_acid_version",
