@@ -141,7 +141,7 @@ class Cleaner:
         partition = info.partition or ""
         record = ms.recorded_files(spec.db, spec.name).partition(partition)
         try:
-            state, cap = _cleaner_state(fs, path, reader, txns, cap, record)
+            state, cap = _cleaner_state(fs, path, reader, txns, cap, record, spec.is_insert_only)
         except FileRecordError as exc:
             # what the snapshot reads is not what was committed: deleting the obsolete files
             # could destroy the only copy left; `acid fsck` reports and repairs it first
@@ -152,7 +152,7 @@ class Cleaner:
         removed += _delete(fs, leftover_staging(fs, path, _is_open(txns)), None)
         ms.forget_recorded(spec.db, spec.name, partition, [basename(p) for p in removed])
         checkpoint("cleaner.deleted_all")
-        after, _ = _cleaner_state(fs, path, reader, txns, cap)
+        after, _ = _cleaner_state(fs, path, reader, txns, cap, None, spec.is_insert_only)
         left = _doomed(after)
         if left:
             return _entry(info, False, removed, f"{len(left)} obsolete path(s) remain: {left[:3]}")
@@ -200,6 +200,7 @@ class Cleaner:
                     txns,
                     filesystem=location.filesystem,
                     ignore_empty_files=False,
+                    insert_only=spec.is_insert_only,
                 )
             except NotEnoughHistoryError:
                 continue
@@ -238,6 +239,7 @@ def _cleaner_state(
     txns: ValidTxnList,
     cap: int,
     record: PartitionRecord | None = None,
+    insert_only: bool = False,
 ) -> tuple[AcidState, int]:
     """acid_state with the capped cleaner list.
 
@@ -254,6 +256,7 @@ def _cleaner_state(
                 filesystem=fs,
                 ignore_empty_files=False,
                 record=record,
+                insert_only=insert_only,
             )
             return state, cap
         except NotEnoughHistoryError:

@@ -193,10 +193,10 @@ class Worker:
         ms = self.metastore
         assert info.txn_id is not None and info.type is not None
         spec = ms.get_table(info.db, info.table)
-        if not spec.is_transactional or spec.is_insert_only:
-            kind = "insert-only" if spec.is_insert_only else "non-transactional"
+        if not spec.is_transactional:
             raise CompactionError(
-                f"{spec.full_name} is a {kind} table; only full ACID tables are compacted here"
+                f"{spec.full_name} is a non-transactional table; only transactional tables are "
+                "compacted"
             )
         if info.partition is not None and info.partition not in ms.list_partitions(
             spec.db, spec.name
@@ -219,6 +219,9 @@ class Worker:
             stripe_size=self.ctx.conf.stripe_size,
             filesystem=location.filesystem,
             record=ms.recorded_files(spec.db, spec.name).partition(info.partition or ""),
+            insert_only=spec.is_insert_only,
+            file_format=spec.file_format,
+            properties=tuple(spec.properties.items()),
             hive3_names=hive3,
         )
         return plan_rewrite(request)

@@ -275,9 +275,10 @@ def _show(c: Cursor) -> Statement:
                 c.end()
                 return Show("locks", database=database, source=c.source)
             table = c.table_name()
+        partition = c.partition_spec() if table is not None and c.word() == "PARTITION" else ()
         c.accept("EXTENDED")
         c.end()
-        return Show("locks", table=table, source=c.source)
+        return Show("locks", table=table, partition=partition, source=c.source)
     if c.accept("TABLE"):
         c.expect("STATUS")
         in_database = c.name("database name") if c.accept("IN") or c.accept("FROM") else None

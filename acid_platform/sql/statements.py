@@ -256,13 +256,15 @@ ShowWhat = Literal[
 
 @dataclass(frozen=True)
 class Show(Statement):
-    """``SHOW TRANSACTIONS|LOCKS [t]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``;
+    """``SHOW TRANSACTIONS|LOCKS [t [PARTITION (…)]]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``;
     ``SHOW TABLE STATUS [IN db] [LIKE 'p']`` is the health report of each table."""
 
     what: ShowWhat
     database: str | None = None
     table: TableName | None = None
     pattern: str | None = None
+    #: ``SHOW LOCKS t PARTITION (…)``: the partition spec.
+    partition: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -125,10 +125,6 @@ class AcidDataSource(DataSource):
                 f"a streaming read of {spec.full_name} reads its change feed: add "
                 ".option('read_changes', 'true') (rows get _change_type and _write_id)"
             )
-        if spec.is_insert_only:
-            raise UnsupportedOperationError(
-                f"{spec.full_name} is an insert-only table: it has no change feed to stream"
-            )
         return AcidChangeStream(options, spec, schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 - Spark's name
