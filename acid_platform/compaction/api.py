@@ -38,6 +38,7 @@ def compact_table(
     executor: ExecutorRouter | ExecutorLike | None = None,
     timeout_s: float | None = None,
     pool: str | None = None,
+    properties: Mapping[str, str] | None = None,
     enqueued: Callable[[int, bool], None] | None = None,
 ) -> list[CompactionInfo]:
     """``ALTER TABLE name [PARTITION (...)] COMPACT 'kind' [AND WAIT] [POOL 'pool']``.
@@ -48,7 +49,9 @@ def compact_table(
     until the entries are done) and a failure raises :class:`~acid_platform.errors.CompactionError`
     with the recorded message. The wait lasts at most ``timeout_s`` (default the settings'
     ``hive.compactor.wait.timeout``, 300 s), then :class:`~acid_platform.errors.CompactionTimeoutError`
-    names the state of each entry it gave up on; entries held by a dead worker go back to the
+    names the state of each entry it gave up on; ``properties`` (``WITH OVERWRITE
+    TBLPROPERTIES``) are stored with each entry and override, for that compaction only, a
+    compactor setting (``compactor.<key>``) or a table property (``tblprops.<key>``); entries held by a dead worker go back to the
     queue once its txn times out (``hive.txn.timeout``) and are run here. Returns the entries as they stand (``ready for cleaning`` after a
     successful wait; the cleaner finishes them). ``enqueued`` is told each entry's id and
     whether it is new (``False``: one already initiated or working is reused), before any wait.
@@ -64,7 +67,9 @@ def compact_table(
     ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []
     for part in _partitions(ms, spec, partition):
-        cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type, pool_name=pool)
+        cq_id = ms.enqueue_compaction(
+            spec.db, spec.name, part, compaction_type, pool_name=pool, properties=properties
+        )
         ids.append(cq_id if cq_id is not None else _active_entry(ctx, spec, part))
         if enqueued is not None:
             enqueued(ids[-1], cq_id is not None)

@@ -203,7 +203,9 @@ class Worker:
         ):
             raise CompactionError(f"partition {info.partition} of {spec.full_name} does not exist")
         location = self.ctx.location(spec, info.partition)
-        hive3 = self.ctx.conf.hive3_compatible_for(spec.properties)
+        # WITH OVERWRITE TBLPROPERTIES: compactor.<key> / tblprops.<key>, this compaction only
+        conf, properties = self.ctx.conf.for_compaction(spec.properties, info.properties)
+        hive3 = conf.hive3_compatible_for(properties)
         if hive3:
             require_rename(location.filesystem, location.path)
         txns = ms.valid_txns(info.txn_id)
@@ -215,8 +217,8 @@ class Worker:
             valid_txns=txns,
             compactor_txn_id=info.txn_id,
             row_schema=data_schema(spec),
-            compression=compression_of(spec.properties),
-            stripe_size=self.ctx.conf.stripe_size,
+            compression=compression_of(properties),
+            stripe_size=conf.stripe_size,
             filesystem=location.filesystem,
             record=ms.recorded_files(spec.db, spec.name).partition(info.partition or ""),
             insert_only=spec.is_insert_only,

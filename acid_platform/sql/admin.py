@@ -130,7 +130,8 @@ def set_variable(session: SessionState, stmt: st.SetVariable) -> StatementResult
 
 
 def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
-    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']``."""
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']
+    [WITH OVERWRITE TBLPROPERTIES (…)]``."""
     name = session.qualified(stmt.table)
     partition = dict(stmt.partition) or None
     said: list[str] = []  # what Hive's AlterTableCompactOperation prints, entry by entry
@@ -143,7 +144,14 @@ def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
             said.append(f"Compaction already enqueued with id {cq_id}; State is {state}")
 
     infos = compact_table(
-        session.warehouse, name, partition, stmt.kind, stmt.wait, pool=stmt.pool, enqueued=enqueued
+        session.warehouse,
+        name,
+        partition,
+        stmt.kind,
+        stmt.wait,
+        pool=stmt.pool,
+        properties=dict(stmt.properties) or None,
+        enqueued=enqueued,
     )
     if stmt.wait:
         said += [f"Compaction with id {i.id} finished with status: {i.state.value}" for i in infos]

@@ -405,9 +405,26 @@ def _compact(c: Cursor) -> Statement:
         raise c.error("compaction type must be 'minor' or 'major'")
     wait = c.accept("AND", "WAIT")
     pool = c.string("pool name") if c.accept("POOL") else None
+    properties: list[tuple[str, str]] = []
+    if c.accept("WITH"):
+        c.expect("OVERWRITE", "TBLPROPERTIES")
+        c.punct(TokenType.L_PAREN, "(")
+        while True:
+            key = c.string("property name")
+            c.punct(TokenType.EQ, "=")
+            properties.append((key, c.string("property value")))
+            if not c.accept_punct(TokenType.COMMA):
+                break
+        c.punct(TokenType.R_PAREN, ")")
     c.end()
     return Compact(
-        table, "minor" if kind == "minor" else "major", partition, wait, pool, source=c.source
+        table,
+        "minor" if kind == "minor" else "major",
+        partition,
+        wait,
+        pool,
+        tuple(properties),
+        source=c.source,
     )
 
 
