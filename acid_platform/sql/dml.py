@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, build_scope
 
 from acid_platform.errors import (
     InvalidPartitionError,
@@ -23,6 +26,7 @@ from acid_platform.errors import (
     UnknownColumnError,
 )
 from acid_platform.format import ROW_ID_COLUMN
+from acid_platform.format.types import normalize_hive_type
 from acid_platform.sql import statements as st
 from acid_platform.sql.chars import char_lengths, char_literals
 from acid_platform.sql.functions import hive_builtins
@@ -68,6 +72,7 @@ def insert(session: SessionState, stmt: st.Insert) -> StatementResult:
             f"Cannot insert into target table because column number/types are different '{name}': "
             f"the table needs {len(expected)} column(s) {expected}, the query gives {rows.num_columns}"
         )
+    _check_untyped_nulls(name, stmt.query, rows, expected, dict(spec.columns))
     rows = rows.rename_columns(expected)
     metrics = table.insert(rows, partition=static or None, overwrite=stmt.overwrite)
     verb = "overwrote" if stmt.overwrite else "inserted"
@@ -77,6 +82,60 @@ def insert(session: SessionState, stmt: st.Insert) -> StatementResult:
         f"{verb} {metrics.rows_inserted} row(s) into {name}",
         spec.location,
     )
+
+
+def _check_untyped_nulls(
+    name: str, query: exp.Query, rows: pa.Table, targets: Sequence[str], types: Mapping[str, str]
+) -> None:
+    """Hive converts a query column to its target's type only when the target is primitive: an
+    untyped ``NULL`` (Hive's ``void``) into a map, array or struct column is refused, as
+    Hive's ``genConversionSelectOperator`` refuses it (``map(cast(null as …), …)`` gives a
+    typed empty map instead)."""
+    complex_targets = {
+        i: hive_type
+        for i, column in enumerate(targets)
+        if (hive_type := normalize_hive_type(types.get(column, ""))).startswith(
+            ("map<", "array<", "struct<", "uniontype<")
+        )
+        and rows.column(i).null_count == rows.num_rows
+    }
+    void = _void_columns(query) if complex_targets else []
+    if len(void) != len(targets):
+        return
+    for i, hive_type in complex_targets.items():
+        if void[i]:
+            raise SemanticError(
+                "Cannot insert into target table because column number/types are different "
+                f"'{name}': Cannot convert column {i} from void to {hive_type}."
+            )
+
+
+def _void_columns(query: exp.Query) -> list[bool]:
+    """For each output column of ``query``, whether it is a bare ``NULL`` (followed through
+    CTEs and subqueries); ``[]`` when the columns cannot be told (``*`` over a table)."""
+    try:
+        root = build_scope(qualify(query.copy(), dialect="hive", validate_qualify_columns=False))
+    except (SqlglotError, ValueError, KeyError, AttributeError, TypeError):
+        return []
+    if root is None or not isinstance(root.expression, exp.Select):
+        return []
+    if any(isinstance(s, exp.Star) or s.is_star for s in root.expression.selects):
+        return []
+
+    def is_void(node: exp.Expr, scope: Scope, depth: int) -> bool:
+        while isinstance(node, exp.Alias | exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Null):
+            return True
+        if isinstance(node, exp.Column) and depth < 32:
+            source = scope.sources.get(node.table)
+            if isinstance(source, Scope) and isinstance(source.expression, exp.Select):
+                for projection in source.expression.selects:
+                    if projection.alias_or_name == node.name:
+                        return is_void(projection, source, depth + 1)
+        return False
+
+    return [is_void(s, root, 0) for s in root.expression.selects]
 
 
 def update(session: SessionState, stmt: st.Update) -> StatementResult:
