@@ -69,7 +69,7 @@ from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.scan import PartitionFiles, plan_files, wanted_columns
-from acid_platform.table.scan_filter import ScanFilter
+from acid_platform.table.scan_where import ScanFilter
 from acid_platform.table.schema import data_schema, table_schema
 
 CHANGE_TYPE = "_change_type"

@@ -54,7 +54,7 @@ from acid_platform.format.parallel import run_parallel
 from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_values_table
-from acid_platform.table.scan_filter import Filters, ScanFilter
+from acid_platform.table.scan_where import Filters, ScanFilter
 from acid_platform.table.schema import data_schema, partition_schema, table_schema
 
 
