@@ -233,9 +233,9 @@ def _misfit(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> str:
     step = _FACTOR[target.unit] // factor
     bad = next(v for v in values if v % step)
     return (
-        f"timestamp {_text_ns(bad * factor)} has nanoseconds, and other values of the column lie "
-        "outside the nanosecond range (1677-09-21 to 2262-04-11), where only microseconds are "
-        "kept; see docs/values.md"
+        f"timestamp {_text_ns(bad * factor)} has nanoseconds, and this read carries the column "
+        "at microseconds (other values of it, or a constant it is compared with, lie outside the "
+        "nanosecond range 1677-09-21 to 2262-04-11); see docs/values.md"
     )
 
 

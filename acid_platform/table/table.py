@@ -28,8 +28,8 @@ from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.native import NativeEngine
 from acid_platform.table.scan import TableScan, plan_scan
-from acid_platform.table.scan_filter import hive_filter
-from acid_platform.table.schema import table_schema
+from acid_platform.table.scan_filter import hive_filter, resolve_filter
+from acid_platform.table.schema import has_wide_constant, table_schema
 from acid_platform.table.statement import (
     ReadLease,
     StatementMetrics,
@@ -139,6 +139,7 @@ class Table:
         *,
         snapshot: Snapshot | None = None,
         exact_filter: bool = True,
+        force_wide: bool = False,
     ) -> TableScan:
         """A lazy scan (:class:`~acid_platform.table.scan.TableScan`: ``plan_files``,
         ``split_tasks``, ``to_batches``, ``to_arrow``) under ``snapshot``, else the open
@@ -146,7 +147,9 @@ class Table:
         scan is read or closed.
 
         Without ``exact_filter`` the filter only prunes (partitions, stripes, pushed conjuncts):
-        the caller evaluates it on the rows (a SQL query's WHERE does).
+        the caller evaluates it on the rows (a SQL query's WHERE does). ``force_wide`` (or a
+        filter holding a constant beyond the nanosecond range) reads every timestamp column at
+        microseconds (``TableScan.force_wide``).
         """
 
         def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> TableScan:
@@ -160,6 +163,10 @@ class Table:
                 where=hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter),
                 release=release,
                 delete_events_cap=conf_delete_events_cap(self.warehouse.conf),
+                force_wide=force_wide
+                or has_wide_constant(
+                    resolve_filter(spec, filter) if isinstance(filter, str) else filter
+                ),
             )
 
         return self._plan_read(snapshot, plan)

@@ -181,3 +181,29 @@ def test_the_change_feed_names_a_wide_value_it_cannot_carry(wh: Warehouse) -> No
     wh.sql("INSERT INTO t VALUES (1, TIMESTAMP '0001-01-01 00:00:00')")
     with pytest.raises(TimestampRangeError, match=r"0001-01-01 00:00:00 lies outside.*change feed"):
         wh.table("t").changes(0, 1)
+
+
+def test_constants_beyond_the_range_compare_with_nanosecond_columns(wh: Warehouse) -> None:
+    # every value fits nanoseconds; the engine could not compare them with 1500 (regression)
+    wh.sql(CREATE)
+    wh.sql("INSERT INTO t VALUES (1, TIMESTAMP '2020-01-01 10:00:00.123456'), (2, NULL)")
+    assert wh.sql("SELECT id FROM t WHERE ts > TIMESTAMP '1500-01-01 00:00:00'").to_pylist() == [
+        {"id": 1}
+    ]
+    assert wh.sql("SELECT count(*) AS c FROM t WHERE ts < '9999-01-01 00:00:00'").to_pylist() == [
+        {"c": 1}
+    ]
+    assert wh.table("t").scan(filter="ts >= '0001-01-01 00:00:00'", columns=["id"]).to_pylist() == [
+        {"id": 1}
+    ]
+    wh.sql("DELETE FROM t WHERE ts > TIMESTAMP '1500-01-01 00:00:00'")
+    assert wh.sql("SELECT id FROM t").to_pylist() == [{"id": 2}]
+    # a value with nanoseconds cannot be compared at microseconds: named, never cut
+    wh.sql("INSERT INTO t VALUES (3, TIMESTAMP '2020-01-01 10:00:00.123456789')")
+    with pytest.raises(
+        TimestampRangeError, match=r"2020-01-01 10:00:00\.123456789 has nanoseconds"
+    ):
+        wh.sql("SELECT id FROM t WHERE ts > TIMESTAMP '1500-01-01 00:00:00'")
+    assert wh.sql("SELECT id FROM t WHERE ts > TIMESTAMP '2000-01-01 00:00:00'").to_pylist() == [
+        {"id": 3}
+    ]
