@@ -227,7 +227,8 @@ def _misfit(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> str:
         bad = next(v for v in values if not NS_MIN <= v * factor <= NS_MAX)
         return (
             f"timestamp {_text(bad * factor // 1000)} lies outside the nanosecond range "
-            "(1677-09-21 to 2262-04-11) of the column's other values; see docs/values.md"
+            "(1677-09-21 to 2262-04-11), and this read carries the column as nanoseconds (the "
+            "change feed and Spark's reader do not carry wider values); see docs/values.md"
         )
     step = _FACTOR[target.unit] // factor
     bad = next(v for v in values if v % step)

@@ -378,3 +378,22 @@ def test_truncate_writes_empty_bases_as_hive_does(wh: Warehouse) -> None:
     wh.sql("INSERT INTO flat VALUES (1)")
     wh.sql("TRUNCATE TABLE flat")
     assert wh.sql("SELECT count(*) AS n FROM flat").to_pylist() == [{"n": 0}]
+
+
+def test_fsck_checks_plain_files_against_their_record(wh: Warehouse) -> None:
+    from acid_platform.errors import FileRecordError
+    from acid_platform.table.fsck import fsck_table
+
+    table = _create(wh, "parquet")
+    table.insert(_rows([1, 2]))
+    table.insert(_rows([3]))
+    assert fsck_table(wh, "mm").ok
+    stray = Path(table.spec.location) / "delta_0000002_0000002_0000" / "000001_0"
+    stray.write_bytes(b"not written by a commit")
+    report = fsck_table(wh, "mm")
+    assert not report.ok and [p.path for p in report.problems] == [str(stray)]
+    with pytest.raises(FileRecordError):
+        table.scan()  # a read refuses a file no commit wrote
+    stray.unlink()
+    (Path(table.spec.location) / "delta_0000001_0000001_0000" / "000000_0").unlink()
+    assert not fsck_table(wh, "mm").ok
