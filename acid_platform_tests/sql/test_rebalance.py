@@ -162,3 +162,24 @@ def test_the_grammar_follows_hive_4() -> None:
     assert (stmt.kind, stmt.number_of_buckets, stmt.wait, stmt.pool) == ("rebalance", 8, True, "p")
     assert stmt.order_by == (("k", True), ("v", False), ("w", False))
     assert stmt.properties == (("a", "1"),)
+
+
+def test_rebalance_of_one_partition_leaves_the_others(wh: Warehouse, sql: SqlSession) -> None:
+    sql.execute(
+        "CREATE TABLE p (k int) PARTITIONED BY (ds string) STORED AS ORC "
+        "TBLPROPERTIES ('transactional'='true')"
+    )
+    for ds in ("a", "b"):
+        for i in range(2):
+            values = ", ".join(f"({k})" for k in range(i * 5, i * 5 + 5))
+            sql.execute(f"INSERT INTO p PARTITION (ds='{ds}') VALUES {values}")
+    sql.execute(
+        "ALTER TABLE p PARTITION (ds='a') COMPACT 'rebalance' CLUSTERED INTO 2 BUCKETS AND WAIT"
+    )
+    run_cleaner(wh)
+    location = Path(wh.table("p").spec.location)
+    (base,) = [d for d in (location / "ds=a").iterdir() if d.name.startswith("base_")]
+    assert [po.ORCFile(str(f)).nrows for f in sorted(base.glob("bucket_*"))] == [5, 5]
+    assert not [d for d in (location / "ds=b").iterdir() if d.name.startswith("base_")]
+    rows = sql.execute("SELECT ds, k FROM p").to_pylist()
+    assert sorted((r["ds"], r["k"]) for r in rows) == [(ds, k) for ds in "ab" for k in range(10)]
