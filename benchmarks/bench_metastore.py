@@ -91,7 +91,7 @@ def _client(url: str, workload: str, client: int, barrier: Any, seconds: float) 
 # --------------------------------------------------------------------------- driver side
 
 
-def _namespace(backend: str, tmp: Path) -> tuple[str, Callable[[], None]]:
+def namespace(backend: str, tmp: Path) -> tuple[str, Callable[[], None]]:
     name = f"acid_bench_{uuid.uuid4().hex[:10]}"
     if backend.startswith("sqlite"):
         query = "?synchronous=normal" if "normal" in backend else ""
@@ -99,7 +99,7 @@ def _namespace(backend: str, tmp: Path) -> tuple[str, Callable[[], None]]:
     return fresh_namespace(backend, tmp)
 
 
-def _prepare(url: str, clients: int) -> None:
+def prepare(url: str, clients: int) -> None:
     with Metastore(url) as ms:
         ms.create_database("bench")
         ms.create_table(
@@ -122,14 +122,21 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def run_backend(
-    backend: str, clients: int, seconds: float, runs: int, pool: Any, manager: Any, tmp: Path
+    backend: str,
+    clients: int,
+    seconds: float,
+    runs: int,
+    pool: Any,
+    manager: Any,
+    tmp: Path,
+    workloads: tuple[str, ...] = WORKLOADS,
 ) -> list[dict[str, Any]]:
     """Every workload ``runs`` times; the run with the median throughput is reported."""
-    url, cleanup = _namespace(backend, tmp)
+    url, cleanup = namespace(backend, tmp)
     rows = []
     try:
-        _prepare(url, clients)
-        for workload in WORKLOADS:
+        prepare(url, clients)
+        for workload in workloads:
             attempts = []
             for _ in range(runs):
                 barrier = manager.Barrier(clients)

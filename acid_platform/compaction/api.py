@@ -9,7 +9,7 @@ Each takes a :class:`~acid_platform.table.TableWarehouse` or a :class:`~acid_pla
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from acid_platform.compaction.cleaner import Cleaner, CleanerReport
@@ -38,6 +38,8 @@ def compact_table(
     executor: ExecutorRouter | ExecutorLike | None = None,
     timeout_s: float | None = None,
     pool: str | None = None,
+    properties: Mapping[str, str] | None = None,
+    enqueued: Callable[[int, bool], None] | None = None,
 ) -> list[CompactionInfo]:
     """``ALTER TABLE name [PARTITION (...)] COMPACT 'kind' [AND WAIT] [POOL 'pool']``.
 
@@ -47,9 +49,12 @@ def compact_table(
     until the entries are done) and a failure raises :class:`~acid_platform.errors.CompactionError`
     with the recorded message. The wait lasts at most ``timeout_s`` (default the settings'
     ``hive.compactor.wait.timeout``, 300 s), then :class:`~acid_platform.errors.CompactionTimeoutError`
-    names the state of each entry it gave up on; entries held by a dead worker go back to the
+    names the state of each entry it gave up on; ``properties`` (``WITH OVERWRITE
+    TBLPROPERTIES``) are stored with each entry and override, for that compaction only, a
+    compactor setting (``compactor.<key>``) or a table property (``tblprops.<key>``); entries held by a dead worker go back to the
     queue once its txn times out (``hive.txn.timeout``) and are run here. Returns the entries as they stand (``ready for cleaning`` after a
-    successful wait; the cleaner finishes them).
+    successful wait; the cleaner finishes them). ``enqueued`` is told each entry's id and
+    whether it is new (``False``: one already initiated or working is reused), before any wait.
     """
     ctx = CompactionContext.of(target, conf)
     ms = ctx.metastore
@@ -62,8 +67,12 @@ def compact_table(
     ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []
     for part in _partitions(ms, spec, partition):
-        cq_id = ms.enqueue_compaction(spec.db, spec.name, part, compaction_type, pool_name=pool)
+        cq_id = ms.enqueue_compaction(
+            spec.db, spec.name, part, compaction_type, pool_name=pool, properties=properties
+        )
         ids.append(cq_id if cq_id is not None else _active_entry(ctx, spec, part))
+        if enqueued is not None:
+            enqueued(ids[-1], cq_id is not None)
     if not wait:
         return [ms.get_compaction(i) for i in ids]
     worker = Worker(ctx, executor=executor)
@@ -135,8 +144,15 @@ def _partitions(
     ms: Any, spec: TableSpec, partition: str | Mapping[str, Any] | None
 ) -> list[str | None]:
     if not spec.is_partitioned:
-        if partition:
-            raise InvalidPartitionError(f"table {spec.full_name} is not partitioned")
+        if partition:  # Hive's ValidationFailureSemanticException, with Java's Map text
+            given = (
+                "{" + ", ".join(f"{k}={v}" for k, v in partition.items()) + "}"
+                if isinstance(partition, Mapping)
+                else f"{{{partition}}}"
+            )
+            raise InvalidPartitionError(
+                f"table is not partitioned but partition spec exists: {given} ({spec.full_name})"
+            )
         return [None]
     if partition is None:
         names: list[str | None] = list(ms.list_partitions(spec.db, spec.name))

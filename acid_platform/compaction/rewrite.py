@@ -18,6 +18,9 @@ names, ``_orc_acid_version`` in every directory, the ``orc.compress`` codec): on
 per bucket id, rows sorted by (originalWriteId, bucket, rowId). Nothing
 here touches the metastore: the directories are invisible until the compactor's txn commits.
 
+An **insert-only** table's partition (``insert_only``) is copied into plain files of its
+format instead, in the same directory names (:mod:`.insert_only`, Hive 4's MM compaction).
+
 Work is split into :class:`BucketTask` values (one per output file), so an executor may run them
 anywhere (see :mod:`.executors`); :func:`rewrite_partition` runs them all in this process.
 
@@ -38,6 +41,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.compaction.hooks import checkpoint
+from acid_platform.compaction.insert_only import plain_bucket_splits, write_plain_bucket
 from acid_platform.compaction.staging import (
     final_path,
     parse_staging_name,
@@ -96,6 +100,11 @@ class RewriteRequest:
     #: What committed writes recorded in the partition: the compactor refuses to run over a
     #: missing, stray or resized file (a ``FileRecordError``), instead of making a loss final.
     record: PartitionRecord | None = None
+    #: an insert-only table's partition: plain data files of ``file_format`` in and out
+    insert_only: bool = False
+    file_format: str = "orc"
+    #: the table's properties (a plain file's codec: ``parquet.compression``)
+    properties: tuple[tuple[str, str], ...] = ()
     #: Hive 3 names (no ``_v<T>``), written under hidden staging names (see :mod:`.staging`).
     hive3_names: bool = False
 
@@ -109,7 +118,20 @@ class RewriteRequest:
     def layout(self) -> EventLayout:
         """How the output is named, created and encoded (the table's event layout)."""
         fs = resolve(self.path, self.filesystem).filesystem
-        return EventLayout(self.row_schema, fs, self.compression, self.stripe_size)
+        return EventLayout(
+            self.row_schema,
+            fs,
+            self.compression,
+            self.stripe_size,
+            insert_only=self.insert_only,
+            file_format=self.file_format,
+            properties=self.properties,
+        )
+
+    @property
+    def plain_format(self) -> str | None:
+        """The format of an insert-only table's files (``None``: ACID event files)."""
+        return self.file_format if self.insert_only else None
 
 
 @dataclass(frozen=True)
@@ -185,6 +207,7 @@ def plan_rewrite(request: RewriteRequest) -> RewritePlan:
         request.valid_txns,
         filesystem=loc.filesystem,
         record=request.record,
+        insert_only=request.insert_only,
     )
     if not is_enough_to_compact(request.kind, state):
         return RewritePlan(request, state, enough=False)
@@ -278,6 +301,8 @@ def run_task(plan: RewritePlan, task: BucketTask) -> WrittenFile | None:
     fs = plan.filesystem
     if task.kind == DELETE:
         return _write_deletes(plan, task, fs)
+    if plan.request.insert_only:
+        return _write_plain(plan, task, fs)
     try:
         return _write_rows(plan, task, _row_events(plan, task, fs))
     except _OutOfOrder:
@@ -304,7 +329,7 @@ def _plan_major(
         )
     tasks = tuple(
         BucketTask(layout.bucket_path(out_dir, s.bucket_id), INSERT, s)
-        for s in plan_splits(state, read_ids)
+        for s in _splits(request, state, read_ids)
     )
     inputs = tuple(d.path for d in dirs) + tuple(f.path for f in state.original_files)
     size = sum(af.size for d in dirs for af in d.files) + sum(f.size for f in state.original_files)
@@ -329,7 +354,7 @@ def _plan_minor(
         out = _output_dir(request, path, INSERT, low, high)
         out_dirs.append(out)
         only_inserts = AcidState(base=None, deltas=inserts, original_files=())
-        for s in plan_splits(only_inserts, read_ids):
+        for s in _splits(request, only_inserts, read_ids):
             tasks.append(BucketTask(layout.bucket_path(out, s.bucket_id), INSERT, s))
     if deletes:
         out = _output_dir(request, path, DELETE, low, high)
@@ -345,6 +370,15 @@ def _plan_minor(
     size = sum(af.size for d in used for af in d.files)
     inputs = tuple(d.path for d in used)
     return RewritePlan(request, state, True, tuple(out_dirs), tuple(tasks), low, high, inputs, size)
+
+
+def _splits(
+    request: RewriteRequest, state: AcidState, read_ids: ValidWriteIdList
+) -> list[ReadSplit]:
+    """The input splits, one per output bucket file."""
+    if request.plain_format is None:
+        return plan_splits(state, read_ids)
+    return plain_bucket_splits(state, read_ids, request.plain_format)
 
 
 def _output_dir(
@@ -377,6 +411,12 @@ def _not_renamed_onto(
 
 
 # --------------------------------------------------------------------------- writing rows
+
+
+def _write_plain(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> WrittenFile | None:
+    request = plan.request
+    read_ids = reader_write_ids(request.write_ids)
+    return write_plain_bucket(plan.layout, task.output, task.split, fs, read_ids)
 
 
 class _OutOfOrder(Exception):

@@ -193,17 +193,19 @@ class Worker:
         ms = self.metastore
         assert info.txn_id is not None and info.type is not None
         spec = ms.get_table(info.db, info.table)
-        if not spec.is_transactional or spec.is_insert_only:
-            kind = "insert-only" if spec.is_insert_only else "non-transactional"
+        if not spec.is_transactional:
             raise CompactionError(
-                f"{spec.full_name} is a {kind} table; only full ACID tables are compacted here"
+                f"{spec.full_name} is a non-transactional table; only transactional tables are "
+                "compacted"
             )
         if info.partition is not None and info.partition not in ms.list_partitions(
             spec.db, spec.name
         ):
             raise CompactionError(f"partition {info.partition} of {spec.full_name} does not exist")
         location = self.ctx.location(spec, info.partition)
-        hive3 = self.ctx.conf.hive3_compatible_for(spec.properties)
+        # WITH OVERWRITE TBLPROPERTIES: compactor.<key> / tblprops.<key>, this compaction only
+        conf, properties = self.ctx.conf.for_compaction(spec.properties, info.properties)
+        hive3 = conf.hive3_compatible_for(properties)
         if hive3:
             require_rename(location.filesystem, location.path)
         txns = ms.valid_txns(info.txn_id)
@@ -215,10 +217,13 @@ class Worker:
             valid_txns=txns,
             compactor_txn_id=info.txn_id,
             row_schema=data_schema(spec),
-            compression=compression_of(spec.properties),
-            stripe_size=self.ctx.conf.stripe_size,
+            compression=compression_of(properties),
+            stripe_size=conf.stripe_size,
             filesystem=location.filesystem,
             record=ms.recorded_files(spec.db, spec.name).partition(info.partition or ""),
+            insert_only=spec.is_insert_only,
+            file_format=spec.file_format,
+            properties=tuple(spec.properties.items()),
             hive3_names=hive3,
         )
         return plan_rewrite(request)

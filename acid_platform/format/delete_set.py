@@ -162,6 +162,15 @@ class DeleteSet:
                 continue
             deleted = self._row_ids[self._run_start[run] : self._run_start[run + 1]]
             probe = rowid[s:e]
+            if len(probe) > 1 and bool(np.all(probe[1:] > probe[:-1])):
+                # The normal case (a data file's keys ascend): search the few delete events in
+                # the probes' range among the many probes, not every probe among the events.
+                lo = np.searchsorted(deleted, probe[0], side="left")
+                hi = np.searchsorted(deleted, probe[-1], side="right")
+                events = deleted[lo:hi]
+                pos = np.searchsorted(probe, events)
+                hit[s + pos[probe[pos] == events]] = True
+                continue
             pos = np.searchsorted(deleted, probe)
             pos[pos == len(deleted)] = len(deleted) - 1
             hit[s:e] = deleted[pos] == probe

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from acid_platform.errors import AcidSchemaError
 from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteLookup, DeleteSet
-from acid_platform.format.reader import OrcDataFile
+from acid_platform.format.reader import OrcDataFile, filter_batch
 from acid_platform.format.wide_timestamps import cast_column
 from acid_platform.format.write_id_list import ValidWriteIdList
 
@@ -25,6 +26,8 @@ Filters = Sequence[Any]
 
 #: :attr:`DataFileRef.kind` of a plain ORC file (synthetic ROW__IDs) and of an event file.
 ORIGINAL_KIND, ACID_KIND = "original", "acid"
+#: :attr:`DataFileRef.kind` of an insert-only table's Parquet and text files (no ROW__IDs).
+PARQUET_KIND, TEXT_KIND = "parquet", "textfile"
 _POSITIONAL_NAME = re.compile(r"^_col\d+$")
 
 
@@ -54,6 +57,8 @@ class ReadStats:
     delete_set_bytes: int = 0
     #: splits whose delete events were merged in key order (above the cap) instead of held
     delete_sort_merges: int = 0
+    #: stripes not probed against the delete set: their key range holds no delete event
+    probes_skipped: int = 0
     files: list[str] = field(default_factory=list)
 
     def add(self, other: ReadStats) -> None:
@@ -66,6 +71,7 @@ class ReadStats:
         self.delete_events += other.delete_events
         self.delete_set_bytes = max(self.delete_set_bytes, other.delete_set_bytes)
         self.delete_sort_merges += other.delete_sort_merges
+        self.probes_skipped += other.probes_skipped
         self.files.extend(other.files)
 
 
@@ -96,13 +102,20 @@ def read_events(
     """The visible rows of one event file, a stripe at a time."""
     read_cols, deleted, stats, row_ids = r.read_cols, r.deleted, r.stats, r.row_ids
     with_row_id, filters = r.with_row_id, r.filters
-    need_keys = with_row_id or len(deleted) > 0 or ref.filter_write_ids or row_ids is not None
-    key_cols = list(t.ROW_VERSION_FIELDS) if need_keys else []
+    # Only the ROW__ID columns (and currentTransaction when some write ids are invalid).
+    key_cols = list(t.ROW_ID_EVENT_FIELDS)
+    if ref.filter_write_ids:
+        key_cols.append(t.CURRENT_TRANSACTION)
     present = [c for c in read_cols if c in f.row_schema.names]
+    row_paths = [f"{t.ROW}.{c}" for c in present]
     # An empty projection still needs row counts: read one cheap key column then.
-    cols = key_cols + [f"{t.ROW}.{c}" for c in present] or [t.OPERATION]
+    cols = row_paths or [t.OPERATION]
     exceptions = np.asarray(write_ids.exceptions, np.int64)
-    key_ranges = _stripe_key_ranges(f) if row_ids is not None else None
+    # A stripe whose key range (hive.acid.key.index) holds no delete event is not probed.
+    probe_by_range = isinstance(deleted, DeleteSet) and len(deleted) > 0
+    key_ranges = _stripe_key_ranges(f) if row_ids is not None or probe_by_range else None
+    # Stripes decoded in one call anyway (small files) take their keys in the same call.
+    one_call = bool(present) and f.reads_in_one_call(key_cols + row_paths)
     for i in range(f.num_stripes):
         if filters and _stripe_excluded(f, i, filters):
             stats.stripes_skipped += 1
@@ -112,7 +125,11 @@ def read_events(
         ):
             stats.stripes_skipped += 1
             continue
-        if not need_keys:
+        probe = len(deleted) > 0
+        if probe and probe_by_range and key_ranges is not None:
+            probe = isinstance(deleted, DeleteSet) and deleted.intersects(*key_ranges[i])
+            stats.probes_skipped += int(not probe)
+        if not (with_row_id or probe or ref.filter_write_ids or row_ids is not None):
             batch = f.read_stripe(i, cols)
             stats.stripes_read += 1
             stats.rows_read += batch.num_rows
@@ -120,7 +137,7 @@ def read_events(
             continue
         # Keys first: the rows they drop are never copied, and each decoding thread drops them
         # from its own column group.
-        keys = f.read_stripe(i, key_cols)
+        keys = f.read_stripe(i, key_cols + row_paths if one_call else key_cols)
         stats.stripes_read += 1
         stats.rows_read += keys.num_rows
         owid = keys.column(t.ORIGINAL_TRANSACTION).to_numpy()
@@ -133,7 +150,7 @@ def read_events(
             )
             stats.rows_invalid += int((~valid).sum())
             keep &= valid
-        if len(deleted):
+        if probe:
             hit = deleted.contains(owid, bucket, rowid)
             stats.rows_deleted += int((hit & keep).sum())
             keep &= ~hit
@@ -144,8 +161,12 @@ def read_events(
             continue
         mask = None if kept == keys.num_rows else keep
         row_arrays: dict[str, pa.Array] = {}
-        if present:
-            rows = f.read_stripe(i, [f"{t.ROW}.{c}" for c in present], keep=mask)
+        if one_call:
+            rows = keys.select([t.ROW])
+            rows = rows if mask is None else filter_batch(rows, pa.array(mask))
+            row_arrays = _row_arrays(rows, present)
+        elif present:
+            rows = f.read_stripe(i, row_paths, keep=mask)
             row_arrays = _row_arrays(rows, present)
         row_id = None
         if with_row_id:
@@ -201,6 +222,19 @@ def read_original(
         row_arrays = {c: batch.column(file_names[c]) for c in present}
         row_id = (pa.array(owid), pa.array(bucket), pa.array(rowid)) if with_row_id else None
         yield from _finish(n, row_arrays, keep, row_id, r)
+
+
+def read_plain(
+    batches: Iterator[pa.RecordBatch], r: FileRead, path: str
+) -> Iterator[pa.RecordBatch]:
+    """The rows of one Parquet or text file of an insert-only table (batches of its columns as
+    stored), cast to the table schema and filtered; such files have no ROW__IDs."""
+    if r.with_row_id or r.row_ids is not None:
+        raise AcidSchemaError(f"{path}: a file of an insert-only table has no ROW__IDs")
+    for batch in batches:
+        r.stats.rows_read += batch.num_rows
+        arrays = {c: batch.column(c) for c in r.read_cols if c in batch.schema.names}
+        yield from _finish(batch.num_rows, arrays, None, None, r)
 
 
 def _finish(

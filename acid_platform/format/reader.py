@@ -185,6 +185,12 @@ class OrcDataFile:
                 f"{self.path}: stripe {index} is unreadable ({exc})"
             ) from exc
 
+    def reads_in_one_call(self, columns: Sequence[str] | None = None) -> bool:
+        """Whether :meth:`read_stripe` decodes ``columns`` in a single call (no column groups on
+        several threads): a reader that needs other columns of the stripe too can then take
+        them in the same call."""
+        return self._column_groups(columns) is None
+
     def iter_stripes(
         self, columns: Sequence[str] | None = None
     ) -> Iterator[tuple[int, pa.RecordBatch]]:
@@ -351,7 +357,21 @@ def _read_filtered(
     orc: Any, index: int, columns: list[str] | None, mask: pa.Array | None
 ) -> pa.RecordBatch:
     batch = orc.read_stripe(index, columns=columns)
-    return batch if mask is None else batch.filter(mask)
+    return batch if mask is None else filter_batch(batch, mask)
+
+
+def filter_batch(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch:
+    """``batch.filter(mask)``, with a struct column that has no NULLs (the event ``row``)
+    filtered child by child: Arrow's struct filter costs about twice the sum of its children's."""
+    arrays = []
+    for col in batch.columns:
+        if pa.types.is_struct(col.type) and col.type.num_fields and col.null_count == 0:
+            children = [col.field(i).filter(mask) for i in range(col.type.num_fields)]
+            col = pa.StructArray.from_arrays(children, fields=list(col.type))
+        else:
+            col = col.filter(mask)
+        arrays.append(col)
+    return pa.RecordBatch.from_arrays(arrays, schema=batch.schema)
 
 
 def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int | None:

@@ -224,6 +224,11 @@ class Database:
     location: str | None = None
 
 
+#: The table property recording an insert-only table's ``STORED AS`` (Hive keeps it in the
+#: storage descriptor's input format; this metastore has no such column). Absent: ORC.
+FILE_FORMAT_PROPERTY = "acid_platform.storage.format"
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """A catalog table: schema, partitioning, bucketing, location and table properties.
@@ -325,6 +330,13 @@ class TableSpec:
             self.is_transactional
             and self.properties.get("transactional_properties", "").lower() == "insert_only"
         )
+
+    @property
+    def file_format(self) -> str:
+        """How the table's files are stored: ``orc`` (every full ACID table), or ``parquet`` /
+        ``textfile`` (an insert-only table ``STORED AS`` them; kept in the table property
+        :data:`FILE_FORMAT_PROPERTY`)."""
+        return self.properties.get(FILE_FORMAT_PROPERTY, "orc").lower()
 
     @property
     def is_partitioned(self) -> bool:

@@ -29,6 +29,7 @@ from acid_platform.metastore.show import (
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
 from acid_platform.sql.settings import setting_notes
+from acid_platform.sql.show_compactions import spec_partition_name, utc_millis_text
 from acid_platform.sql.state import SessionState
 
 
@@ -129,13 +130,35 @@ def set_variable(session: SessionState, stmt: st.SetVariable) -> StatementResult
 
 
 def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
-    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']``."""
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']
+    [WITH OVERWRITE TBLPROPERTIES (…)]``."""
     name = session.qualified(stmt.table)
     partition = dict(stmt.partition) or None
-    compact_table(session.warehouse, name, partition, stmt.kind, stmt.wait, pool=stmt.pool)
-    return empty_result(
-        stmt, f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
+    said: list[str] = []  # what Hive's AlterTableCompactOperation prints, entry by entry
+
+    def enqueued(cq_id: int, accepted: bool) -> None:
+        if accepted:
+            said.append(f"Compaction enqueued with id {cq_id}")
+        else:
+            state = session.warehouse.metastore.get_compaction(cq_id).state.value
+            said.append(f"Compaction already enqueued with id {cq_id}; State is {state}")
+
+    infos = compact_table(
+        session.warehouse,
+        name,
+        partition,
+        stmt.kind,
+        stmt.wait,
+        pool=stmt.pool,
+        properties=dict(stmt.properties) or None,
+        enqueued=enqueued,
     )
+    if stmt.wait:
+        said += [f"Compaction with id {i.id} finished with status: {i.state.value}" for i in infos]
+    done = (
+        "done" if stmt.wait else "queued" if any("already" not in s for s in said) else "not queued"
+    )
+    return empty_result(stmt, f"{stmt.kind} compaction of {name} {done}: " + "; ".join(said))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -144,11 +167,32 @@ def _txn_id(session: SessionState) -> int | str:
     return txn.txn_id if txn is not None else ""
 
 
+def _lock_times(row: dict[str, Any]) -> dict[str, Any]:
+    """Last Heartbeat and Acquired At as UTC timestamps (Hive prints epoch milliseconds)."""
+    out = dict(row)
+    for column in ("Last Heartbeat", "Acquired At"):
+        if out.get(column):
+            out[column] = utc_millis_text(out[column])
+        else:
+            out[column] = None
+    return out
+
+
 def _locks(
     session: SessionState, stmt: st.Show, rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
+    rows = [_lock_times(r) for r in rows]
     if stmt.table is not None:
         db = stmt.table.database or session.database
+        if stmt.partition:  # Hive's request: exactly that partition's lock components
+            name = spec_partition_name(session, stmt.table, stmt.partition, "SHOW LOCKS")
+            return [
+                r
+                for r in rows
+                if r.get("Database") == db
+                and r.get("Table") == stmt.table.name
+                and r.get("Partition") == name
+            ]
         return [
             r for r in rows if r.get("Database") == db and r.get("Table") in (stmt.table.name, None)
         ]

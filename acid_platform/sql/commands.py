@@ -275,9 +275,10 @@ def _show(c: Cursor) -> Statement:
                 c.end()
                 return Show("locks", database=database, source=c.source)
             table = c.table_name()
+        partition = c.partition_spec() if table is not None and c.word() == "PARTITION" else ()
         c.accept("EXTENDED")
         c.end()
-        return Show("locks", table=table, source=c.source)
+        return Show("locks", table=table, partition=partition, source=c.source)
     if c.accept("TABLE"):
         c.expect("STATUS")
         in_database = c.name("database name") if c.accept("IN") or c.accept("FROM") else None
@@ -404,9 +405,26 @@ def _compact(c: Cursor) -> Statement:
         raise c.error("compaction type must be 'minor' or 'major'")
     wait = c.accept("AND", "WAIT")
     pool = c.string("pool name") if c.accept("POOL") else None
+    properties: list[tuple[str, str]] = []
+    if c.accept("WITH"):
+        c.expect("OVERWRITE", "TBLPROPERTIES")
+        c.punct(TokenType.L_PAREN, "(")
+        while True:
+            key = c.string("property name")
+            c.punct(TokenType.EQ, "=")
+            properties.append((key, c.string("property value")))
+            if not c.accept_punct(TokenType.COMMA):
+                break
+        c.punct(TokenType.R_PAREN, ")")
     c.end()
     return Compact(
-        table, "minor" if kind == "minor" else "major", partition, wait, pool, source=c.source
+        table,
+        "minor" if kind == "minor" else "major",
+        partition,
+        wait,
+        pool,
+        tuple(properties),
+        source=c.source,
     )
 
 

@@ -61,6 +61,28 @@ def show_compactions(session: SessionState, stmt: st.ShowCompactions) -> Stateme
     return rows_result(stmt, [_shown(r) for r in rows], SHOW_COMPACTIONS_COLUMNS)
 
 
+def spec_partition_name(
+    session: SessionState,
+    table: st.TableName,
+    items: tuple[tuple[str, object], ...],
+    statement: str,
+) -> str:
+    """The partition name (``ds=2024-01-01/h=3``, escaped as Hive's ``makePartName``) of a
+    ``PARTITION (…)`` spec that gives every partition column of ``table``."""
+    columns = [c for c, _ in session.table(table).spec.partition_columns]
+    given = {k.lower(): v for k, v in items}
+    if sorted(given) != sorted(columns):
+        raise SemanticError(
+            f"{statement} … PARTITION: give every partition column ({', '.join(columns)})"
+        )
+    return make_partition_name(columns, [given[c] for c in columns])
+
+
+def utc_millis_text(value: int) -> str:
+    """An epoch-millisecond time as a UTC timestamp, ``2026-01-02 03:04:05.678``."""
+    return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
 def _filters(session: SessionState, stmt: st.ShowCompactions) -> dict[str, object]:
     wanted: dict[str, object] = {}
     if stmt.compaction_id is not None:
@@ -71,13 +93,9 @@ def _filters(session: SessionState, stmt: st.ShowCompactions) -> dict[str, objec
         wanted["Database"] = stmt.table.database or session.database
         wanted["Table"] = stmt.table.name
         if stmt.partition:
-            columns = [c for c, _ in session.table(stmt.table).spec.partition_columns]
-            given = {k.lower(): v for k, v in stmt.partition}
-            if sorted(given) != sorted(columns):
-                raise SemanticError(
-                    f"SHOW COMPACTIONS … PARTITION: give every partition column ({', '.join(columns)})"
-                )
-            wanted["Partition"] = make_partition_name(columns, [given[c] for c in columns])
+            wanted["Partition"] = spec_partition_name(
+                session, stmt.table, stmt.partition, "SHOW COMPACTIONS"
+            )
     if stmt.pool is not None:
         wanted["Pool name"] = stmt.pool
     if stmt.type is not None:
@@ -105,8 +123,7 @@ def _shown(row: dict[str, Any]) -> dict[str, str]:
         if value is None:
             out[column] = NO_VAL
         elif column in SHOW_COMPACTIONS_TIMES:
-            stamp = datetime.fromtimestamp(value / 1000, UTC)
-            out[column] = stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+            out[column] = utc_millis_text(value)
         else:
             out[column] = str(value)
     return out

@@ -86,10 +86,7 @@ class SessionState:
             return Relation(
                 qualified, tuple(c for c, _ in temp.columns), scan_temp, has_row_id=False
             )
-        try:
-            table = self.warehouse.table(qualified)
-        except NoSuchObjectError as exc:
-            raise NoSuchObjectError(f"Table not found: {qualified} ({exc})") from None
+        table = self.warehouse.table(qualified)
         spec = table.spec
         columns = tuple(c for c, _ in spec.columns) + tuple(c for c, _ in spec.partition_columns)
 

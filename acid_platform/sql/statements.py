@@ -256,13 +256,15 @@ ShowWhat = Literal[
 
 @dataclass(frozen=True)
 class Show(Statement):
-    """``SHOW TRANSACTIONS|LOCKS [t]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``;
+    """``SHOW TRANSACTIONS|LOCKS [t [PARTITION (…)]]|TABLES [IN db] [LIKE 'p']|DATABASES|COLUMNS IN t|…``;
     ``SHOW TABLE STATUS [IN db] [LIKE 'p']`` is the health report of each table."""
 
     what: ShowWhat
     database: str | None = None
     table: TableName | None = None
     pattern: str | None = None
+    #: ``SHOW LOCKS t PARTITION (…)``: the partition spec.
+    partition: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -300,10 +302,16 @@ CompactionKind = Literal["minor", "major"]
 
 @dataclass(frozen=True)
 class Compact(Statement):
-    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']``."""
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']
+    [WITH OVERWRITE TBLPROPERTIES ('k'='v', …)]`` (Hive 4's order of the clauses).
+
+    ``properties`` are stored with the queue entry: ``compactor.<key>`` overrides a compactor
+    setting, ``tblprops.<key>`` a table property, for this compaction only.
+    """
 
     table: TableName
     kind: CompactionKind
     partition: tuple[tuple[str, object], ...] = ()
     wait: bool = False
     pool: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()

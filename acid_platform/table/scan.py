@@ -28,7 +28,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from acid_platform.errors import MissingFileError, ScanClosedError, UnknownColumnError
+from acid_platform.errors import (
+    MissingFileError,
+    ScanClosedError,
+    UnknownColumnError,
+    UnsupportedOperationError,
+)
 from acid_platform.format import (
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
@@ -49,19 +54,22 @@ from acid_platform.format.parallel import run_parallel
 from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_values_table
-from acid_platform.table.scan_filter import Filters, ScanFilter
+from acid_platform.table.scan_where import Filters, ScanFilter
 from acid_platform.table.schema import data_schema, partition_schema, table_schema
 
 
 @dataclass(frozen=True)
 class PartitionFiles:
     """One partition directory a scan reads: its name (``""`` when unpartitioned), path, typed
-    partition values (in partition column order) and the files the snapshot selects there."""
+    partition values (in partition column order), the files the snapshot selects there and,
+    for an insert-only table, the format of its plain data files."""
 
     name: str
     path: str
     values: tuple[Any, ...]
     state: AcidState
+    #: an insert-only table's file format: its directories hold plain data files
+    plain_format: str | None = None
 
     @property
     def size(self) -> int:
@@ -98,6 +106,10 @@ class TableScan:
         release: Callable[[], None] | None = None,
         delete_events_cap: int | None = None,
     ) -> None:
+        if with_row_id and spec.is_insert_only:
+            raise UnsupportedOperationError(
+                f"{spec.full_name} is an insert-only table: its rows have no ROW__ID"
+            )
         self.spec = spec
         #: Hive's ``hive.transactional.events.mem`` for this scan (None: the process default)
         self.delete_events_cap = delete_events_cap
@@ -295,7 +307,9 @@ def plan_files(
                 snapshot.valid_txns,
                 filesystem=fs,
                 record=None if record is None else record.partition(name),
+                insert_only=spec.is_insert_only,
             ),
+            spec.file_format if spec.is_insert_only else None,
         )
         for (name, path), vals in zip(listed, values, strict=True)
     ]
@@ -308,7 +322,9 @@ def split_tasks(
     return [
         ScanTask(split, i, part.values)
         for i, part in enumerate(partitions)
-        for split in plan_splits(part.state, write_ids, part.name or None)
+        for split in plan_splits(
+            part.state, write_ids, part.name or None, plain_format=part.plain_format
+        )
     ]
 
 

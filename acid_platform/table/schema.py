@@ -22,19 +22,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acid_platform.errors import (
+    AcidFormatError,
     NotNullViolationError,
     SchemaMismatchError,
     TimestampRangeError,
     UnknownColumnError,
+    UnsupportedOperationError,
 )
 from acid_platform.format import row_schema, to_hive_type
+from acid_platform.format.plain_files import (
+    ORC,
+    TEXTFILE,
+    check_text_columns,
+    normalize_file_format,
+)
 from acid_platform.format.wide_timestamps import (
     NARROW,
     WIDE,
     check_hive_range,
     widen_schema,
 )
-from acid_platform.metastore.model import TableSpec
+from acid_platform.metastore.model import FILE_FORMAT_PROPERTY, TableSpec
 
 #: Table property holding the NOT NULL columns (comma separated), set by ``create_table``.
 NOT_NULL_PROPERTY = "acid_platform.constraint.not_null"
@@ -55,6 +63,38 @@ def partition_schema(spec: TableSpec) -> pa.Schema:
 def table_schema(spec: TableSpec) -> pa.Schema:
     """Arrow schema of the table as SQL shows it: data columns, then partition columns."""
     return pa.schema(list(data_schema(spec)) + list(partition_schema(spec)))
+
+
+def storage_properties(
+    full_name: str, properties: Mapping[str, str], columns: Iterable[tuple[str, str]]
+) -> dict[str, str]:
+    """A new table's properties with its file format checked and spelled one way: a full ACID
+    table is ORC (Hive's ``TransactionalValidationListener`` message otherwise); an
+    insert-only one ORC, Parquet or text (text with primitive columns only). ORC is not
+    recorded (it is what an absent :data:`FILE_FORMAT_PROPERTY` means)."""
+    props = dict(properties)
+    given = props.pop(FILE_FORMAT_PROPERTY, None)
+    if given is None:
+        return props
+    try:
+        fmt = normalize_file_format(given, full_name)
+    except AcidFormatError as exc:
+        raise UnsupportedOperationError(str(exc)) from None
+    probe = TableSpec("d", "t", (), properties=props)
+    if fmt != ORC and probe.is_transactional and not probe.is_insert_only:
+        raise UnsupportedOperationError(
+            f"The table must be stored using an ACID compliant format (such as ORC): {full_name}"
+        )
+    if fmt != ORC and not probe.is_transactional:
+        raise UnsupportedOperationError(
+            f"table {full_name}: STORED AS {given.upper()} is for insert-only transactional "
+            "tables here (non-transactional tables are ORC)"
+        )
+    if fmt == TEXTFILE:
+        check_text_columns(row_schema(tuple(columns)), full_name)
+    if fmt != ORC:
+        props[FILE_FORMAT_PROPERTY] = fmt
+    return props
 
 
 def not_null_columns(spec: TableSpec) -> tuple[str, ...]:

@@ -40,6 +40,7 @@ from acid_platform.table.statement import (
     run_write,
     statement_guard,
 )
+from acid_platform.table.transaction import write_lock_type
 
 if TYPE_CHECKING:
     from acid_platform.table.warehouse import TableWarehouse
@@ -290,6 +291,25 @@ class Table:
             return outcome
 
         request = WriteRequest.insert(spec, wh.conf, static_name, overwrite, sources)
+        return run_write(wh, spec, self.location, request, write)
+
+    def overwrite_empty(self, partitions: Sequence[str | None]) -> StatementMetrics:
+        """ONE INSERT OVERWRITE of no rows: an empty ``base_w`` into each of ``partitions``
+        (partition names; ``None``: the unpartitioned table), under an EXCLUSIVE lock on each —
+        TRUNCATE of an insert-only table, as Hive writes it."""
+        wh = self.warehouse
+        with statement_guard(wh):
+            spec = self.refresh()
+        lock = write_lock_type(wh.conf, overwrite=True)
+        request = WriteRequest(
+            tuple(LockComponent(lock, spec.db, spec.name, p) for p in partitions),
+            check_outdated=True,
+            overwrite=True,
+        )
+
+        def write(ctx: WriteContext) -> WriteOutcome:
+            return inserts.write_empty_bases(ctx, partitions)
+
         return run_write(wh, spec, self.location, request, write)
 
     def committed_sources(self, keys: Sequence[str] | None = None) -> list[CommittedSource]:

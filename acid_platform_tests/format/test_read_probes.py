@@ -1,0 +1,129 @@
+"""The delete-set probe and the stripe reads of merge-on-read (issue 15): a vectorized probe that
+answers as a plain set does, stripes whose key range holds no delete event read without a probe,
+and the ``row`` struct filtered child by child as Arrow's own filter would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pytest
+
+from acid_platform.format import (
+    DeleteSet,
+    EventWriter,
+    ValidWriteIdList,
+    base_dir_name,
+    bucket_file_name,
+    delete_delta_dir_name,
+    delete_events,
+    encode_bucket,
+    insert_events,
+    read_acid,
+    write_acid_version_file,
+)
+from acid_platform.format.merge_on_read import ReadStats
+from acid_platform.format.reader import OrcDataFile, filter_batch
+
+B0, B1 = encode_bucket(0), encode_bucket(1)
+ALL = 9223372036854775807
+
+
+@pytest.mark.parametrize("order", ["ascending", "shuffled", "with duplicates"])
+def test_probe_answers_as_a_set(order: str) -> None:
+    rng = np.random.default_rng(7)
+    n = 5_000
+    owid = np.repeat([1, 1, 2, 3], n // 4).astype(np.int64)
+    bucket = np.repeat([B0, B1, B0, B0], n // 4).astype(np.int32)
+    rowid = np.concatenate([np.arange(n // 4) * 3 for _ in range(4)]).astype(np.int64)
+    deleted_at = rng.choice(n, 400, replace=False)
+    # events outside every probe's range too: below, above, other runs
+    gone = (
+        np.concatenate([owid[deleted_at], [1, 9]]),
+        np.concatenate([bucket[deleted_at], [B0, B0]]),
+        np.concatenate([rowid[deleted_at], [-5, 10**9]]),
+    )
+    ds = DeleteSet.from_arrays(*gone)
+    truth = set(zip(*(a.tolist() for a in gone), strict=True))
+    if order == "shuffled":
+        perm = rng.permutation(n)
+        owid, bucket, rowid = owid[perm], bucket[perm], rowid[perm]
+    elif order == "with duplicates":
+        rowid = rowid.copy()
+        rowid[1::7] = rowid[0:-1:7]
+    got = ds.contains(owid, bucket, rowid)
+    want = [k in truth for k in zip(owid.tolist(), bucket.tolist(), rowid.tolist(), strict=True)]
+    assert got.tolist() == want
+    assert 0 < int(got.sum()) < n
+
+
+def _base_in_stripes(path: Path, n: int) -> None:
+    """A base of ``n`` rows in many stripes (small stripes, as a writer with a small stripe
+    size cuts them), each with its key in ``hive.acid.key.index``."""
+    # random values: pyarrow cuts stripes by encoded size, and a counting column encodes to little
+    values = np.random.default_rng(3).integers(0, 1 << 60, n)
+    rows = pa.table({"k": values})
+    f = path / base_dir_name(1) / bucket_file_name(0)
+    write_acid_version_file(f.parent)
+    with EventWriter(f, rows.schema, stripe_size=1024, batch_size=1024) as w:
+        for start in range(0, n, 1024):
+            w.write(insert_events(rows.slice(start, 1024), 1, B0, first_row_id=start))
+
+
+def _delete(path: Path, write_id: int, row_ids: list[int]) -> None:
+    d = path / delete_delta_dir_name(write_id, write_id)
+    write_acid_version_file(d)
+    schema = pa.schema([("k", pa.int64())])
+    with EventWriter(d / bucket_file_name(0), schema) as w:
+        w.write(delete_events([1] * len(row_ids), [B0] * len(row_ids), row_ids, write_id, schema))
+
+
+@pytest.mark.parametrize("with_row_id", [False, True])
+def test_stripes_whose_key_range_misses_every_delete_are_not_probed(
+    tmp_path: Path, with_row_id: bool
+) -> None:
+    n = 200_000
+    _base_in_stripes(tmp_path, n)
+    stripes = _stripes(tmp_path)
+    assert stripes >= 4
+    last_rows = [n - 1, n - 3]  # both in the last stripe
+    _delete(tmp_path, 2, last_rows)
+    stats = ReadStats()
+    out = read_acid(
+        tmp_path, ValidWriteIdList.parse(f"db.t:2:{ALL}::"), with_row_id=with_row_id, stats=stats
+    )
+    values = np.random.default_rng(3).integers(0, 1 << 60, n)
+    keep = np.ones(n, bool)
+    keep[last_rows] = False
+    assert out.column("k").to_numpy().tolist() == values[keep].tolist()
+    assert stats.rows_deleted == 2
+    assert stats.probes_skipped == stripes - 1
+    if with_row_id:
+        row_ids = out.column("row__id").combine_chunks().field("rowid").to_numpy()
+        assert row_ids.tolist() == np.flatnonzero(keep).tolist()
+
+
+def _stripes(table: Path) -> int:
+    f = table / base_dir_name(1) / bucket_file_name(0)
+    with OrcDataFile(pafs.LocalFileSystem(), str(f)) as orc:
+        return orc.num_stripes
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+def test_struct_filtered_child_by_child_equals_arrows_filter(nulls: bool) -> None:
+    n = 1_000
+    mask = None if not nulls else pa.array([i % 5 == 0 for i in range(n)])
+    row = pa.StructArray.from_arrays(
+        [pa.array(range(n), pa.int64()), pa.array([str(i) if i % 3 else None for i in range(n)])],
+        names=["a", "b"],
+        mask=mask,
+    )
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(np.arange(n, dtype=np.int64)), row], names=["rowId", "row"]
+    ).slice(7, 900)
+    keep = pa.array([i % 4 != 1 for i in range(900)])
+    got = filter_batch(batch, keep)
+    assert got.equals(batch.filter(keep))
+    assert got.num_rows == sum(keep.to_pylist())
