@@ -107,6 +107,9 @@ class RewriteRequest:
     properties: tuple[tuple[str, str], ...] = ()
     #: Hive 3 names (no ``_v<T>``), written under hidden staging names (see :mod:`.staging`).
     hive3_names: bool = False
+    #: A ``'rebalance'`` compaction (planned as a major one, run by :mod:`.rebalance`): a
+    #: partition holding anything is rewritten, one base included.
+    rebalance: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in (MAJOR, MINOR):
@@ -209,7 +212,8 @@ def plan_rewrite(request: RewriteRequest) -> RewritePlan:
         record=request.record,
         insert_only=request.insert_only,
     )
-    if not is_enough_to_compact(request.kind, state):
+    has_input = state.base is not None or bool(state.deltas) or bool(state.original_files)
+    if not (request.rebalance and has_input) and not is_enough_to_compact(request.kind, state):
         return RewritePlan(request, state, enough=False)
     read_ids = reader_write_ids(request.write_ids)
     if request.kind == MAJOR or _pair_under_hive3_names(request, state):
