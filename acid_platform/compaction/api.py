@@ -9,7 +9,7 @@ Each takes a :class:`~acid_platform.table.TableWarehouse` or a :class:`~acid_pla
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acid_platform.compaction.cleaner import Cleaner, CleanerReport
@@ -18,7 +18,13 @@ from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.executors import ExecutorLike, ExecutorRouter
 from acid_platform.compaction.initiator import Initiator, InitiatorDecision
 from acid_platform.compaction.worker import CompactionOutcome, Worker
-from acid_platform.errors import CompactionError, CompactionTimeoutError, InvalidPartitionError
+from acid_platform.errors import (
+    CompactionError,
+    CompactionTimeoutError,
+    InvalidPartitionError,
+    SemanticError,
+    UnsupportedOperationError,
+)
 from acid_platform.metastore import CompactionInfo, CompactionState, CompactionType, TableSpec
 from acid_platform.metastore.names import split_table_name
 from acid_platform.table.partitions import make_partition_name
@@ -40,6 +46,8 @@ def compact_table(
     pool: str | None = None,
     properties: Mapping[str, str] | None = None,
     enqueued: Callable[[int, bool], None] | None = None,
+    order_by: Sequence[tuple[str, bool]] = (),
+    number_of_buckets: int | None = None,
 ) -> list[CompactionInfo]:
     """``ALTER TABLE name [PARTITION (...)] COMPACT 'kind' [AND WAIT] [POOL 'pool']``.
 
@@ -64,11 +72,19 @@ def compact_table(
         executor = choose(target.conf)
     compaction_type = CompactionType(kind.lower())
     spec = ms.get_table(*split_table_name(name))
+    order_text = check_rebalance(spec, compaction_type, order_by, number_of_buckets)
     ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []
     for part in _partitions(ms, spec, partition):
         cq_id = ms.enqueue_compaction(
-            spec.db, spec.name, part, compaction_type, pool_name=pool, properties=properties
+            spec.db,
+            spec.name,
+            part,
+            compaction_type,
+            pool_name=pool,
+            properties=properties,
+            order_by=order_text,
+            number_of_buckets=number_of_buckets,
         )
         ids.append(cq_id if cq_id is not None else _active_entry(ctx, spec, part))
         if enqueued is not None:
@@ -138,6 +154,40 @@ def show_compactions(target: Any) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def check_rebalance(
+    spec: TableSpec,
+    kind: CompactionType,
+    order_by: Sequence[tuple[str, bool]],
+    number_of_buckets: int | None,
+) -> str | None:
+    """Refuse what Hive refuses for ``'rebalance'`` (Hive's messages); the ``ORDER BY`` text
+    stored with the entry (``k DESC,v ASC``), or ``None``."""
+    if kind is not CompactionType.REBALANCE:
+        if order_by or number_of_buckets is not None:
+            raise SemanticError(
+                "CLUSTERED INTO n BUCKETS and ORDER BY can only be used with 'rebalance' compaction"
+            )
+        return None
+    if not spec.is_transactional or spec.is_insert_only:
+        raise UnsupportedOperationError(
+            f"{spec.full_name}: Rebalance compaction can only be supported on full ACID tables."
+        )
+    if spec.bucket_columns:
+        raise UnsupportedOperationError(
+            f"{spec.full_name}: Rebalance compaction is supported only on implicitly-bucketed "
+            "tables!"
+        )
+    if number_of_buckets is not None and number_of_buckets <= 0:
+        raise SemanticError(f"{spec.full_name}: CLUSTERED INTO {number_of_buckets} BUCKETS")
+    columns = {c.lower() for c, _ in spec.columns}
+    unknown = [c for c, _ in order_by if c.lower() not in columns]
+    if unknown:
+        raise SemanticError(f"{spec.full_name}: ORDER BY {unknown[0]}: no such data column")
+    if not order_by:
+        return None
+    return ",".join(f"{c.lower()} {'DESC' if d else 'ASC'}" for c, d in order_by)
 
 
 def _partitions(

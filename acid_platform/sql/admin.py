@@ -152,6 +152,8 @@ def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
         pool=stmt.pool,
         properties=dict(stmt.properties) or None,
         enqueued=enqueued,
+        order_by=stmt.order_by,
+        number_of_buckets=stmt.number_of_buckets,
     )
     if stmt.wait:
         said += [f"Compaction with id {i.id} finished with status: {i.state.value}" for i in infos]
