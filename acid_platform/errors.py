@@ -242,6 +242,12 @@ class NonTransactionalTableError(UnsupportedOperationError):
     only Hive ACID files, which Hive would misread in a plain table."""
 
 
+class InsertOnlyTableError(UnsupportedOperationError):
+    """UPDATE, DELETE or MERGE on an insert-only (micro-managed) transactional table, whose
+    plain files have no ROW__IDs to update or delete by: refused with Hive's message
+    (``ErrorMsg.ACID_OP_ON_INSERTONLYTRAN_TABLE``, error 10414)."""
+
+
 class RenameUnsupportedError(UnsupportedOperationError, InvalidSettingError):
     """``acid.compactor.hive3.compatible`` on a file system without atomic directory rename (an
     object store): Hive 3 names need a staging directory renamed at commit. ``path`` names the

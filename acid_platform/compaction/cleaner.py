@@ -33,7 +33,7 @@ import pyarrow.fs as pafs
 from acid_platform.compaction.config import CompactorConf
 from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.hooks import checkpoint
-from acid_platform.compaction.staging import leftover_staging
+from acid_platform.compaction.staging import is_compacted_dir, leftover_staging
 from acid_platform.errors import (
     FileRecordError,
     MetastoreError,
@@ -141,7 +141,7 @@ class Cleaner:
         partition = info.partition or ""
         record = ms.recorded_files(spec.db, spec.name).partition(partition)
         try:
-            state, cap = _cleaner_state(fs, path, reader, txns, cap, record)
+            state, cap = _cleaner_state(fs, path, reader, txns, cap, record, spec.is_insert_only)
         except FileRecordError as exc:
             # what the snapshot reads is not what was committed: deleting the obsolete files
             # could destroy the only copy left; `acid fsck` reports and repairs it first
@@ -152,7 +152,7 @@ class Cleaner:
         removed += _delete(fs, leftover_staging(fs, path, _is_open(txns)), None)
         ms.forget_recorded(spec.db, spec.name, partition, [basename(p) for p in removed])
         checkpoint("cleaner.deleted_all")
-        after, _ = _cleaner_state(fs, path, reader, txns, cap)
+        after, _ = _cleaner_state(fs, path, reader, txns, cap, None, spec.is_insert_only)
         left = _doomed(after)
         if left:
             return _entry(info, False, removed, f"{len(left)} obsolete path(s) remain: {left[:3]}")
@@ -200,6 +200,7 @@ class Cleaner:
                     txns,
                     filesystem=location.filesystem,
                     ignore_empty_files=False,
+                    insert_only=spec.is_insert_only,
                 )
             except NotEnoughHistoryError:
                 continue
@@ -238,6 +239,7 @@ def _cleaner_state(
     txns: ValidTxnList,
     cap: int,
     record: PartitionRecord | None = None,
+    insert_only: bool = False,
 ) -> tuple[AcidState, int]:
     """acid_state with the capped cleaner list.
 
@@ -254,6 +256,7 @@ def _cleaner_state(
                 filesystem=fs,
                 ignore_empty_files=False,
                 record=record,
+                insert_only=insert_only,
             )
             return state, cap
         except NotEnoughHistoryError:
@@ -269,11 +272,12 @@ def _visible_compacted_bases(fs: pafs.FileSystem, path: str, txns: ValidTxnList)
         if entry.type != pafs.FileType.Directory or is_hidden(entry.base_name):
             continue
         parsed = parse_acid_dir_name(entry.base_name)
-        if (
-            isinstance(parsed, ParsedBase)
-            and parsed.visibility_txn_id > 0
-            and txns.is_txn_valid(parsed.visibility_txn_id)
-        ):
+        if not isinstance(parsed, ParsedBase):
+            continue
+        if parsed.visibility_txn_id > 0:
+            if txns.is_txn_valid(parsed.visibility_txn_id):
+                out.append(parsed.write_id)
+        elif is_compacted_dir(fs, entry.path):  # Hive 3 names: visible once renamed
             out.append(parsed.write_id)
     return out
 
@@ -282,7 +286,7 @@ def _uncompacted_aborts(state: AcidState, ids: ValidWriteIdList) -> bool:
     """Whether a current delta not written by a compactor mixes aborted and committed ids (at or
     below the list's watermark). Compactor output never holds aborted events."""
     return any(
-        d.visibility_txn_id <= 0
+        not d.is_compacted  # a _v suffix or Hive 3's compacted marker (acid.compactor.hive3.*)
         and ids.is_write_id_range_aborted(d.min_write_id, d.max_write_id) is RangeResponse.SOME
         for d in state.deltas
     )

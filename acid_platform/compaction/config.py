@@ -15,6 +15,7 @@ this project (``acid.compactor.*``). Tables may override the delta thresholds wi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
@@ -34,6 +35,10 @@ STRIPE_SIZE = "acid.compactor.orc.stripe.size"
 #: did (``base_N``, ``delta_x_y``: no ``_v<T>`` suffix, which Hive 2.3/3.x readers cannot parse),
 #: written to a hidden staging directory and renamed at commit. Needs atomic rename (not S3).
 HIVE3_COMPATIBLE = "acid.compactor.hive3.compatible"
+#: ``WITH OVERWRITE TBLPROPERTIES`` keys (and table properties) overriding a compactor setting
+#: for one compaction, and entry keys overriding a table property (Hive's prefixes).
+COMPACTOR_PROPERTY_PREFIX = "compactor."
+TBLPROPS_PREFIX = "tblprops."
 #: Prefix of the table properties that override a threshold for one table (Hive's spelling).
 THRESHOLD_PREFIX = "compactorthreshold."
 #: Table property that keeps the initiator away from a table (manual compaction still works).
@@ -72,6 +77,38 @@ class CompactorConf:
                     _parse_bool(key, conf[key]) if kind is bool else _parse(key, conf[key], kind)
                 )
         return cls(**values)  # type: ignore[arg-type]
+
+    def for_compaction(
+        self, table_properties: Mapping[str, str], entry_properties: Mapping[str, str]
+    ) -> tuple[CompactorConf, dict[str, str]]:
+        """The settings and table properties one compaction runs with (Hive's
+        ``overrideConfProps`` / ``overrideTblProps``): ``compactor.<key>`` of the table's
+        properties, then of the queue entry's (``WITH OVERWRITE TBLPROPERTIES``), override the
+        compactor setting ``<key>``; the entry's ``tblprops.<key>`` overrides table property
+        ``<key>``. Other keys (``compactor.mapreduce.map.memory.mb`` …) have no effect here.
+
+        >>> conf, props = CompactorConf().for_compaction(
+        ...     {"orc.compress": "ZLIB"},
+        ...     {"compactor.acid.compactor.orc.stripe.size": "1024", "tblprops.orc.compress": "NONE"},
+        ... )
+        >>> conf.stripe_size, props["orc.compress"]
+        (1024, 'NONE')
+        """
+        settings: dict[str, str] = {}
+        for source in (table_properties, entry_properties):
+            for key, value in source.items():
+                if key.startswith(COMPACTOR_PROPERTY_PREFIX):
+                    settings[key[len(COMPACTOR_PROPERTY_PREFIX) :]] = value
+        properties = dict(table_properties)
+        for key, value in entry_properties.items():
+            if key.startswith(TBLPROPS_PREFIX):
+                properties[key[len(TBLPROPS_PREFIX) :]] = value
+        known = {k: v for k, v in settings.items() if k in COMPACTOR_KEYS}
+        if not known:
+            return self, properties
+        changed = CompactorConf.from_conf(known)
+        values = {name: getattr(changed, name) for key, name, _ in _KEYS if key in known}
+        return dataclasses.replace(self, **values), properties  # type: ignore[arg-type]
 
     def hive3_compatible_for(self, table_properties: Mapping[str, str]) -> bool:
         """``acid.compactor.hive3.compatible``: the table's property, else the warehouse's."""

@@ -37,6 +37,7 @@ import pyarrow.fs as pafs
 from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.initiator import Initiator, InitiatorDecision
 from acid_platform.format import AcidState, OrcDataFile, acid_state, list_partition_dirs
+from acid_platform.format.plain_files import count_plain_rows
 from acid_platform.metastore import CompactionState, TableSpec
 from acid_platform.table import Table
 from acid_platform.table.statement import ReadLease
@@ -212,8 +213,15 @@ def table_layout(
     with ReadLease(table.warehouse, [spec]) as snapshots:
         snapshot = snapshots[spec.full_name]
         for part, path in list_partition_dirs(location.path, spec.partition_column_names, fs):
-            state = acid_state(path, snapshot.write_ids, snapshot.valid_txns, filesystem=fs)
-            layouts.append(_layout(fs, part or None, state, count_rows, small_file_bytes))
+            state = acid_state(
+                path,
+                snapshot.write_ids,
+                snapshot.valid_txns,
+                filesystem=fs,
+                insert_only=spec.is_insert_only,
+            )
+            plain = spec.file_format if spec.is_insert_only else None
+            layouts.append(_layout(fs, part or None, state, count_rows, small_file_bytes, plain))
     return layouts
 
 
@@ -288,6 +296,7 @@ def _layout(
     state: AcidState,
     count_rows: bool,
     small_file_bytes: int,
+    plain: str | None = None,
 ) -> PartitionLayout:
     dirs = ([state.base] if state.base is not None else []) + list(state.insert_deltas)
     inserts = [(f.path, f.size, False) for f in state.original_files]
@@ -295,9 +304,11 @@ def _layout(
     deletes = [(f.path, f.size, True) for d in state.delete_deltas for f in d.files]
     sizes = [size for _, size, _ in inserts + deletes]
     count: Callable[[list[tuple[str, int, bool]]], int | None] = (
-        (lambda files: sum(OrcDataFile(fs, p, expect_acid=a).num_rows for p, _, a in files))
-        if count_rows
-        else (lambda files: None)
+        (lambda files: None)
+        if not count_rows
+        else (lambda files: sum(count_plain_rows(fs, p, plain) for p, _, _ in files))
+        if plain is not None  # an insert-only table's plain files
+        else (lambda files: sum(OrcDataFile(fs, p, expect_acid=a).num_rows for p, _, a in files))
     )
     return PartitionLayout(
         partition,

@@ -159,8 +159,8 @@ class Initiator:
         spec = seen.table(activity.db, activity.table)
         if spec is None:
             return _decision(activity, None, "table no longer exists")
-        if not spec.is_transactional or spec.is_insert_only:
-            return _decision(activity, None, "not a full ACID table")
+        if not spec.is_transactional:
+            return _decision(activity, None, "not a transactional table")
         if auto_compaction_disabled(spec.properties):
             return _decision(activity, None, "no_auto_compaction=true")
         if activity.partition is not None and activity.partition not in seen.partitions(spec):
@@ -241,6 +241,7 @@ class Initiator:
             ValidCompactorWriteIdList.from_reader(reader),
             txns,
             filesystem=location.filesystem,
+            insert_only=spec.is_insert_only,
         )
         if state.base is not None:
             base_size = sum(f.size for f in state.base.files)

@@ -18,6 +18,9 @@ names, ``_orc_acid_version`` in every directory, the ``orc.compress`` codec): on
 per bucket id, rows sorted by (originalWriteId, bucket, rowId). Nothing
 here touches the metastore: the directories are invisible until the compactor's txn commits.
 
+An **insert-only** table's partition (``insert_only``) is copied into plain files of its
+format instead, in the same directory names (:mod:`.insert_only`, Hive 4's MM compaction).
+
 Work is split into :class:`BucketTask` values (one per output file), so an executor may run them
 anywhere (see :mod:`.executors`); :func:`rewrite_partition` runs them all in this process.
 
@@ -38,15 +41,16 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from acid_platform.compaction.hooks import checkpoint
+from acid_platform.compaction.insert_only import plain_bucket_splits, write_plain_bucket
 from acid_platform.compaction.staging import (
-    final_path,
-    parse_staging_name,
-    staging_name,
+    final_dir,
+    needs_one_base,
+    output_dir,
+    unless_named,
     write_compacted_marker,
 )
 from acid_platform.errors import CompactionError
 from acid_platform.format import (
-    AcidDir,
     AcidState,
     EventWriter,
     OrcDataFile,
@@ -64,7 +68,6 @@ from acid_platform.format import (
 )
 from acid_platform.format import types as t
 from acid_platform.format.file_record import PartitionRecord
-from acid_platform.format.fs import basename, join
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
@@ -96,8 +99,16 @@ class RewriteRequest:
     #: What committed writes recorded in the partition: the compactor refuses to run over a
     #: missing, stray or resized file (a ``FileRecordError``), instead of making a loss final.
     record: PartitionRecord | None = None
+    #: an insert-only table's partition: plain data files of ``file_format`` in and out
+    insert_only: bool = False
+    file_format: str = "orc"
+    #: the table's properties (a plain file's codec: ``parquet.compression``)
+    properties: tuple[tuple[str, str], ...] = ()
     #: Hive 3 names (no ``_v<T>``), written under hidden staging names (see :mod:`.staging`).
     hive3_names: bool = False
+    #: A ``'rebalance'`` compaction (planned as a major one, run by :mod:`.rebalance`): a
+    #: partition holding anything is rewritten, one base included.
+    rebalance: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in (MAJOR, MINOR):
@@ -109,7 +120,20 @@ class RewriteRequest:
     def layout(self) -> EventLayout:
         """How the output is named, created and encoded (the table's event layout)."""
         fs = resolve(self.path, self.filesystem).filesystem
-        return EventLayout(self.row_schema, fs, self.compression, self.stripe_size)
+        return EventLayout(
+            self.row_schema,
+            fs,
+            self.compression,
+            self.stripe_size,
+            insert_only=self.insert_only,
+            file_format=self.file_format,
+            properties=self.properties,
+        )
+
+    @property
+    def plain_format(self) -> str | None:
+        """The format of an insert-only table's files (``None``: ACID event files)."""
+        return self.file_format if self.insert_only else None
 
 
 @dataclass(frozen=True)
@@ -185,22 +209,15 @@ def plan_rewrite(request: RewriteRequest) -> RewritePlan:
         request.valid_txns,
         filesystem=loc.filesystem,
         record=request.record,
+        insert_only=request.insert_only,
     )
-    if not is_enough_to_compact(request.kind, state):
+    has_input = state.base is not None or bool(state.deltas) or bool(state.original_files)
+    if not (request.rebalance and has_input) and not is_enough_to_compact(request.kind, state):
         return RewritePlan(request, state, enough=False)
     read_ids = reader_write_ids(request.write_ids)
-    if request.kind == MAJOR or _pair_under_hive3_names(request, state):
+    if request.kind == MAJOR or (request.hive3_names and needs_one_base(state)):
         return _plan_major(request, loc.path, state, read_ids)
     return _plan_minor(request, loc.path, state, read_ids)
-
-
-def _pair_under_hive3_names(request: RewriteRequest, state: AcidState) -> bool:
-    """Whether a minor compaction under Hive 3 names would write ``delta_x_y`` *and*
-    ``delete_delta_x_y``: it is written as ``base_N`` instead. Two directories cannot appear in
-    one rename, and either one alone hides the other kind's inputs in its range (a reader takes
-    ``delta_1_5`` for the whole of write ids 1..5, ``delete_delta_4_4`` included): a worker
-    killed between the renames would bring deleted rows back. One base is one rename."""
-    return request.hive3_names and bool(state.insert_deltas) and bool(state.delete_deltas)
 
 
 def is_enough_to_compact(kind: str, state: AcidState) -> bool:
@@ -278,6 +295,8 @@ def run_task(plan: RewritePlan, task: BucketTask) -> WrittenFile | None:
     fs = plan.filesystem
     if task.kind == DELETE:
         return _write_deletes(plan, task, fs)
+    if plan.request.insert_only:
+        return _write_plain(plan, task, fs)
     try:
         return _write_rows(plan, task, _row_events(plan, task, fs))
     except _OutOfOrder:
@@ -297,14 +316,14 @@ def _plan_major(
     write_id = max([0, *(d.max_write_id for d in dirs)])
     layout = request.layout
     out_dir = _output_dir(request, path, INSERT, 0, write_id, major=True)
-    if request.hive3_names and state.base is not None and _final(out_dir) == state.base.path:
+    if request.hive3_names and state.base is not None and final_dir(out_dir) == state.base.path:
         raise CompactionError(
             f"{state.base.path}: a major compaction with Hive 3 names would write a directory of "
             "this very name (no delta above it adds rows); compact it with Hive 4's names"
         )
     tasks = tuple(
         BucketTask(layout.bucket_path(out_dir, s.bucket_id), INSERT, s)
-        for s in plan_splits(state, read_ids)
+        for s in _splits(request, state, read_ids)
     )
     inputs = tuple(d.path for d in dirs) + tuple(f.path for f in state.original_files)
     size = sum(af.size for d in dirs for af in d.files) + sum(f.size for f in state.original_files)
@@ -323,13 +342,13 @@ def _plan_minor(
     if request.hive3_names:
         # a lone delta already spanning the range under the Hive 3 name (a streaming batch, or
         # output of an earlier compaction) stays as it is: the output would take its very name
-        inserts = _not_renamed_onto(request, path, inserts, INSERT, low, high)
-        deletes = _not_renamed_onto(request, path, deletes, DELETE, low, high)
+        inserts = unless_named(inserts, final_dir(_output_dir(request, path, INSERT, low, high)))
+        deletes = unless_named(deletes, final_dir(_output_dir(request, path, DELETE, low, high)))
     if inserts:
         out = _output_dir(request, path, INSERT, low, high)
         out_dirs.append(out)
         only_inserts = AcidState(base=None, deltas=inserts, original_files=())
-        for s in plan_splits(only_inserts, read_ids):
+        for s in _splits(request, only_inserts, read_ids):
             tasks.append(BucketTask(layout.bucket_path(out, s.bucket_id), INSERT, s))
     if deletes:
         out = _output_dir(request, path, DELETE, low, high)
@@ -347,36 +366,30 @@ def _plan_minor(
     return RewritePlan(request, state, True, tuple(out_dirs), tuple(tasks), low, high, inputs, size)
 
 
+def _splits(
+    request: RewriteRequest, state: AcidState, read_ids: ValidWriteIdList
+) -> list[ReadSplit]:
+    """The input splits, one per output bucket file."""
+    if request.plain_format is None:
+        return plan_splits(state, read_ids)
+    return plain_bucket_splits(state, read_ids, request.plain_format)
+
+
 def _output_dir(
     request: RewriteRequest, path: str, kind: str, low: int, high: int, *, major: bool = False
 ) -> str:
-    """Where the executor writes an output directory: its Hive 4 name ``…_v<T>``, or with
-    ``hive3_names`` the hidden staging directory of its Hive 3 name."""
-    txn = request.compactor_txn_id
-    if not request.hive3_names:
-        return request.layout.compacted_dir(path, kind, low, high, txn, major=major)
-    final = request.layout.compacted_dir(path, kind, low, high, 0, major=major)
-    return join(path, staging_name(txn, basename(final)))
-
-
-def _final(out_dir: str) -> str:
-    return final_path(out_dir) if parse_staging_name(basename(out_dir)) else out_dir
-
-
-def _not_renamed_onto(
-    request: RewriteRequest,
-    path: str,
-    deltas: tuple[AcidDir, ...],
-    kind: str,
-    low: int,
-    high: int,
-) -> tuple[AcidDir, ...]:
-    if len(deltas) == 1 and deltas[0].path == _final(_output_dir(request, path, kind, low, high)):
-        return ()
-    return deltas
+    return output_dir(
+        request.layout, path, kind, low, high, request.compactor_txn_id, request.hive3_names, major
+    )
 
 
 # --------------------------------------------------------------------------- writing rows
+
+
+def _write_plain(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> WrittenFile | None:
+    request = plan.request
+    read_ids = reader_write_ids(request.write_ids)
+    return write_plain_bucket(plan.layout, task.output, task.split, fs, read_ids)
 
 
 class _OutOfOrder(Exception):

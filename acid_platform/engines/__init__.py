@@ -15,7 +15,10 @@ This package sits above the table layer: it may import ``table/``, never the oth
 
 from __future__ import annotations
 
-from acid_platform.table.engine import Engine
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acid_platform.table.engine import Engine
 
 
 def default_engine() -> Engine:

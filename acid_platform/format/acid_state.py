@@ -103,6 +103,7 @@ def acid_state(
     filesystem: pafs.FileSystem | None = None,
     ignore_empty_files: bool = True,
     record: PartitionRecord | None = None,
+    insert_only: bool = False,
 ) -> AcidState:
     """Select the base, deltas and original files of one partition for a snapshot.
 
@@ -114,12 +115,13 @@ def acid_state(
     A missing directory gives an empty state (a table or partition with no data yet). A
     directory named like a base/delta whose name does not parse raises ``InvalidNameError``.
     Raises ``NotEnoughHistoryError`` when the only bases are compactor bases newer than what
-    the snapshot may see. With ``record`` (what committed writes recorded in this partition,
+    the snapshot may see. ``insert_only``: the directory is an insert-only table's, whose
+    base and delta directories hold plain data files (every non-hidden file). With ``record`` (what committed writes recorded in this partition,
     see :mod:`.file_record`) the selection is checked against it: a missing, unexpected or
     resized file raises a :class:`~acid_platform.errors.FileRecordError` naming it.
     """
     state, problems = _state_and_problems(
-        path, write_ids, txns, filesystem, ignore_empty_files, record
+        path, write_ids, txns, filesystem, ignore_empty_files, record, insert_only
     )
     if problems:
         raise problems[0].error()
@@ -133,10 +135,11 @@ def record_problems(
     record: PartitionRecord,
     *,
     filesystem: pafs.FileSystem | None = None,
+    insert_only: bool = False,
 ) -> list[FileProblem]:
     """Every difference between the partition at ``path`` and its ``record``, for the
     snapshot (what ``acid fsck`` reports; :func:`acid_state` raises the first)."""
-    return _state_and_problems(path, write_ids, txns, filesystem, True, record)[1]
+    return _state_and_problems(path, write_ids, txns, filesystem, True, record, insert_only)[1]
 
 
 def _state_and_problems(
@@ -146,10 +149,11 @@ def _state_and_problems(
     filesystem: pafs.FileSystem | None,
     ignore_empty_files: bool,
     record: PartitionRecord | None,
+    insert_only: bool = False,
 ) -> tuple[AcidState, list[FileProblem]]:
     location = resolve(path, filesystem)
     listing = list_partition(location.filesystem, location.path)
-    builder = AcidDirBuilder(location.filesystem)
+    builder = AcidDirBuilder(location.filesystem, insert_only=insert_only)
     selection = _Selection(write_ids, txns)
     built = [builder.build(e) for e in sorted(listing.acid_dirs.values(), key=lambda e: e.name)]
     for acid_dir in built:

@@ -71,10 +71,50 @@ class WriteIdWindow:
         return high > self.after and low <= self.upto
 
 
-def history_start(state: AcidState) -> int:
+def history_start(state: AcidState, *, insert_only: bool = False) -> int:
     """The lowest ``after`` a window may start at in a directory: the write id of its base (a
-    base keeps no history below it), else 0."""
-    return max(state.base.write_id, 0) if state.base is not None else 0
+    base keeps no history below it), else 0. In an insert-only table a minor-compacted delta
+    ``delta_<lo>_<hi>_v<T>`` keeps none either (its plain rows carry no write id): its ``hi``."""
+    start = max(state.base.write_id, 0) if state.base is not None else 0
+    if insert_only:
+        merged = [d.max_write_id for d in state.insert_deltas if d.min_write_id != d.max_write_id]
+        start = max([start, *merged])
+    return start
+
+
+def read_plain_change_events(
+    state: AcidState,
+    filesystem: pafs.FileSystem,
+    write_ids: ValidWriteIdList,
+    window: WriteIdWindow,
+    row_schema: pa.Schema,
+    file_format: str,
+) -> Iterator[pa.Table]:
+    """The changes of ``window`` in an insert-only table's directory: inserts only, one table
+    per delta of one write id in the window (``row__id`` NULL: plain files have none)."""
+    start = history_start(state, insert_only=True)
+    if window.after < start:
+        raise NotEnoughHistoryError(
+            f"no history below write id {start}; changes after write id {window.after} "
+            "cannot be read here"
+        )
+    schema = change_schema(row_schema)
+    for d in state.insert_deltas:
+        if not window.meets(d.min_write_id, d.max_write_id):
+            continue
+        only = dataclasses.replace(state, base=None, original_files=(), deltas=(d,))
+        for split in plan_splits(only, write_ids, plain_format=file_format):
+            for batch in read_split(split, filesystem, write_ids, schema=row_schema):
+                n = batch.num_rows
+                yield pa.Table.from_arrays(
+                    [
+                        pa.nulls(n, t.ROW_ID_TYPE),
+                        pa.array(np.full(n, d.max_write_id, np.int64)),
+                        pa.array(np.zeros(n, bool)),
+                        *batch.columns,
+                    ],
+                    schema=schema,
+                )
 
 
 def change_schema(row_schema: pa.Schema, columns: Sequence[str] | None = None) -> pa.Schema:
@@ -322,5 +362,6 @@ __all__ = [
     "change_schema",
     "delete_events",
     "history_start",
+    "read_plain_change_events",
     "read_change_events",
 ]

@@ -23,7 +23,6 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from acid_platform.errors import InvalidSettingError
@@ -172,6 +171,8 @@ def _event_batches(
 ) -> Iterator[pa.RecordBatch]:
     """A delete-delta file's key columns, ``batch_rows`` at a time (not a stripe at a time: a
     stripe of delete events can hold tens of millions)."""
+    import pyarrow.dataset as ds  # imports pandas: only when a delete delta is read this way
+
     dataset = ds.dataset(path, format="orc", filesystem=filesystem)
     yield from dataset.to_batches(columns=list(t.ROW_VERSION_FIELDS), batch_size=batch_rows)
 

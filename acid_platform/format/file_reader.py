@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from acid_platform.errors import AcidSchemaError
 from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteLookup, DeleteSet
@@ -25,6 +26,8 @@ Filters = Sequence[Any]
 
 #: :attr:`DataFileRef.kind` of a plain ORC file (synthetic ROW__IDs) and of an event file.
 ORIGINAL_KIND, ACID_KIND = "original", "acid"
+#: :attr:`DataFileRef.kind` of an insert-only table's Parquet and text files (no ROW__IDs).
+PARQUET_KIND, TEXT_KIND = "parquet", "textfile"
 _POSITIONAL_NAME = re.compile(r"^_col\d+$")
 
 
@@ -219,6 +222,19 @@ def read_original(
         row_arrays = {c: batch.column(file_names[c]) for c in present}
         row_id = (pa.array(owid), pa.array(bucket), pa.array(rowid)) if with_row_id else None
         yield from _finish(n, row_arrays, keep, row_id, r)
+
+
+def read_plain(
+    batches: Iterator[pa.RecordBatch], r: FileRead, path: str
+) -> Iterator[pa.RecordBatch]:
+    """The rows of one Parquet or text file of an insert-only table (batches of its columns as
+    stored), cast to the table schema and filtered; such files have no ROW__IDs."""
+    if r.with_row_id or r.row_ids is not None:
+        raise AcidSchemaError(f"{path}: a file of an insert-only table has no ROW__IDs")
+    for batch in batches:
+        r.stats.rows_read += batch.num_rows
+        arrays = {c: batch.column(c) for c in r.read_cols if c in batch.schema.names}
+        yield from _finish(batch.num_rows, arrays, None, None, r)
 
 
 def _finish(

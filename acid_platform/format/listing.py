@@ -191,8 +191,9 @@ def _new_dir_listing(listing: PartitionListing, root: str, name: str) -> DirList
 class AcidDirBuilder:
     """Turns a listed directory into an :class:`AcidDir`, reading ``_metadata_acid`` if present."""
 
-    def __init__(self, fs: pafs.FileSystem) -> None:
+    def __init__(self, fs: pafs.FileSystem, *, insert_only: bool = False) -> None:
         self._fs = fs
+        self._insert_only = insert_only
 
     def build(self, entry: DirListing) -> AcidDir:
         parsed = entry.parsed
@@ -202,6 +203,8 @@ class AcidDirBuilder:
             else None
         )
         is_compacted = parsed.visibility_txn_id > 0 or data_format == _COMPACTED
+        if self._insert_only:  # an insert-only table: plain data files, whatever their names
+            return AcidDir(entry.path, parsed, _plain_files(entry), False, is_compacted)
         is_raw = not is_compacted and _may_be_raw(parsed) and _is_raw(data_format, entry.files)
         files = _raw_files(entry) if is_raw else _bucket_files(entry)
         return AcidDir(entry.path, parsed, files, is_raw, is_compacted)
@@ -262,4 +265,17 @@ def _raw_files(entry: DirListing) -> tuple[AcidFile, ...]:
         original = parse_original_file_name(name)
         if original is not None:
             files.append(AcidFile(join(entry.path, name), size, original.bucket_id))
+    return tuple(sorted(files, key=lambda f: f.path))
+
+
+def _plain_files(entry: DirListing) -> tuple[AcidFile, ...]:
+    """Every data file of an insert-only table's directory (hidden names and side files
+    aside); the bucket is the number a Hive task name (``000001_0``) starts with, else 0."""
+    files = []
+    for name, size in entry.files.items():
+        if is_hidden(name) or name.endswith(FLUSH_LENGTH_SUFFIX):
+            continue
+        original = parse_original_file_name(name)
+        bucket = original.bucket_id if original is not None else 0
+        files.append(AcidFile(join(entry.path, name), size, bucket))
     return tuple(sorted(files, key=lambda f: f.path))

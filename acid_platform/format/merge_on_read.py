@@ -35,18 +35,28 @@ from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.file_reader import (
     ACID_KIND,
     ORIGINAL_KIND,
+    PARQUET_KIND,
+    TEXT_KIND,
     DataFileRef,
     FileRead,
     Filters,
     ReadStats,
     read_events,
     read_original,
+    read_plain,
     to_dnf,
     valid_write_id_mask,
 )
 from acid_platform.format.fs import resolve
 from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.parallel import run_parallel
+from acid_platform.format.plain_files import (
+    ORC,
+    PARQUET,
+    TEXTFILE,
+    read_plain_batches,
+    wide_parquet_columns,
+)
 from acid_platform.format.reader import OrcDataFile, read_flush_length
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.wide_timestamps import wide_columns, widen_schema
@@ -137,9 +147,18 @@ def _read_split_batches(*args: Any, **kwargs: Any) -> list[pa.RecordBatch]:
 
 
 def plan_splits(
-    state: AcidState, write_ids: ValidWriteIdList, partition: str | None = None
+    state: AcidState,
+    write_ids: ValidWriteIdList,
+    partition: str | None = None,
+    *,
+    plain_format: str | None = None,
 ) -> list[ReadSplit]:
-    """Group a directory's selected files by bucket id: one split per bucket."""
+    """Group a directory's selected files by bucket id: one split per bucket.
+
+    ``plain_format`` (``orc``, ``parquet``, ``textfile``) reads an insert-only table's
+    directory instead: one split per plain data file (:func:`plan_plain_splits`)."""
+    if plain_format is not None:
+        return plan_plain_splits(state, plain_format, partition)
     data: dict[int, list[tuple[int, DataFileRef]]] = defaultdict(list)
     deletes: dict[int, list[str]] = defaultdict(list)
     sizes: dict[int, int] = defaultdict(int)
@@ -181,16 +200,52 @@ def plan_splits(
     return splits
 
 
+_PLAIN_KINDS = {ORC: ORIGINAL_KIND, PARQUET: PARQUET_KIND, TEXTFILE: TEXT_KIND}
+
+
+def plan_plain_splits(
+    state: AcidState, plain_format: str, partition: str | None = None
+) -> list[ReadSplit]:
+    """An insert-only table's directory as splits, one per data file: the original files (no
+    base), the base, then the insert deltas, in ``acid_state``'s order. A directory's whole
+    write-id range is valid or it was not selected, so no row is checked."""
+    if plain_format not in _PLAIN_KINDS:
+        raise AcidFormatError(f"unknown file format {plain_format!r} of an insert-only table")
+    kind = _PLAIN_KINDS[plain_format]
+    dirs = ([state.base] if state.base is not None else []) + list(state.insert_deltas)
+    files = [(f.path, f.size, max(f.bucket_id, 0)) for f in state.original_files]
+    files += [(f.path, f.size, f.bucket_id) for d in dirs for f in d.files]
+    return [
+        ReadSplit(bucket, (DataFileRef(path, kind),), (), partition, size)
+        for path, size, bucket in files
+    ]
+
+
 def wide_columns_of_splits(
     splits: Sequence[ReadSplit], filesystem: pafs.FileSystem, row_schema: pa.Schema
 ) -> frozenset[str]:
     """The ``timestamp`` columns of ``row_schema`` that a data file of ``splits`` holds beyond
     the nanosecond range (its footer statistics): read them at microseconds, as
     ``widen_schema(row_schema, …)`` (:mod:`.wide_timestamps`)."""
-    acid = [f.path for s in splits for f in s.data_files if f.kind == ACID_KIND]
-    plain = [f.path for s in splits for f in s.data_files if f.kind != ACID_KIND]
-    return wide_columns(filesystem, acid, row_schema) | wide_columns(
-        filesystem, plain, row_schema, acid=False
+    acid: list[tuple[str, int | None]] = []
+    plain: list[tuple[str, int | None]] = []
+    parquet: list[str] = []
+    for ref in (f for s in splits for f in s.data_files):
+        length = (
+            read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
+        )
+        if length == 0:
+            continue  # a streaming file with nothing committed yet
+        if ref.kind == ACID_KIND:
+            acid.append((ref.path, length))
+        elif ref.kind == ORIGINAL_KIND:
+            plain.append((ref.path, length))
+        elif ref.kind == PARQUET_KIND:
+            parquet.append(ref.path)
+    return (
+        wide_columns(filesystem, acid, row_schema)
+        | wide_columns(filesystem, plain, row_schema, acid=False)
+        | wide_parquet_columns(filesystem, parquet, row_schema)
     )
 
 
@@ -224,32 +279,32 @@ def read_split(
     wanted = list(columns) if columns is not None else None
     filter_expr = pq.filters_to_expression(filters) if filters else None
     filter_cols = _filter_columns(filters) if filters else []
+
+    def file_read(row_cols: list[str]) -> FileRead:
+        read_cols = list(dict.fromkeys(row_cols + [c for c in filter_cols if c not in row_cols]))
+        return FileRead(
+            read_cols, row_cols, deleted, with_row_id, filters, filter_expr, schema, stats, row_ids
+        )
+
     for ref in split.data_files:
         length = (
             read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
         )
         if length == 0:
             continue  # a streaming file with nothing committed yet
+        if ref.kind in (PARQUET_KIND, TEXT_KIND):
+            assert schema is not None, "an insert-only table's files are read with its schema"
+            read = file_read(_resolve_columns(wanted, schema, []))
+            stats.files.append(ref.path)
+            batches = read_plain_batches(filesystem, ref.path, ref.kind, read.read_cols, schema)
+            yield from read_plain(batches, read, ref.path)
+            continue
         with OrcDataFile(
             filesystem, ref.path, logical_length=length, expect_acid=ref.kind == ACID_KIND
         ) as f:
             stats.files.append(ref.path)
             file_cols = f.row_schema.names
-            row_cols = _resolve_columns(wanted, schema, file_cols)
-            read_cols = list(
-                dict.fromkeys(row_cols + [c for c in filter_cols if c not in row_cols])
-            )
-            read = FileRead(
-                read_cols,
-                row_cols,
-                deleted,
-                with_row_id,
-                filters,
-                filter_expr,
-                schema,
-                stats,
-                row_ids,
-            )
+            read = file_read(_resolve_columns(wanted, schema, file_cols))
             if ref.kind == ORIGINAL_KIND:
                 key = (ref.synthetic_write_id, ref.synthetic_statement_id)
                 first = original_offsets[key]

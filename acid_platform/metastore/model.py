@@ -129,19 +129,29 @@ class OperationType(enum.StrEnum):
 
 
 class CompactionType(enum.StrEnum):
-    """``major`` rewrites base + deltas into a new base; ``minor`` merges deltas."""
+    """``major`` rewrites base + deltas into a new base; ``minor`` merges deltas;
+    ``rebalance`` (Hive 4, never initiated automatically) rewrites a partition of an unbucketed
+    table into a base whose rows are spread evenly over its bucket files."""
 
     MAJOR = "major"
     MINOR = "minor"
+    REBALANCE = "rebalance"
 
     @property
     def code(self) -> str:
-        """``COMPACTION_QUEUE.CQ_TYPE``: ``a`` for major, ``i`` for minor."""
-        return "a" if self is CompactionType.MAJOR else "i"
+        """``COMPACTION_QUEUE.CQ_TYPE``: ``a`` major, ``i`` minor, ``r`` rebalance (Hive's)."""
+        return _COMPACTION_CODES[self]
 
     @classmethod
     def from_code(cls, code: str) -> CompactionType:
-        return cls.MAJOR if code == "a" else cls.MINOR
+        return {v: k for k, v in _COMPACTION_CODES.items()}[code]
+
+
+_COMPACTION_CODES = {
+    CompactionType.MAJOR: "a",
+    CompactionType.MINOR: "i",
+    CompactionType.REBALANCE: "r",
+}
 
 
 class CompactionState(enum.StrEnum):
@@ -197,6 +207,10 @@ class CompactionInfo:
     error_message: str | None = None
     run_as: str | None = None
     pool_name: str | None = None
+    #: A rebalance request's ``ORDER BY`` text (Hive's ``CQ_ORDER_BY``), e.g. ``k DESC, v``.
+    order_by: str | None = None
+    #: A rebalance request's ``CLUSTERED INTO n BUCKETS`` (Hive's ``CQ_NUMBER_OF_BUCKETS``).
+    number_of_buckets: int | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +236,11 @@ class Database:
 
     name: str
     location: str | None = None
+
+
+#: The table property recording an insert-only table's ``STORED AS`` (Hive keeps it in the
+#: storage descriptor's input format; this metastore has no such column). Absent: ORC.
+FILE_FORMAT_PROPERTY = "acid_platform.storage.format"
 
 
 @dataclass(frozen=True)
@@ -325,6 +344,13 @@ class TableSpec:
             self.is_transactional
             and self.properties.get("transactional_properties", "").lower() == "insert_only"
         )
+
+    @property
+    def file_format(self) -> str:
+        """How the table's files are stored: ``orc`` (every full ACID table), or ``parquet`` /
+        ``textfile`` (an insert-only table ``STORED AS`` them; kept in the table property
+        :data:`FILE_FORMAT_PROPERTY`)."""
+        return self.properties.get(FILE_FORMAT_PROPERTY, "orc").lower()
 
     @property
     def is_partitioned(self) -> bool:

@@ -181,6 +181,7 @@ def create_table(
         num_buckets=layout.buckets,
         properties=layout.properties,
         if_not_exists=True,
+        stored_as=layout.stored_as,
     )
 
 

@@ -16,6 +16,9 @@ dagster-iceberg; without either, the IO manager's ``default_write_mode``::
         }
     )
 
+An insert-only table: ``"table_properties": {"transactional_properties": "insert_only"}``,
+with ``"stored_as": "parquet"`` (or ``"textfile"``; default ORC) for its plain files.
+
 Bad metadata raises :class:`~acid_platform.errors.AssetMetadataError` before anything is
 written.
 """
@@ -40,6 +43,7 @@ PARTITIONED_BY = "partitioned_by"
 CLUSTERED_BY = "clustered_by"
 BUCKETS = "buckets"
 TABLE_PROPERTIES = "table_properties"
+STORED_AS = "stored_as"
 
 
 class WriteMode(enum.StrEnum):
@@ -104,6 +108,8 @@ class TableLayout:
     clustered_by: tuple[str, ...] = ()
     buckets: int = 0
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: STORED AS of an insert-only table (``orc``, ``parquet``, ``textfile``); None: ORC
+    stored_as: str | None = None
 
 
 def write_options(
@@ -141,7 +147,7 @@ def table_layout(
     definition: Mapping[str, Any], partition_columns: Sequence[str], asset: str
 ) -> TableLayout:
     """The layout of a new table: ``partitioned_by`` (default: the ``partition_expr``
-    columns), ``clustered_by`` with ``buckets``, ``table_properties``."""
+    columns), ``clustered_by`` with ``buckets``, ``table_properties``, ``stored_as``."""
     given = definition.get(PARTITIONED_BY)
     partitioned = names(given, PARTITIONED_BY, asset) if given is not None else partition_columns
     clustered = names(definition.get(CLUSTERED_BY), CLUSTERED_BY, asset)
@@ -154,8 +160,15 @@ def table_layout(
     properties = definition.get(TABLE_PROPERTIES) or {}
     if not isinstance(properties, Mapping):
         raise AssetMetadataError(f"asset {asset}: {TABLE_PROPERTIES} must be a dict")
+    stored_as = definition.get(STORED_AS)
+    if stored_as is not None and not isinstance(stored_as, str):
+        raise AssetMetadataError(f"asset {asset}: {STORED_AS} must be a format name")
     return TableLayout(
-        tuple(partitioned), clustered, buckets, {str(k): str(v) for k, v in properties.items()}
+        tuple(partitioned),
+        clustered,
+        buckets,
+        {str(k): str(v) for k, v in properties.items()},
+        stored_as,
     )
 
 
@@ -182,6 +195,7 @@ __all__ = [
     "MERGE_OPTIONS",
     "PARTITIONED_BY",
     "PARTITION_EXPR",
+    "STORED_AS",
     "TABLE_PROPERTIES",
     "WRITE_MODE",
     "MergeOptions",

@@ -19,6 +19,7 @@ from acid_platform.errors import (
     UnsupportedTypeError,
 )
 from acid_platform.format.types import to_arrow_type, to_hive_type
+from acid_platform.metastore.model import FILE_FORMAT_PROPERTY
 from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
@@ -141,10 +142,6 @@ def _check_storage(stmt: st.CreateTable) -> list[str]:
         raise UnsupportedOperationError(
             f"CREATE EXTERNAL TABLE {stmt.table}: external tables cannot be transactional (Hive refuses it too)"
         )
-    if stmt.stored_as is not None and stmt.stored_as != "orc":
-        raise UnsupportedOperationError(
-            f"CREATE TABLE {stmt.table}: STORED AS {stmt.stored_as.upper()} — transactional tables are stored as ORC"
-        )
     props = {k.lower(): v for k, v in stmt.properties}
     if props.get("transactional", "true").lower() != "true" and not stmt.temporary:
         raise UnsupportedOperationError(
@@ -154,7 +151,10 @@ def _check_storage(stmt: st.CreateTable) -> list[str]:
     if stmt.location:
         notes.append(f"LOCATION {stmt.location!r} ignored: the table lives under the warehouse")
     if stmt.row_format:
-        notes.append("ROW FORMAT ignored: transactional tables use ORC's own serde")
+        notes.append(
+            "ROW FORMAT ignored: ORC and Parquet tables use their own serde, text tables "
+            "LazySimpleSerDe's defaults"
+        )
     if stmt.sorted_by:
         notes.append("SORTED BY ignored: ACID files are sorted by ROW__ID")
     return notes
@@ -165,6 +165,8 @@ def _properties(stmt: st.CreateTable) -> dict[str, str]:
     properties = dict(stmt.properties)
     if not any(k.lower() == "transactional" for k in properties):
         properties["transactional"] = "true"
+    if stmt.stored_as is not None:  # checked against the table kind by create_table
+        properties[FILE_FORMAT_PROPERTY] = stmt.stored_as
     return properties
 
 
@@ -174,7 +176,11 @@ def _layout(
     properties = _properties(stmt)
     if stmt.like is not None:
         spec = session.table(stmt.like).spec
-        copied = {k: v for k, v in spec.properties.items() if not k.startswith("acid_platform.")}
+        copied = {
+            k: v
+            for k, v in spec.properties.items()
+            if not k.startswith("acid_platform.") or k == FILE_FORMAT_PROPERTY
+        }
         return (
             list(spec.columns),
             list(spec.partition_columns),

@@ -29,6 +29,11 @@ history below its write id: a range starting below it raises
 :class:`~acid_platform.errors.ChangeHistoryUnavailableError` naming the partition and the
 earliest write id it can answer from.
 
+An **insert-only** table's feed holds inserts only (its rows are never updated or deleted),
+``row__id`` NULL (its plain files carry none), one write id per ``delta_w_w_s``; a
+minor-compacted ``delta_<lo>_<hi>_v<T>`` mixes write ids, so like a base it keeps no history
+below ``hi``.
+
 Order: by ``_write_id``; within a write id, by partition, then deletes and update pairs (the
 postimage right after its preimage) by the deleted row's ROW__ID, then inserts by ROW__ID.
 :meth:`ChangeScan.to_batches` streams partition by partition (memory: one partition's changes),
@@ -57,13 +62,14 @@ from acid_platform.format.change_events import (
     WriteIdWindow,
     history_start,
     read_change_events,
+    read_plain_change_events,
 )
 from acid_platform.format.fs import Location
 from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.scan import PartitionFiles, plan_files, wanted_columns
-from acid_platform.table.scan_filter import ScanFilter
+from acid_platform.table.scan_where import ScanFilter
 from acid_platform.table.schema import data_schema, table_schema
 
 CHANGE_TYPE = "_change_type"
@@ -150,11 +156,6 @@ class ChangeScan:
         where: ScanFilter | None = None,
         release: Callable[[], None] | None = None,
     ) -> None:
-        if spec.is_insert_only:
-            raise UnsupportedOperationError(
-                f"{spec.full_name} is an insert-only table: its files carry no ROW__IDs or "
-                "delete events, so it has no change feed"
-            )
         self.spec = spec
         self.location = location
         self.snapshot = snapshot
@@ -204,8 +205,11 @@ class ChangeScan:
 
     def partition_changes(self, part: PartitionFiles) -> pa.Table:
         """The changes of one planned partition, labelled, filtered and in feed order."""
+        read = read_change_events
+        if part.plain_format is not None:  # insert-only: inserts only, no ROW__IDs
+            read = functools.partial(read_plain_change_events, file_format=part.plain_format)
         events = list(
-            read_change_events(
+            read(
                 part.state,
                 self.location.filesystem,
                 self.snapshot.write_ids,
@@ -259,14 +263,13 @@ def check_history(
 ) -> None:
     """Raise :class:`~acid_platform.errors.ChangeHistoryUnavailableError` when a partition's
     base is newer than the window's start (its history below the base is gone)."""
-    late = [
-        (p, history_start(p.state)) for p in partitions if history_start(p.state) > window.after
-    ]
+    starts = [(p, history_start(p.state, insert_only=spec.is_insert_only)) for p in partitions]
+    late = [(p, start) for p, start in starts if start > window.after]
     if not late:
         return
     part, earliest = max(late, key=lambda x: x[1])
     where = f"partition {part.name}" if part.name else "the table"
-    base = part.state.base.name if part.state.base is not None else "a base"
+    base = part.state.base.name if part.state.base is not None else "a compacted delta"
     others = f" ({len(late)} partitions in all)" if len(late) > 1 else ""
     raise ChangeHistoryUnavailableError(
         f"the changes of {spec.full_name} after write id {window.after} are no longer "

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from acid_platform.errors import (
+    InsertOnlyTableError,
     InvalidExpressionError,
     NonTransactionalTableError,
     UnknownColumnError,
@@ -197,11 +198,17 @@ def _check_clause_rules(spec: TableSpec, clauses: Sequence[Clause]) -> None:
 
 
 def require_transactional(spec: TableSpec) -> None:
-    """Refuse row-level DML (UPDATE, DELETE, MERGE) on a non-transactional table, with Hive's
-    message (``ErrorMsg.ACID_OP_ON_NONACID_TABLE``)."""
+    """Refuse row-level DML (UPDATE, DELETE, MERGE) on a non-transactional table or an
+    insert-only one, with Hive's messages (``ErrorMsg.ACID_OP_ON_NONACID_TABLE``,
+    ``ACID_OP_ON_INSERTONLYTRAN_TABLE``)."""
     if not spec.is_transactional:
         raise NonTransactionalTableError(
             f"Attempt to do update or delete on table {spec.full_name} that is not transactional"
+        )
+    if spec.is_insert_only:
+        raise InsertOnlyTableError(
+            f"Attempt to do update or delete on table {spec.full_name} that is insert-only "
+            "transactional"
         )
 
 

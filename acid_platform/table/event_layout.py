@@ -12,7 +12,11 @@ Every writer of table data — the embedded writer (:mod:`.writes`), the Spark t
 * files are ``bucket_NNNNN``. A row goes to its bucket by Hive's bucketing hash in a bucketed
   table, to its writer's id in an unbucketed one; a delete event goes to the file of the bucket
   in the ROW__ID of the row it deletes;
-* files are written with the table's ``orc.compress`` codec (Hive's default ZLIB).
+* files are written with the table's ``orc.compress`` codec (Hive's default ZLIB);
+* an **insert-only** table's layout (``insert_only``) writes plain data files of its
+  ``file_format`` (ORC, Parquet or text; :mod:`acid_platform.format.plain_files`) named as
+  Hive's tasks name them, ``000000_0`` (``%06d`` bucket or writer id), into the same
+  directory names, with no ``_orc_acid_version`` and no delete deltas.
 
 An :class:`EventLayout` is a plain picklable value (a schema, a file system, a codec, a stripe
 size), so Spark tasks build and use it on their executors.
@@ -55,9 +59,11 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.format.bucket_codec import decode_bucket_ids
-from acid_platform.format.fs import join
+from acid_platform.format.fs import join, make_dirs
+from acid_platform.format.names import original_file_name
+from acid_platform.format.plain_files import ORC, write_plain_file
 from acid_platform.format.streaming_file import StreamingEventFile
-from acid_platform.format.writer import DEFAULT_STRIPE_SIZE
+from acid_platform.format.writer import DEFAULT_STRIPE_SIZE, pyarrow_codec
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.schema import data_schema
 
@@ -102,13 +108,27 @@ class EventLayout:
     filesystem: pafs.FileSystem
     compression: str = DEFAULT_COMPRESSION
     stripe_size: int = DEFAULT_STRIPE_SIZE
+    #: an insert-only table's layout: plain data files of ``file_format``
+    insert_only: bool = False
+    file_format: str = ORC
+    #: the table's properties a plain file's codec comes from (``parquet.compression``)
+    properties: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(
         cls, spec: TableSpec, filesystem: pafs.FileSystem, *, stripe_size: int = DEFAULT_STRIPE_SIZE
     ) -> EventLayout:
-        """The layout of a table: its data columns and its ``orc.compress`` codec."""
-        return cls(data_schema(spec), filesystem, compression_of(spec.properties), stripe_size)
+        """The layout of a table: its data columns, its ``orc.compress`` codec and, for an
+        insert-only table, its file format."""
+        return cls(
+            data_schema(spec),
+            filesystem,
+            compression_of(spec.properties),
+            stripe_size,
+            insert_only=spec.is_insert_only,
+            file_format=spec.file_format if spec.is_insert_only else ORC,
+            properties=tuple(spec.properties.items()) if spec.is_insert_only else (),
+        )
 
     # ------------------------------------------------------------------ names
     def statement_dir(
@@ -161,14 +181,36 @@ class EventLayout:
         return join(partition_dir, delta_dir_name(min_write_id, max_write_id, statement))
 
     def bucket_path(self, directory: str, bucket: int) -> str:
-        """The file of ``bucket`` in a base or delta directory: ``<directory>/bucket_NNNNN``."""
+        """The file of ``bucket`` in a base or delta directory: ``<directory>/bucket_NNNNN``
+        (``<directory>/NNNNNN_0`` in an insert-only table)."""
+        if self.insert_only:
+            return join(directory, original_file_name(bucket))
         return join(directory, bucket_file_name(bucket))
 
     # ------------------------------------------------------------------ writing
     def create_dir(self, directory: str) -> str:
-        """Create a base or delta directory with its ``_orc_acid_version``; returns it."""
-        write_acid_version_file(directory, self.filesystem)
+        """Create a base or delta directory with its ``_orc_acid_version`` (an insert-only
+        table's has none); returns it."""
+        if self.insert_only:
+            make_dirs(self.filesystem, directory)
+        else:
+            write_acid_version_file(directory, self.filesystem)
         return directory
+
+    def write_plain(self, path: str, rows: pa.Table) -> int:
+        """Write an insert-only table's data file (``rows``: its data columns); its size."""
+        if not self.insert_only:
+            raise ValueError("plain data files belong to insert-only tables")
+        return write_plain_file(
+            self.filesystem,
+            path,
+            rows,
+            self.row_schema,
+            self.file_format,
+            properties=dict(self.properties),
+            orc_codec=pyarrow_codec(path, self.compression),
+            stripe_size=self.stripe_size,
+        )
 
     def open_file(self, path: str) -> EventWriter:
         """An :class:`~acid_platform.format.EventWriter` for one bucket file of this table."""

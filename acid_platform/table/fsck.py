@@ -114,7 +114,12 @@ def _problems(warehouse: TableWarehouse, spec: TableSpec, location: Location) ->
             recorded = record.partition(part)
             if recorded is not None:
                 out += record_problems(
-                    path, snapshot.write_ids, snapshot.valid_txns, recorded, filesystem=fs
+                    path,
+                    snapshot.write_ids,
+                    snapshot.valid_txns,
+                    recorded,
+                    filesystem=fs,
+                    insert_only=spec.is_insert_only,
                 )
     return out
 

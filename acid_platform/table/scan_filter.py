@@ -13,8 +13,7 @@ the whole predicate, so the pushed part only ever removes rows the predicate rem
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -31,10 +30,8 @@ from acid_platform.table.expressions import (
     resolve,
     to_expression,
 )
+from acid_platform.table.scan_where import Filters, ScanFilter
 from acid_platform.table.schema import table_schema
-
-#: DNF conjunction handed to :func:`~acid_platform.format.read_split` (``[(col, op, value)]``).
-Filters = list[tuple[str, str, Any]]
 
 _INDEX = "__acid_idx"
 _RELATION = "__acid_rows"
@@ -47,22 +44,6 @@ _COMPARISONS: dict[type, str] = {
     exp.GTE: ">=",
 }
 _INTEGER_TYPES = {"tinyint": 8, "smallint": 16, "int": 32, "integer": 32, "bigint": 64}
-
-
-@dataclass(frozen=True)
-class ScanFilter:
-    """How a scan narrows what it reads.
-
-    ``partitions`` gets the typed partition values of the listed partitions (one row each, in
-    listing order) and returns the indices of those to read. ``pushed`` is a conjunction the
-    reader applies exactly (stripe statistics, then rows). ``rows`` gets rows read (holding at
-    least ``row_columns``) and returns the indices of those to keep.
-    """
-
-    partitions: Callable[[pa.Table], Sequence[int]] | None = None
-    pushed: Filters | None = None
-    rows: Callable[[pa.Table], np.ndarray] | None = None
-    row_columns: tuple[str, ...] = ()
 
 
 def hive_filter(

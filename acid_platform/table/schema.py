@@ -15,26 +15,37 @@ is a :class:`~acid_platform.errors.SchemaMismatchError` naming the table and col
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from acid_platform.errors import (
+    AcidFormatError,
     NotNullViolationError,
     SchemaMismatchError,
     TimestampRangeError,
     UnknownColumnError,
+    UnsupportedOperationError,
 )
 from acid_platform.format import row_schema, to_hive_type
+from acid_platform.format.plain_files import (
+    ORC,
+    TEXTFILE,
+    check_text_columns,
+    normalize_file_format,
+)
 from acid_platform.format.wide_timestamps import (
     NARROW,
     WIDE,
     check_hive_range,
     widen_schema,
 )
-from acid_platform.metastore.model import TableSpec
+from acid_platform.metastore.model import FILE_FORMAT_PROPERTY, TableSpec
 
 #: Table property holding the NOT NULL columns (comma separated), set by ``create_table``.
 NOT_NULL_PROPERTY = "acid_platform.constraint.not_null"
@@ -55,6 +66,38 @@ def partition_schema(spec: TableSpec) -> pa.Schema:
 def table_schema(spec: TableSpec) -> pa.Schema:
     """Arrow schema of the table as SQL shows it: data columns, then partition columns."""
     return pa.schema(list(data_schema(spec)) + list(partition_schema(spec)))
+
+
+def storage_properties(
+    full_name: str, properties: Mapping[str, str], columns: Iterable[tuple[str, str]]
+) -> dict[str, str]:
+    """A new table's properties with its file format checked and spelled one way: a full ACID
+    table is ORC (Hive's ``TransactionalValidationListener`` message otherwise); an
+    insert-only one ORC, Parquet or text (text with primitive columns only). ORC is not
+    recorded (it is what an absent :data:`FILE_FORMAT_PROPERTY` means)."""
+    props = dict(properties)
+    given = props.pop(FILE_FORMAT_PROPERTY, None)
+    if given is None:
+        return props
+    try:
+        fmt = normalize_file_format(given, full_name)
+    except AcidFormatError as exc:
+        raise UnsupportedOperationError(str(exc)) from None
+    probe = TableSpec("d", "t", (), properties=props)
+    if fmt != ORC and probe.is_transactional and not probe.is_insert_only:
+        raise UnsupportedOperationError(
+            f"The table must be stored using an ACID compliant format (such as ORC): {full_name}"
+        )
+    if fmt != ORC and not probe.is_transactional:
+        raise UnsupportedOperationError(
+            f"table {full_name}: STORED AS {given.upper()} is for insert-only transactional "
+            "tables here (non-transactional tables are ORC)"
+        )
+    if fmt == TEXTFILE:
+        check_text_columns(row_schema(tuple(columns)), full_name)
+    if fmt != ORC:
+        props[FILE_FORMAT_PROPERTY] = fmt
+    return props
 
 
 def not_null_columns(spec: TableSpec) -> tuple[str, ...]:
@@ -172,6 +215,35 @@ def _wide(
     except TimestampRangeError as err:
         raise SchemaMismatchError(str(err)) from err
     return wide
+
+
+def has_wide_constant(predicate: object) -> bool:
+    """Whether ``predicate`` (a sqlglot tree) holds a string or ``TIMESTAMP`` constant that
+    reads as a timestamp beyond the nanosecond range: the engine cannot compare it with a column
+    carried at nanoseconds, so a scan filtered by it reads its timestamp columns at microseconds.
+
+    >>> import sqlglot
+    >>> has_wide_constant(sqlglot.parse_one("ts > TIMESTAMP '1500-06-01 10:00:00'", read="hive"))
+    True
+    >>> has_wide_constant(sqlglot.parse_one("ts > '2020-01-01' AND s = '1500'", read="hive"))
+    False
+    """
+    if not isinstance(predicate, exp.Expr):
+        return False
+    for literal in predicate.find_all(exp.Literal):
+        if literal.is_string and _WIDE_TEXT.match(literal.name):
+            try:
+                us = int(
+                    np.datetime64(literal.name.strip().replace(" ", "T"), "us").astype(np.int64)
+                )
+            except ValueError:
+                continue
+            if not -(2**63) <= us * 1000 < 2**63:
+                return True
+    return False
+
+
+_WIDE_TEXT = re.compile(r"^\s*\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?\s*$")
 
 
 #: Where a table's timestamps keep nanoseconds (Arrow's 64-bit nanosecond range); beyond it, to

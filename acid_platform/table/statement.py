@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from acid_platform.errors import NonTransactionalTableError
+from acid_platform.errors import NonTransactionalTableError, UnsupportedOperationError
 from acid_platform.format import Snapshot
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
@@ -194,6 +194,17 @@ def require_acid_writes(spec: TableSpec) -> None:
         )
 
 
+def require_event_writer(spec: TableSpec) -> None:
+    """Refuse a writer of ACID event files (Spark's executors, a detached write) into an
+    insert-only table, whose files are plain: such writes take the embedded path."""
+    if spec.is_insert_only:
+        raise UnsupportedOperationError(
+            f"{spec.full_name} is an insert-only table: Spark writes ACID event files, not its "
+            "plain files; insert through Table.insert / SQL on the embedded engine "
+            "(e.g. a DataFrame's rows as Arrow)"
+        )
+
+
 def run_write(
     warehouse: TableWarehouse,
     spec: TableSpec,
@@ -260,6 +271,7 @@ def begin_detached(
     """Open the transaction of an INSERT [OVERWRITE] of ``spec``, take its lock and allocate
     the write id (before any file is written); aborts on any failure."""
     require_acid_writes(spec)
+    require_event_writer(spec)
     request = WriteRequest.insert(spec, conf, None, overwrite)
     txn_id = metastore.open_txn(agent_info=agent[:128])
     try:

@@ -49,6 +49,7 @@ from acid_platform.format.fs import join, resolve
 from acid_platform.format.storage import StorageOptions, configure, options_for
 from acid_platform.metastore import LockComponent, LockType, Metastore, TableSpec
 from acid_platform.metastore.clock import TXN_TIMEOUT, parse_duration_s
+from acid_platform.metastore.model import FILE_FORMAT_PROPERTY
 from acid_platform.metastore.names import DEFAULT_DATABASE, split_table_name
 from acid_platform.table.catalog_ops import (
     WarehouseCatalog,
@@ -59,7 +60,7 @@ from acid_platform.table.engine import Engine
 from acid_platform.table.locations import claim_table_dir, claim_warehouse, release_table_dir
 from acid_platform.table.native import NativeEngines
 from acid_platform.table.query import bind_query
-from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX
+from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX, storage_properties
 from acid_platform.table.statement import KnownPartitions, read_snapshot, statement_guard
 from acid_platform.table.table import Table
 from acid_platform.table.transaction import Transaction
@@ -187,12 +188,15 @@ class TableWarehouse(WarehouseCatalog):
         properties: Mapping[str, str] | None = None,
         not_null: Sequence[str] = (),
         if_not_exists: bool = False,
+        stored_as: str | None = None,
     ) -> Table:
         """CREATE TABLE … STORED AS ORC TBLPROPERTIES ('transactional'='true').
 
         ``columns`` are ``(name, hive type)`` pairs or an Arrow schema; ``partition_columns``
         likewise (PARTITIONED BY); ``bucket_columns`` + ``num_buckets`` give CLUSTERED BY …
-        INTO n BUCKETS; ``not_null`` lists NOT NULL columns.
+        INTO n BUCKETS; ``not_null`` lists NOT NULL columns. An insert-only table
+        (``properties={'transactional_properties': 'insert_only'}``) may be ``stored_as``
+        ``'parquet'`` or ``'textfile'`` too (see docs/insert_only.md).
         """
         self.require_no_transaction("CREATE TABLE")
         db, table = split_table_name(name)
@@ -204,6 +208,9 @@ class TableWarehouse(WarehouseCatalog):
                     f"table {db}.{table}: column names starting with {RESERVED_PREFIX!r} are reserved"
                 )
         props = dict(DEFAULT_TABLE_PROPERTIES) | dict(properties or {})
+        if stored_as is not None:
+            props[FILE_FORMAT_PROPERTY] = stored_as
+        props = storage_properties(f"{db}.{table}", props, cols)
         all_cols = {c.lower() for c, _ in cols + parts}
         missing = [c for c in not_null if c.lower() not in all_cols]
         if missing:

@@ -128,7 +128,25 @@ class EventSink:
             )
         )
         files: list[Callable[[], FileInfo]] = []
-        for bucket, part in split_rows(self.spec, rows, self._writer_ids(rows)):
+        groups = split_rows(self.spec, rows, self._writer_ids(rows))
+        if layout.insert_only:
+            if (
+                not groups
+            ):  # an empty INSERT OVERWRITE: an empty file keeps the base on object stores
+                groups = [(UNBUCKETED_WRITER_ID, rows)]
+            for bucket, part in groups:
+                info = FileInfo(
+                    layout.bucket_path(directory, bucket),
+                    partition,
+                    statement_id,
+                    bucket,
+                    INSERT,
+                    0,
+                    0,
+                )
+                files.append(functools.partial(self._write_plain, info, part))
+            return PendingWrites([directory], files)
+        for bucket, part in groups:
             info = FileInfo(
                 layout.bucket_path(directory, bucket), partition, statement_id, bucket, INSERT, 0, 0
             )
@@ -154,6 +172,10 @@ class EventSink:
             events = functools.partial(delete_events, *ids, self.write_id, layout.row_schema)
             files.append(functools.partial(self._write_file, info, events))
         return PendingWrites([directory], files)
+
+    def _write_plain(self, info: FileInfo, rows: pa.Table) -> FileInfo:
+        size = self.layout.write_plain(info.path, rows)
+        return dataclasses.replace(info, rows=rows.num_rows, bytes=size)
 
     def _write_file(self, info: FileInfo, events: Callable[[], pa.Table]) -> FileInfo:
         with self.layout.open_file(info.path) as writer:

@@ -248,3 +248,28 @@ def test_aborted_rows_inside_a_delta_left_in_place_never_come_back(wh: Warehouse
     assert acid_dirs(d) == [f"base_0000004_v{major.txn_id:07d}"]
     assert [r[3] for r in table_rows(wh, "t")] == [1, 3, 10]
     assert all(a.aborted_txns == 0 for a in ms.write_activity())
+
+
+def test_a_streamed_scan_reads_its_snapshot_across_compaction_and_cleaning(wh: Warehouse) -> None:
+    """The table API's own reader: a streamed scan over two partitions, one batch taken, then
+    both are compacted and cleaned under it; the rest of the stream still reads the snapshot it
+    started with, and its lease is all that holds the cleaner back."""
+    t = wh.create_table("t", KV, partition_columns=[("p", "string")])
+    for i in range(2):
+        t.insert([{"k": 10 * i + j, "v": f"v{i}", "p": f"p{j}"} for j in range(2)])
+    t.delete("k = 11")
+    want = sorted((r["k"], r["v"]) for r in t.scan().to_pylist())
+    reader = t.scan_batches(columns=["k", "v"])
+    got = [(r["k"], r["v"]) for r in reader.read_next_batch().to_pylist()]
+    t.update({"v": "'new'"})
+    t.insert([{"k": 99, "v": "late", "p": "p0"}])
+    assert len(compact_table(wh, "t", kind="major")) == 2
+    assert run_cleaner(wh).removed == ()  # the stream's lease holds every input
+    got += [(r["k"], r["v"]) for r in reader.read_all().to_pylist()]
+    assert sorted(got) == want
+    assert wh.metastore.show_read_leases() == []  # released when exhausted
+    assert len(run_cleaner(wh).removed) > 2
+    for part in ("p0", "p1"):
+        (only,) = acid_dirs(StorePath(t.spec.location) / f"p={part}")
+        assert only.startswith("base_")
+    assert sorted(r["v"] for r in t.scan().to_pylist()) == ["late"] + ["new"] * 3

@@ -181,3 +181,39 @@ def test_a_pandas_output_is_converted_to_arrow_once_per_write(
     assert rows(wh, "visits") == [
         {"id": i, "page": p} for i, p in ((1, "a"), (1, "a"), (2, "b"), (2, "b"))
     ]
+
+
+@pytest.mark.slow
+def test_an_insert_only_parquet_table_is_created_appended_and_overwritten(
+    resources: dict[str, object], instance: DagsterInstance, wh: Warehouse
+) -> None:
+    meta_in = {
+        "write_mode": "append",
+        "table_properties": {"transactional_properties": "insert_only"},
+        "stored_as": "parquet",
+    }
+
+    @asset(metadata=meta_in)
+    def events(context) -> pa.Table:  # type: ignore[no-untyped-def]
+        if context.run.tags.get("replace") == "yes":
+            context.add_output_metadata({"write_mode": "overwrite"})
+        return pa.table({"id": [len(context.run.run_id)], "v": ["x"]})
+
+    for _ in range(2):
+        assert materialize([events], resources=resources, instance=instance).success
+    spec = wh.table("events").spec
+    assert spec.is_insert_only and spec.file_format == "parquet"
+    meta = latest_metadata(instance, "events")
+    assert meta["dagster/row_count"] == 2 and meta["delta_count"] == 2
+    written = [d.rsplit("/", 1)[-1] for d in meta["dirs_written"]]
+    assert written == ["delta_0000002_0000002_0000"]
+    import pyarrow.parquet as pq
+
+    plain = pq.read_table(f"{spec.location}/delta_0000002_0000002_0000/000000_0")
+    assert plain.column_names == ["id", "v"]  # Hive's MM file: the columns, nothing else
+    replaced = materialize(
+        [events], resources=resources, instance=instance, tags={"replace": "yes"}
+    )
+    assert replaced.success
+    assert wh.table("events").scan().num_rows == 1
+    assert latest_metadata(instance, "events")["dagster/row_count"] == 1

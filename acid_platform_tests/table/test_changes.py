@@ -16,7 +16,6 @@ from acid_platform.errors import (
     NotEnoughHistoryError,
     ScanClosedError,
     UnknownColumnError,
-    UnsupportedOperationError,
 )
 from acid_platform.table import Table, lit
 from acid_platform.table.changes import change_feed_schema
@@ -290,11 +289,20 @@ def test_an_unpartitioned_table_and_sql_written_rows(wh: Warehouse) -> None:
     ]
 
 
-def test_an_insert_only_table_has_no_change_feed(wh: Warehouse) -> None:
+def test_an_insert_only_tables_feed_holds_its_inserts(wh: Warehouse) -> None:
     wh.sql(
-        "CREATE TABLE mm (id int) STORED AS ORC "
+        "CREATE TABLE mm (id int) STORED AS PARQUET "
         "TBLPROPERTIES ('transactional'='true', 'transactional_properties'='insert_only')"
     )
-    with pytest.raises(UnsupportedOperationError, match="insert-only"):
-        wh.table("mm").changes(0)
+    wh.sql("INSERT INTO mm VALUES (1), (2)")
+    wh.sql("INSERT INTO mm VALUES (3)")
+    feed = wh.table("mm").changes(0)
+    assert _changes(feed, "id") == [(1, "insert", 1), (1, "insert", 2), (2, "insert", 3)]
+    assert feed.column("row__id").null_count == 3  # plain files carry no ROW__IDs
+    assert _changes(wh.table("mm").changes(1), "id") == [(2, "insert", 3)]
+    wh.compact("mm", kind="minor", wait=True)  # delta_1_2_v…: write ids 1 and 2 merged
+    with pytest.raises(ChangeHistoryUnavailableError) as caught:
+        wh.table("mm").changes(1)
+    assert caught.value.earliest_write_id == 2
     assert wh.metastore.show_read_leases() == []  # the lease taken for it was released
+    assert wh.table("mm").changes(2).num_rows == 0

@@ -18,6 +18,7 @@ from acid_platform.metastore import TableSpec
 from acid_platform.table import Clause, ClauseKind, dml_read, lit, scan_filter
 from acid_platform.table.dml import plan_delete, plan_merge, plan_update
 from acid_platform_tests.helpers import warehouse_fixture
+from acid_platform_tests.store_path import StorePath
 from acid_platform_tests.table.conftest import emp_rows, rows_of
 
 SPEC = TableSpec(
@@ -167,37 +168,31 @@ def test_merge_on_a_partition_and_key_matches_full_read(
 
 
 def test_update_on_a_large_multi_writer_table(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    wh: Warehouse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ACID_READ_THREADS", "2")
     monkeypatch.setattr("acid_platform.table.writes.ROWS_PER_WRITER", 1000)
     monkeypatch.setattr("acid_platform.format.reader.PARALLEL_MIN_ROWS", 1)
     monkeypatch.setattr(dml_read, "SMALL_TARGET_BYTES", -1)
-    wh = Warehouse.open(tmp_path / "wh")
-    try:
-        t = wh.create_table("big", COLS)
-        rows = pa.Table.from_pylist(
-            [{k: v for k, v in r.items() if k != "dept"} for r in emp_rows(5000)]
-        )
-        t.insert(rows)
-        delta = Path(t.spec.location) / "delta_0000001_0000001_0000"
-        assert sorted(p.name for p in delta.iterdir() if p.name.startswith("bucket")) == [
-            "bucket_00000",
-            "bucket_00001",
-        ]
-        assert t.update({"salary": "salary + 1"}, "id % 1000 = 999").rows_updated == 5
-        assert t.delete("id BETWEEN 2498 AND 2501").rows_deleted == 4
-        got = t.scan(with_row_id=True).to_pylist()
-        assert len(got) == 4996
-        keys = {
-            (r["row__id"]["writeid"], r["row__id"]["bucketid"], r["row__id"]["rowid"]) for r in got
-        }
-        assert len(keys) == len(got)
-        by_id = {r["id"]: r for r in got}
-        assert by_id[999]["salary"] == 9991 and by_id[1000]["salary"] == 10000
-        assert {decode_bucket(r["row__id"]["bucketid"])[0] for r in got} == {0, 1}
-    finally:
-        wh.close()
+    t = wh.create_table("big", COLS)
+    rows = pa.Table.from_pylist(
+        [{k: v for k, v in r.items() if k != "dept"} for r in emp_rows(5000)]
+    )
+    t.insert(rows)
+    delta = StorePath(t.spec.location) / "delta_0000001_0000001_0000"
+    assert [p.name for p in delta.iterdir() if p.name.startswith("bucket")] == [
+        "bucket_00000",
+        "bucket_00001",
+    ]
+    assert t.update({"salary": "salary + 1"}, "id % 1000 = 999").rows_updated == 5
+    assert t.delete("id BETWEEN 2498 AND 2501").rows_deleted == 4
+    got = t.scan(with_row_id=True).to_pylist()
+    assert len(got) == 4996
+    keys = {(r["row__id"]["writeid"], r["row__id"]["bucketid"], r["row__id"]["rowid"]) for r in got}
+    assert len(keys) == len(got)
+    by_id = {r["id"]: r for r in got}
+    assert by_id[999]["salary"] == 9991 and by_id[1000]["salary"] == 10000
+    assert {decode_bucket(r["row__id"]["bucketid"])[0] for r in got} == {0, 1}
 
 
 # --------------------------------------------------------------------------- scan filters

@@ -55,9 +55,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import BooleanType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
+from acid_platform.engines.spark.table_scans import partition_conjuncts, scan_bytes
 from acid_platform.errors import (
     EngineError,
     InvalidNameError,
@@ -80,7 +81,10 @@ log = logging.getLogger(__name__)
 #: The option that makes the data source's ``schema()`` a catalog operation.
 CATALOG_OP = "_catalog_op"
 CATALOG_CLASS = "acid_platform.spark.AcidCatalog"
-_SOURCE = Path(__file__).with_name("jvm") / "AcidCatalog.java"
+_SOURCES = (
+    Path(__file__).with_name("jvm") / "AcidCatalog.java",
+    Path(__file__).with_name("jvm") / "AcidScans.java",
+)
 _SESSION_CATALOG = "spark.sql.catalog.spark_catalog"
 #: Spark's own keys among a CREATE's properties (not TBLPROPERTIES of the table).
 _SPARK_KEYS = {
@@ -131,7 +135,7 @@ def catalog_jar(spark_version: str) -> Path:
     """The catalog class compiled for this Spark version (cached; built with ``javac``)."""
     import pyspark
 
-    source = _SOURCE.read_bytes()
+    source = b"".join(p.read_bytes() for p in _SOURCES)
     key = hashlib.sha256(source + spark_version.encode()).hexdigest()[:16]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     jar = cache / "acid_platform" / "spark-catalog" / key / "acid-catalog.jar"
@@ -147,13 +151,13 @@ def catalog_jar(spark_version: str) -> Path:
     jar.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=jar.parent) as tmp:
         done = subprocess.run(
-            [javac, "-nowarn", "-d", tmp, "-cp", classpath, str(_SOURCE)],
+            [javac, "-nowarn", "-d", tmp, "-cp", classpath, *map(str, _SOURCES)],
             capture_output=True,
             text=True,
             check=False,
         )
         if done.returncode != 0:
-            raise EngineError(f"compiling {_SOURCE.name} failed: {done.stderr.strip()[-2000:]}")
+            raise EngineError(f"compiling {_SOURCES[0].name} failed: {done.stderr.strip()[-2000:]}")
         staging = Path(tmp) / "acid-catalog.jar"
         with zipfile.ZipFile(staging, "w") as out:
             for cls in sorted(Path(tmp).rglob("*.class")):
@@ -183,7 +187,9 @@ def catalog_answer(options: SourceOptions, raw: Mapping[str, str], format_name: 
     lower-cased keys), answered as a schema: ``databases`` (one column per database),
     ``load`` (the table, or no columns if absent),
     ``list`` (one column per table of the database), ``create``, ``replace`` (an existing
-    table, if the definition agrees; else created) and ``drop`` (one column if dropped)."""
+    table, if the definition agrees; else created), ``drop`` (one column if dropped) and
+    ``stats`` (the bytes a scan of the latest snapshot reads, in the partitions the
+    ``_partition_filter`` conjuncts leave: :func:`~.table_scans.scan_bytes`)."""
     op = raw[CATALOG_OP]
     db, name = options.db_and_table
     metastore = options.metastore()
@@ -196,6 +202,11 @@ def catalog_answer(options: SourceOptions, raw: Mapping[str, str], format_name: 
             names = []
         return StructType([StructField(n, StringType()) for n in names])
     spec = _spec_or_none(options)
+    if op == "stats":
+        if spec is None:
+            raise NoSuchObjectError(f"table {options.table} does not exist")
+        size = scan_bytes(options, spec, partition_conjuncts(raw, spec))
+        return StructType([StructField("bytes", LongType(), metadata={"acid_bytes": size})])
     if op == "load":
         return StructType() if spec is None else described(spec, format_name)
     if op == "drop":

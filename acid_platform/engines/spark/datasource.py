@@ -32,12 +32,19 @@ query on it and every scan of it in one query):
   to write id ``n``); a pinned read needs its files still there (the cleaner removes what a
   compaction replaced once no reader lease holds it: "Not enough history" otherwise).
 * **Filters stay in Spark.** Spark would hand a filter pushed by one query's scan to other
-  queries and scans of the relation, so the reader takes none: Spark evaluates every WHERE
-  and partition directories are not pruned (each query reads the table's splits at its
-  snapshot). ``SparkEngine``'s statements, which scan a pinned relation once, push filters.
-* **Columns.** Spark 4.0 – 4.3 do not prune columns of Python data sources, nor take their size
-  estimates (a relation is never broadcast by size: use ``F.broadcast``). To read fewer
-  columns, give the schema (``.schema("id INT, ds STRING").load("db.t")``).
+  queries and scans of a loaded relation, so its reader takes none: Spark evaluates every
+  WHERE and partition directories are not pruned (each query reads the table's splits at its
+  snapshot). A table read by name prunes partitions per query (see **Columns**).
+  ``SparkEngine``'s statements, which scan a pinned relation once, push filters.
+* **Columns.** Spark 4.0 – 4.3 do not prune columns of a loaded Python data source, nor take
+  its size estimates (its ``DataSourceReader`` has ``pushFilters`` only): a ``load()``ed
+  relation reads every column and is never broadcast by size. Read the table by name instead —
+  ``spark.table("db.t")``, ``spark.read.option(…).table("db.t")``, ``spark.sql("SELECT … FROM
+  db.t")`` and views over them: those scans go through the session catalog extension, which
+  prunes columns, skips the partitions a ``WHERE`` on partition columns excludes and reports
+  the table's size, per query (:mod:`.table_scans`). With ``load()``, give the schema to read
+  fewer columns (``.schema("id INT, ds STRING").load("db.t")``) and ``F.broadcast`` a small
+  table.
 * The number of tasks is fixed when the relation is first planned (one per split then); a
   task outside a SQL query (an RDD job on ``df.rdd``) reads the snapshot of that planning. A
   batch change-feed read (``read_changes``) keeps the write-id window of its first planning.
@@ -56,6 +63,8 @@ is recorded in its transaction). The source streams the table's change feed by w
 
 from __future__ import annotations
 
+# The change feed's and the streaming sink's modules (and what they import) are imported by the
+# methods that need them: every Spark Python worker imports this module first.
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -70,15 +79,13 @@ from pyspark.sql.types import StructType
 
 from acid_platform.engines.spark import NAME
 from acid_platform.engines.spark.catalog import CATALOG_OP, catalog_answer, create_for_write
-from acid_platform.engines.spark.change_reader import AcidChangeReader, AcidChangeStream
 from acid_platform.engines.spark.options import SourceOptions
 from acid_platform.engines.spark.reader import AcidReader, PushdownReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
-from acid_platform.engines.spark.stream_writer import AcidStreamWriter
+from acid_platform.engines.spark.table_scans import partition_conjuncts
 from acid_platform.engines.spark.writer import AcidWriter, begin_insert
 from acid_platform.errors import NoSuchObjectError, UnsupportedOperationError
 from acid_platform.metastore.model import TableSpec
-from acid_platform.table.changes import change_feed_schema
 
 
 class AcidDataSource(DataSource):
@@ -104,6 +111,8 @@ class AcidDataSource(DataSource):
             return catalog_answer(options, raw, self.format_name)
         options, spec = self._resolve()
         if options.read_changes:
+            from acid_platform.table.changes import change_feed_schema
+
             return spark_schema(change_feed_schema(spec))
         return spark_schema(table_arrow_schema(spec, with_row_id=options.with_row_id))
 
@@ -112,10 +121,12 @@ class AcidDataSource(DataSource):
         the change feed with ``read_changes``."""
         options, spec = self._resolve()
         if options.read_changes:
+            from acid_platform.engines.spark.change_reader import AcidChangeReader
+
             return AcidChangeReader(options, spec, schema)
         if options.pushdown and options.pinned:
             return PushdownReader(options, spec, schema)
-        return AcidReader(options, spec, schema)
+        return AcidReader(options, spec, schema, partition_conjuncts(self._raw_options(), spec))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - Spark's name
         """The change feed as a streaming source (needs ``read_changes``)."""
@@ -125,16 +136,16 @@ class AcidDataSource(DataSource):
                 f"a streaming read of {spec.full_name} reads its change feed: add "
                 ".option('read_changes', 'true') (rows get _change_type and _write_id)"
             )
-        if spec.is_insert_only:
-            raise UnsupportedOperationError(
-                f"{spec.full_name} is an insert-only table: it has no change feed to stream"
-            )
+        from acid_platform.engines.spark.change_reader import AcidChangeStream
+
         return AcidChangeStream(options, spec, schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 - Spark's name
         """The streaming sink: each micro-batch one transaction, exactly once (its
         transaction opens when Spark ships the writer to the executors)."""
         options, spec = self._resolve()
+        from acid_platform.engines.spark.stream_writer import AcidStreamWriter
+
         return AcidStreamWriter(options, spec, [f.name for f in schema.fields], overwrite)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

@@ -48,7 +48,12 @@ from acid_platform.table.dml import MatchCount
 from acid_platform.table.inserts import static_partition
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.schema import table_schema, to_arrow
-from acid_platform.table.statement import StatementMetrics, WriteContext, WriteOutcome
+from acid_platform.table.statement import (
+    StatementMetrics,
+    WriteContext,
+    WriteOutcome,
+    require_event_writer,
+)
 from acid_platform.table.writes import WriteMetrics
 
 if TYPE_CHECKING:
@@ -165,6 +170,7 @@ class SparkEngine:
     ) -> tuple[DataFrame, str | None]:
         """``data`` as a DataFrame with the static partition values added, checked against
         the table's columns; and the static partition's name."""
+        require_event_writer(spec)
         df = self.frame(data)
         static, static_name = static_partition(spec, partition, df.columns)
         df = df.select(*df.columns, *[F.lit(v).alias(c) for c, v in static.items()])

@@ -67,16 +67,16 @@ def translate(f: Filter, types: Mapping[str, pa.DataType]) -> Conjunct | None:
         return None
     value = getattr(inner, "value", None)
     if negated:
-        if isinstance(inner, EqualTo) and _fits(value, typ):
+        if isinstance(inner, EqualTo) and fits(value, typ):
             return (column, "!=", value)
         return None
     if isinstance(inner, In):
         values = list(value) if isinstance(value, tuple | list) else []
-        if not values or not all(_fits(v, typ) for v in values):
+        if not values or not all(fits(v, typ) for v in values):
             return None
         return (column, "in", values)
     op = _OPS.get(type(inner))
-    if op is None or not _fits(value, typ):
+    if op is None or not fits(value, typ):
         return None
     return (column, op, value)
 
@@ -103,7 +103,7 @@ def _comparable(typ: pa.DataType) -> bool:
     )
 
 
-def _fits(value: Any, typ: pa.DataType) -> bool:
+def fits(value: Any, typ: pa.DataType) -> bool:
     """Whether ``value`` (a Spark filter literal) compares with a ``typ`` column as Spark would."""
     t = pa.types
     if value is None:

@@ -30,7 +30,7 @@ from acid_platform.engines.spark.options import SourceOptions, table_location
 from acid_platform.format import Snapshot
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.scan import ScanTask, plan_scan
-from acid_platform.table.scan_filter import ScanFilter
+from acid_platform.table.scan_where import ScanFilter
 
 #: The local property Spark sets on every task of one SQL execution (query).
 EXECUTION_ID = "spark.sql.execution.id"
@@ -81,10 +81,12 @@ def query_splits(
     scope: str,
     execution: str,
     columns: Sequence[str],
+    pruning: Callable[[pa.Table], Sequence[int]] | None = None,
 ) -> QuerySplits:
-    """The splits of planned relation ``relation`` (of ``spec``) under the snapshot of query
-    ``execution``, planned once per process. The snapshot is one ValidTxnList for every table
-    and relation the query reads in ``scope``."""
+    """The splits of planned relation ``relation`` (of ``spec``; partitions pruned by the
+    relation's ``pruning``) under the snapshot of query ``execution``, planned once per
+    process. The snapshot is one ValidTxnList for every table and relation the query reads in
+    ``scope``."""
     key = query_key(scope, execution)
     entry = (key, relation)
     with _lock:
@@ -97,7 +99,7 @@ def query_splits(
     write_ids = ms.valid_write_ids(None, spec.db, spec.name, valid_txns=txns)
     snapshot = Snapshot(txns, write_ids)
     lease = (options.metastore_url, options.txn_timeout_s, lease_id, time.time())
-    splits = QuerySplits(snapshot, lease, tuple(planned_tasks(spec, snapshot, columns)))
+    splits = QuerySplits(snapshot, lease, tuple(planned_tasks(spec, snapshot, columns, pruning)))
     with _lock:
         _cache[entry] = splits
         while len(_cache) > _CACHE_SIZE:

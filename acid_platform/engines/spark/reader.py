@@ -91,7 +91,13 @@ class AcidReader(DataSourceReader):
     """Reads the columns of ``schema`` from one table: at each query's latest snapshot, or at
     the one the options pin (see module docs)."""
 
-    def __init__(self, options: SourceOptions, spec: TableSpec, schema: StructType) -> None:
+    def __init__(
+        self,
+        options: SourceOptions,
+        spec: TableSpec,
+        schema: StructType,
+        partition_filters: Sequence[Conjunct] = (),
+    ) -> None:
         self._options = options
         self._spec = spec
         self._with_row_id, data_columns, partition_columns = output_columns(
@@ -101,7 +107,9 @@ class AcidReader(DataSourceReader):
         self._names = [f.name for f in schema.fields]
         self._arrow_schema = spark_arrow_schema(schema)
         self._row_filters: list[Conjunct] = []
-        self._partition_filters: list[Conjunct] = []
+        #: partitions to read: a scan by name's (planned for that scan only, see
+        #: :mod:`.table_scans`) or, in :class:`PushdownReader`, the filters Spark pushed
+        self._partition_filters: list[Conjunct] = list(partition_filters)
         #: this planned read: the scope of its queries' snapshots without a ``query_scope``
         self._token = uuid.uuid4().hex
 
@@ -172,7 +180,13 @@ class AcidReader(DataSourceReader):
             return tasks[partition.slot :: partition.slots], snapshot.write_ids
         scope = self._options.query_scope or self._token
         splits = query_splits(
-            self._options, self._spec, self._token, scope, execution or "-", self._columns
+            self._options,
+            self._spec,
+            self._token,
+            scope,
+            execution or "-",
+            self._columns,
+            self._pruning(),
         )
         if splits.lease is not None:
             keep_lease(splits.lease)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -158,3 +159,29 @@ def test_push_filters_keeps_what_it_evaluates_exactly(wh: Warehouse) -> None:
     assert {s.split.partition for s in splits if isinstance(s, SplitPartition)} == {"ds=2024-01-01"}
     rows = [r for s in splits for b in reader.read(s) for r in b.to_pylist()]
     assert sorted(r["id"] for r in rows) == [51, 55]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["orc", "parquet", "textfile"])
+def test_reads_an_insert_only_table_and_refuses_to_write_it(
+    spark: SparkSession, wh: Warehouse, fmt: str
+) -> None:
+    from acid_platform.errors import UnsupportedOperationError
+
+    mm = {"transactional": "true", "transactional_properties": "insert_only"}
+    t = wh.create_table("mm", [("id", "int"), ("name", "string")], properties=mm, stored_as=fmt)
+    t.insert([{"id": 1, "name": "a"}, {"id": 2, "name": None}])
+    with pytest.raises(RuntimeError), wh.transaction():
+        t.insert([{"id": 3, "name": "aborted"}])
+        raise RuntimeError("roll back")
+    t.insert([{"id": 4, "name": "d"}])
+    got = sorted((r.id, r.name) for r in spark.read.format("acid").load("default.mm").collect())
+    assert got == [(1, "a"), (2, None), (4, "d")]
+    before = sorted(p.name for p in Path(t.spec.location).iterdir())
+    with pytest.raises(Exception, match="insert-only table"):
+        spark.createDataFrame([(5, "e")], "id int, name string").write.format("acid").mode(
+            "append"
+        ).save("default.mm")
+    assert sorted(p.name for p in Path(t.spec.location).iterdir()) == before
+    with pytest.raises(UnsupportedOperationError, match="insert-only table"):
+        t.insert(spark.createDataFrame([(5, "e")], "id int, name string"))

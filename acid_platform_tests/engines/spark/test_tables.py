@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.sql import Row, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
@@ -257,6 +257,14 @@ def test_bad_input_gets_a_clear_error_and_writes_nothing(
     for mode in ("error", "ignore"):
         with pytest.raises(AnalysisException, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
             ok.write.format("acid").mode(mode).save("db.new5")
+    # …and partitionBy (it checks the columns against the Python source's table, which has no
+    # partitioning): option("partition_by", …) with save(), or partitionBy with saveAsTable
+    for mode in ("append", "overwrite"):
+        with pytest.raises(
+            IllegalArgumentException,
+            match="provided partitioning or clustering columns do not match the existing table",
+        ):
+            ok.write.format("acid").mode(mode).partitionBy("v").save("db.new6")
 
     # paths: outside the warehouse, and a directory of it that is no ACID table
     outside = tmp_path / "elsewhere"

@@ -67,7 +67,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
   // ------------------------------------------------------------------ the Python data source
 
-  private TableProvider provider() {
+  static TableProvider provider() {
     String format = format();
     scala.Option<TableProvider> p = DataSource.lookupDataSourceV2(format, SQLConf.get());
     if (p.isEmpty()) {
@@ -79,8 +79,12 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
   /** Run a catalog operation in the Python data source: its answer is a schema. */
   private StructType call(Identifier ident, String op, Map<String, String> extra) {
+    return call(tableName(ident), op, extra);
+  }
+
+  static StructType call(String table, String op, Map<String, String> extra) {
     Map<String, String> opts = new HashMap<>(extra);
-    opts.put("table", tableName(ident));
+    opts.put("table", table);
     opts.put(OP, op);
     return provider().inferSchema(new CaseInsensitiveStringMap(opts));
   }
@@ -98,7 +102,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
   /** {@code overwrite}: null to write as Spark asks; TRUE to replace what is written (an
    * RTAS into an existing table); FALSE to append whatever Spark asks (a table just created). */
   private AcidTable warehouseTable(Identifier ident, StructType answer, Boolean overwrite) {
-    return new AcidTable(tableName(ident), answer, provider(), provider(), overwrite);
+    return new AcidTable(tableName(ident), answer, provider(), overwrite);
   }
 
   /** The warehouse's table, or null (one-part namespaces only: db.table). */
@@ -394,11 +398,10 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     private final StructType schema;
     private final Transform[] partitioning;
     private final Map<String, String> properties = new HashMap<>();
-    private final Table reads;
     private final Table writes;
     private final Boolean overwrite;
 
-    AcidTable(String name, StructType answer, TableProvider reader, TableProvider writer, Boolean overwrite) {
+    AcidTable(String name, StructType answer, TableProvider writer, Boolean overwrite) {
       this.name = name;
       this.overwrite = overwrite;
       List<StructField> fields = new ArrayList<>();
@@ -429,9 +432,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
       }
       this.schema = new StructType(fields.toArray(new StructField[0]));
       this.partitioning = parts.toArray(new Transform[0]);
-      Transform[] none = new Transform[0];
-      this.reads = reader.getTable(schema, none, Map.of());
-      this.writes = writer.getTable(schema, none, Map.of());
+      this.writes = writer.getTable(schema, new Transform[0], Map.of());
     }
 
     @Override public String name() { return name; }
@@ -462,7 +463,17 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return ((SupportsRead) reads).newScanBuilder(withTable(options));
+      return new AcidScans.Builder(name, schema, partitionColumns(), withTable(options));
+    }
+
+    private Set<String> partitionColumns() {
+      Set<String> columns = new HashSet<>();
+      for (Transform t : partitioning) {
+        if (t.name().equals("identity")) {
+          columns.add(((NamedReference) t.arguments()[0]).fieldNames()[0].toLowerCase());
+        }
+      }
+      return columns;
     }
 
     @Override
@@ -476,13 +487,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
         @Override public Optional<StructType> metadataSchema() { return info.metadataSchema(); }
       };
       WriteBuilder inner = ((SupportsWrite) writes).newWriteBuilder(named);
-      Set<String> partitionColumns = new HashSet<>();
-      for (Transform t : partitioning) {
-        if (t.name().equals("identity")) {
-          partitionColumns.add(((NamedReference) t.arguments()[0]).fieldNames()[0].toLowerCase());
-        }
-      }
-      return new OverwritingBuilder(inner, overwrite, partitionColumns);
+      return new OverwritingBuilder(inner, overwrite, partitionColumns());
     }
   }
 

@@ -1,0 +1,100 @@
+"""Scans of tables read by name (:mod:`acid_platform.engines.spark.table_scans`): each query's
+columns and partitions pruned for that query only, and a size that lets Spark broadcast a small
+table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from acid_platform import Warehouse
+
+pytestmark = pytest.mark.slow
+
+
+def _scans(df: DataFrame) -> list[tuple[list[str], str]]:
+    """(columns read, description) of every acid scan in ``df``'s executed plan."""
+    plan = df._jdf.queryExecution().executedPlan()  # noqa: SLF001 - the JVM plan
+    found: list[tuple[list[str], str]] = []
+    nodes = [plan]
+    while nodes:
+        node = nodes.pop()
+        if node.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+            nodes.append(node.initialPlan())
+            continue
+        if node.getClass().getSimpleName() == "BatchScanExec":
+            scan = node.scan()
+            found.append((list(scan.readSchema().fieldNames()), scan.description()))
+        children = node.children()
+        nodes.extend(children.apply(i) for i in range(children.size()))
+    return found
+
+
+def _plan(df: DataFrame) -> str:
+    return str(df._jdf.queryExecution().executedPlan().toString())  # noqa: SLF001
+
+
+def _table(wh: Warehouse) -> None:
+    wh.create_database("db")
+    t = wh.create_table(
+        "db.t",
+        [("id", "int"), ("v", "string"), ("w", "double")],
+        partition_columns=[("ds", "string")],
+    )
+    t.insert({"id": [1, 2, 3], "v": ["a", "b", "c"], "w": [1.0, 2.0, 3.0], "ds": ["x", "x", "y"]})
+
+
+def test_a_query_reads_only_its_columns_and_the_next_query_all_of_them(
+    spark: SparkSession, wh: Warehouse
+) -> None:
+    _table(wh)
+    df = spark.table("db.t")
+    one = df.select("v")
+    assert _scans(one) == [(["v"], "acid table db.t PartitionFilters: []")]
+    assert sorted(r.v for r in one.collect()) == ["a", "b", "c"]
+    # the projection stayed with its query: the whole DataFrame reads every column
+    assert _scans(df)[0][0] == ["id", "v", "w", "ds"]
+    assert sorted(tuple(r) for r in df.collect()) == [
+        (1, "a", 1.0, "x"),
+        (2, "b", 2.0, "x"),
+        (3, "c", 3.0, "y"),
+    ]
+    assert spark.sql("SELECT count(*) AS n FROM db.t").collect()[0].n == 3  # no column at all
+    assert _scans(spark.sql("SELECT w FROM db.t WHERE id > 1"))[0][0] == ["id", "w"]
+
+
+def test_a_where_on_a_partition_column_reads_only_that_partition_for_that_query(
+    spark: SparkSession, wh: Warehouse
+) -> None:
+    _table(wh)
+    # the other partition unreadable: a query that read it would fail
+    (bucket,) = [p for p in (Path(wh.root) / "db.db" / "t" / "ds=y").rglob("bucket_*")]
+    bucket.write_bytes(b"not an ORC file")
+    df = spark.table("db.t")
+    df.createOrReplaceTempView("tv")
+    pruned = df.where("ds = 'x'")
+    assert "PartitionFilters: [ds = 'x']" in _scans(pruned)[0][1]
+    assert sorted(r.id for r in pruned.collect()) == [1, 2]
+    assert sorted(r.id for r in spark.sql("SELECT id FROM tv WHERE ds IN ('x')").collect()) == [
+        1,
+        2,
+    ]
+    # the next query, without the WHERE, reads every partition again (and meets the bad file)
+    with pytest.raises(Exception, match="ds=y"):
+        df.count()
+    with pytest.raises(Exception, match="ds=y"):
+        spark.sql("SELECT * FROM tv").collect()
+
+
+def test_a_small_table_is_broadcast_without_a_hint(spark: SparkSession, wh: Warehouse) -> None:
+    _table(wh)
+    big = spark.range(50_000_000).withColumnRenamed("id", "k")  # 400 MB by Spark's estimate
+    t = spark.table("db.t")
+    joined = big.join(t, big.k == t.id)
+    plan = _plan(joined)
+    assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan, plan
+    small = spark.range(10).withColumnRenamed("id", "k")
+    rows = small.join(t, small.k == t.id).collect()
+    assert sorted((r.k, r.v) for r in rows) == [(1, "a"), (2, "b"), (3, "c")]
