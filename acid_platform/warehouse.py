@@ -88,13 +88,18 @@ class Warehouse(TableWarehouse):
         partition: str | Mapping[str, Any] | None = None,
         kind: str = "major",
         wait: bool = False,
+        *,
+        properties: Mapping[str, str] | None = None,
     ) -> list[CompactionInfo]:
-        """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT]``: queue a
-        compaction; with ``wait`` this process works the entries to their end (large partitions
-        on Spark after :meth:`register_spark`). See :func:`acid_platform.compaction.compact_table`."""
+        """``ALTER TABLE name [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [WITH OVERWRITE
+        TBLPROPERTIES (…)]``: queue a compaction; with ``wait`` this process works the entries
+        to their end (large partitions on Spark after :meth:`register_spark`). See
+        :func:`acid_platform.compaction.compact_table`."""
         from acid_platform.compaction import compact_table
 
-        return compact_table(self, name, partition=partition, kind=kind, wait=wait)
+        return compact_table(
+            self, name, partition=partition, kind=kind, wait=wait, properties=properties
+        )
 
     def health(self, name: str, *, small_file_bytes: int | None = None) -> HealthReport:
         """The health report of table ``name`` (``SHOW TABLE STATUS LIKE 'name'``): deltas and

@@ -388,5 +388,7 @@ def test_hive_builtins_through_acid_sql(runner: CliRunner, wh: str) -> None:
     result = runner.invoke(app, ["sql", "-w", wh, "--format", "json", "-e", query])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [
-        {"dow": "7", "secs": 1704067200, "n": 1, "i": True, "m": []}  # JSON maps: key/value pairs
+        {"dow": "7", "secs": 1704067200, "n": 1, "i": True, "m": {}}  # Hive's {}, not []
     ]
+    result = runner.invoke(app, ["sql", "-w", wh, "--format", "csv", "-e", query])
+    assert result.stdout.splitlines()[1] == "7,1704067200,1,true,{}"

@@ -26,7 +26,7 @@ from sqlalchemy.exc import DBAPIError
 
 from acid_platform.errors import AcidError, SqlSyntaxError
 from acid_platform.format.fs import Location
-from acid_platform.sql.display import hive_text, rows_as_json, rows_as_text
+from acid_platform.sql.display import column_values, hive_text, rows_as_json, rows_as_text
 from acid_platform.sql.results import StatementResult
 from acid_platform.table.stream import RowStream
 
@@ -122,7 +122,7 @@ def _print_boxed(table: pa.Table, title: str | None, first_record: int) -> None:
     rich_table = RichTable(title=title, title_justify="left", header_style="bold")
     for name in table.column_names:
         rich_table.add_column(escape(name), overflow="fold")
-    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    columns = [column_values(table.column(i)) for i in range(table.num_columns)]
     for r in range(table.num_rows):
         rich_table.add_row(
             *("[dim]NULL[/]" if col[r] is None else escape(hive_text(col[r])) for col in columns)
@@ -180,7 +180,7 @@ def _error_line(kind: str, text: str) -> NoReturn:
 def _cells(table: pa.Table) -> list[list[str | None]]:
     """Hive's text of every value, column by column (``None`` for NULL)."""
     return [
-        [None if v is None else hive_text(v) for v in table.column(i).to_pylist()]
+        [None if v is None else hive_text(v) for v in column_values(table.column(i))]
         for i in range(table.num_columns)
     ]
 

@@ -9,7 +9,7 @@ Each takes a :class:`~acid_platform.table.TableWarehouse` or a :class:`~acid_pla
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acid_platform.compaction.cleaner import Cleaner, CleanerReport
@@ -18,7 +18,13 @@ from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.executors import ExecutorLike, ExecutorRouter
 from acid_platform.compaction.initiator import Initiator, InitiatorDecision
 from acid_platform.compaction.worker import CompactionOutcome, Worker
-from acid_platform.errors import CompactionError, CompactionTimeoutError, InvalidPartitionError
+from acid_platform.errors import (
+    CompactionError,
+    CompactionTimeoutError,
+    InvalidPartitionError,
+    SemanticError,
+    UnsupportedOperationError,
+)
 from acid_platform.metastore import CompactionInfo, CompactionState, CompactionType, TableSpec
 from acid_platform.metastore.names import split_table_name
 from acid_platform.table.partitions import make_partition_name
@@ -39,6 +45,9 @@ def compact_table(
     timeout_s: float | None = None,
     pool: str | None = None,
     properties: Mapping[str, str] | None = None,
+    enqueued: Callable[[int, bool], None] | None = None,
+    order_by: Sequence[tuple[str, bool]] = (),
+    number_of_buckets: int | None = None,
 ) -> list[CompactionInfo]:
     """``ALTER TABLE name [PARTITION (...)] COMPACT 'kind' [AND WAIT] [POOL 'pool']``.
 
@@ -52,7 +61,8 @@ def compact_table(
     TBLPROPERTIES``) are stored with each entry and override, for that compaction only, a
     compactor setting (``compactor.<key>``) or a table property (``tblprops.<key>``); entries held by a dead worker go back to the
     queue once its txn times out (``hive.txn.timeout``) and are run here. Returns the entries as they stand (``ready for cleaning`` after a
-    successful wait; the cleaner finishes them).
+    successful wait; the cleaner finishes them). ``enqueued`` is told each entry's id and
+    whether it is new (``False``: one already initiated or working is reused), before any wait.
     """
     ctx = CompactionContext.of(target, conf)
     ms = ctx.metastore
@@ -62,13 +72,23 @@ def compact_table(
         executor = choose(target.conf)
     compaction_type = CompactionType(kind.lower())
     spec = ms.get_table(*split_table_name(name))
+    order_text = check_rebalance(spec, compaction_type, order_by, number_of_buckets)
     ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []
     for part in _partitions(ms, spec, partition):
         cq_id = ms.enqueue_compaction(
-            spec.db, spec.name, part, compaction_type, pool_name=pool, properties=properties
+            spec.db,
+            spec.name,
+            part,
+            compaction_type,
+            pool_name=pool,
+            properties=properties,
+            order_by=order_text,
+            number_of_buckets=number_of_buckets,
         )
         ids.append(cq_id if cq_id is not None else _active_entry(ctx, spec, part))
+        if enqueued is not None:
+            enqueued(ids[-1], cq_id is not None)
     if not wait:
         return [ms.get_compaction(i) for i in ids]
     worker = Worker(ctx, executor=executor)
@@ -136,12 +156,53 @@ def show_compactions(target: Any) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- helpers
 
 
+def check_rebalance(
+    spec: TableSpec,
+    kind: CompactionType,
+    order_by: Sequence[tuple[str, bool]],
+    number_of_buckets: int | None,
+) -> str | None:
+    """Refuse what Hive refuses for ``'rebalance'`` (Hive's messages); the ``ORDER BY`` text
+    stored with the entry (``k DESC,v ASC``), or ``None``."""
+    if kind is not CompactionType.REBALANCE:
+        if order_by or number_of_buckets is not None:
+            raise SemanticError(
+                "CLUSTERED INTO n BUCKETS and ORDER BY can only be used with 'rebalance' compaction"
+            )
+        return None
+    if not spec.is_transactional or spec.is_insert_only:
+        raise UnsupportedOperationError(
+            f"{spec.full_name}: Rebalance compaction can only be supported on full ACID tables."
+        )
+    if spec.bucket_columns:
+        raise UnsupportedOperationError(
+            f"{spec.full_name}: Rebalance compaction is supported only on implicitly-bucketed "
+            "tables!"
+        )
+    if number_of_buckets is not None and number_of_buckets <= 0:
+        raise SemanticError(f"{spec.full_name}: CLUSTERED INTO {number_of_buckets} BUCKETS")
+    columns = {c.lower() for c, _ in spec.columns}
+    unknown = [c for c, _ in order_by if c.lower() not in columns]
+    if unknown:
+        raise SemanticError(f"{spec.full_name}: ORDER BY {unknown[0]}: no such data column")
+    if not order_by:
+        return None
+    return ",".join(f"{c.lower()} {'DESC' if d else 'ASC'}" for c, d in order_by)
+
+
 def _partitions(
     ms: Any, spec: TableSpec, partition: str | Mapping[str, Any] | None
 ) -> list[str | None]:
     if not spec.is_partitioned:
-        if partition:
-            raise InvalidPartitionError(f"table {spec.full_name} is not partitioned")
+        if partition:  # Hive's ValidationFailureSemanticException, with Java's Map text
+            given = (
+                "{" + ", ".join(f"{k}={v}" for k, v in partition.items()) + "}"
+                if isinstance(partition, Mapping)
+                else f"{{{partition}}}"
+            )
+            raise InvalidPartitionError(
+                f"table is not partitioned but partition spec exists: {given} ({spec.full_name})"
+            )
         return [None]
     if partition is None:
         names: list[str | None] = list(ms.list_partitions(spec.db, spec.name))

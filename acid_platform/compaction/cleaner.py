@@ -33,7 +33,7 @@ import pyarrow.fs as pafs
 from acid_platform.compaction.config import CompactorConf
 from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.hooks import checkpoint
-from acid_platform.compaction.staging import leftover_staging
+from acid_platform.compaction.staging import is_compacted_dir, leftover_staging
 from acid_platform.errors import (
     FileRecordError,
     MetastoreError,
@@ -272,11 +272,12 @@ def _visible_compacted_bases(fs: pafs.FileSystem, path: str, txns: ValidTxnList)
         if entry.type != pafs.FileType.Directory or is_hidden(entry.base_name):
             continue
         parsed = parse_acid_dir_name(entry.base_name)
-        if (
-            isinstance(parsed, ParsedBase)
-            and parsed.visibility_txn_id > 0
-            and txns.is_txn_valid(parsed.visibility_txn_id)
-        ):
+        if not isinstance(parsed, ParsedBase):
+            continue
+        if parsed.visibility_txn_id > 0:
+            if txns.is_txn_valid(parsed.visibility_txn_id):
+                out.append(parsed.write_id)
+        elif is_compacted_dir(fs, entry.path):  # Hive 3 names: visible once renamed
             out.append(parsed.write_id)
     return out
 
@@ -285,7 +286,7 @@ def _uncompacted_aborts(state: AcidState, ids: ValidWriteIdList) -> bool:
     """Whether a current delta not written by a compactor mixes aborted and committed ids (at or
     below the list's watermark). Compactor output never holds aborted events."""
     return any(
-        d.visibility_txn_id <= 0
+        not d.is_compacted  # a _v suffix or Hive 3's compacted marker (acid.compactor.hive3.*)
         and ids.is_write_id_range_aborted(d.min_write_id, d.max_write_id) is RangeResponse.SOME
         for d in state.deltas
     )

@@ -43,14 +43,14 @@ import pyarrow.fs as pafs
 from acid_platform.compaction.hooks import checkpoint
 from acid_platform.compaction.insert_only import plain_bucket_splits, write_plain_bucket
 from acid_platform.compaction.staging import (
-    final_path,
-    parse_staging_name,
-    staging_name,
+    final_dir,
+    needs_one_base,
+    output_dir,
+    unless_named,
     write_compacted_marker,
 )
 from acid_platform.errors import CompactionError
 from acid_platform.format import (
-    AcidDir,
     AcidState,
     EventWriter,
     OrcDataFile,
@@ -68,7 +68,6 @@ from acid_platform.format import (
 )
 from acid_platform.format import types as t
 from acid_platform.format.file_record import PartitionRecord
-from acid_platform.format.fs import basename, join
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.format.writer import DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
@@ -107,6 +106,9 @@ class RewriteRequest:
     properties: tuple[tuple[str, str], ...] = ()
     #: Hive 3 names (no ``_v<T>``), written under hidden staging names (see :mod:`.staging`).
     hive3_names: bool = False
+    #: A ``'rebalance'`` compaction (planned as a major one, run by :mod:`.rebalance`): a
+    #: partition holding anything is rewritten, one base included.
+    rebalance: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in (MAJOR, MINOR):
@@ -209,21 +211,13 @@ def plan_rewrite(request: RewriteRequest) -> RewritePlan:
         record=request.record,
         insert_only=request.insert_only,
     )
-    if not is_enough_to_compact(request.kind, state):
+    has_input = state.base is not None or bool(state.deltas) or bool(state.original_files)
+    if not (request.rebalance and has_input) and not is_enough_to_compact(request.kind, state):
         return RewritePlan(request, state, enough=False)
     read_ids = reader_write_ids(request.write_ids)
-    if request.kind == MAJOR or _pair_under_hive3_names(request, state):
+    if request.kind == MAJOR or (request.hive3_names and needs_one_base(state)):
         return _plan_major(request, loc.path, state, read_ids)
     return _plan_minor(request, loc.path, state, read_ids)
-
-
-def _pair_under_hive3_names(request: RewriteRequest, state: AcidState) -> bool:
-    """Whether a minor compaction under Hive 3 names would write ``delta_x_y`` *and*
-    ``delete_delta_x_y``: it is written as ``base_N`` instead. Two directories cannot appear in
-    one rename, and either one alone hides the other kind's inputs in its range (a reader takes
-    ``delta_1_5`` for the whole of write ids 1..5, ``delete_delta_4_4`` included): a worker
-    killed between the renames would bring deleted rows back. One base is one rename."""
-    return request.hive3_names and bool(state.insert_deltas) and bool(state.delete_deltas)
 
 
 def is_enough_to_compact(kind: str, state: AcidState) -> bool:
@@ -322,7 +316,7 @@ def _plan_major(
     write_id = max([0, *(d.max_write_id for d in dirs)])
     layout = request.layout
     out_dir = _output_dir(request, path, INSERT, 0, write_id, major=True)
-    if request.hive3_names and state.base is not None and _final(out_dir) == state.base.path:
+    if request.hive3_names and state.base is not None and final_dir(out_dir) == state.base.path:
         raise CompactionError(
             f"{state.base.path}: a major compaction with Hive 3 names would write a directory of "
             "this very name (no delta above it adds rows); compact it with Hive 4's names"
@@ -348,8 +342,8 @@ def _plan_minor(
     if request.hive3_names:
         # a lone delta already spanning the range under the Hive 3 name (a streaming batch, or
         # output of an earlier compaction) stays as it is: the output would take its very name
-        inserts = _not_renamed_onto(request, path, inserts, INSERT, low, high)
-        deletes = _not_renamed_onto(request, path, deletes, DELETE, low, high)
+        inserts = unless_named(inserts, final_dir(_output_dir(request, path, INSERT, low, high)))
+        deletes = unless_named(deletes, final_dir(_output_dir(request, path, DELETE, low, high)))
     if inserts:
         out = _output_dir(request, path, INSERT, low, high)
         out_dirs.append(out)
@@ -384,30 +378,9 @@ def _splits(
 def _output_dir(
     request: RewriteRequest, path: str, kind: str, low: int, high: int, *, major: bool = False
 ) -> str:
-    """Where the executor writes an output directory: its Hive 4 name ``…_v<T>``, or with
-    ``hive3_names`` the hidden staging directory of its Hive 3 name."""
-    txn = request.compactor_txn_id
-    if not request.hive3_names:
-        return request.layout.compacted_dir(path, kind, low, high, txn, major=major)
-    final = request.layout.compacted_dir(path, kind, low, high, 0, major=major)
-    return join(path, staging_name(txn, basename(final)))
-
-
-def _final(out_dir: str) -> str:
-    return final_path(out_dir) if parse_staging_name(basename(out_dir)) else out_dir
-
-
-def _not_renamed_onto(
-    request: RewriteRequest,
-    path: str,
-    deltas: tuple[AcidDir, ...],
-    kind: str,
-    low: int,
-    high: int,
-) -> tuple[AcidDir, ...]:
-    if len(deltas) == 1 and deltas[0].path == _final(_output_dir(request, path, kind, low, high)):
-        return ()
-    return deltas
+    return output_dir(
+        request.layout, path, kind, low, high, request.compactor_txn_id, request.hive3_names, major
+    )
 
 
 # --------------------------------------------------------------------------- writing rows

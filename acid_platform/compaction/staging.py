@@ -51,8 +51,15 @@ from collections.abc import Callable
 import pyarrow.fs as pafs
 
 from acid_platform.errors import FileConflictError, RenameUnsupportedError
-from acid_platform.format import METADATA_ACID_FILE, WrittenFile, parse_acid_dir_name
+from acid_platform.format import (
+    METADATA_ACID_FILE,
+    AcidDir,
+    AcidState,
+    WrittenFile,
+    parse_acid_dir_name,
+)
 from acid_platform.format.fs import basename, is_object_store, join, parent
+from acid_platform.table.event_layout import EventLayout
 
 STAGING_PREFIX = "_tmp_compactor_"
 #: Hive 3's compactor marker (``AcidUtils.MetaDataFile``): a base/delta a compactor wrote.
@@ -80,6 +87,44 @@ def final_path(staged: str) -> str:
     if parsed is None:
         raise ValueError(f"{staged} is not a compactor staging directory")
     return join(parent(staged), parsed[1])
+
+
+def output_dir(
+    layout: EventLayout,
+    path: str,
+    kind: str,
+    low: int,
+    high: int,
+    txn_id: int,
+    hive3_names: bool,
+    major: bool = False,
+) -> str:
+    """Where the executor writes an output directory: its Hive 4 name ``…_v<T>``, or with
+    ``hive3_names`` the hidden staging directory of its Hive 3 name."""
+    if not hive3_names:
+        return layout.compacted_dir(path, kind, low, high, txn_id, major=major)
+    final = layout.compacted_dir(path, kind, low, high, 0, major=major)
+    return join(path, staging_name(txn_id, basename(final)))
+
+
+def final_dir(out_dir: str) -> str:
+    """The name an output directory is read under: a staging directory's final name."""
+    return final_path(out_dir) if parse_staging_name(basename(out_dir)) else out_dir
+
+
+def needs_one_base(state: AcidState) -> bool:
+    """Whether a minor compaction under Hive 3 names would write ``delta_x_y`` *and*
+    ``delete_delta_x_y``: it is written as ``base_N`` instead. Two directories cannot appear in
+    one rename, and either one alone hides the other kind's inputs in its range (a reader takes
+    ``delta_1_5`` for the whole of write ids 1..5, ``delete_delta_4_4`` included): a worker
+    killed between the renames would bring deleted rows back. One base is one rename."""
+    return bool(state.insert_deltas) and bool(state.delete_deltas)
+
+
+def unless_named(deltas: tuple[AcidDir, ...], final: str) -> tuple[AcidDir, ...]:
+    """No input left when the only one already has the output's Hive 3 name (a streaming batch,
+    or an earlier compaction's output): it stays as it is, rather than be renamed onto."""
+    return () if len(deltas) == 1 and deltas[0].path == final else deltas
 
 
 def require_rename(filesystem: pafs.FileSystem, where: str) -> None:
@@ -158,6 +203,10 @@ def leftover_staging(
 
 __all__ = [
     "COMPACTED_MARKER",
+    "final_dir",
+    "needs_one_base",
+    "output_dir",
+    "unless_named",
     "STAGING_PREFIX",
     "final_path",
     "is_compacted_dir",

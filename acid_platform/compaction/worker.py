@@ -39,6 +39,7 @@ from acid_platform.compaction.executors import (
     as_executor,
 )
 from acid_platform.compaction.hooks import checkpoint
+from acid_platform.compaction.rebalance import parse_order_by, rebalance
 from acid_platform.compaction.rewrite import (
     RewritePlan,
     RewriteRequest,
@@ -58,7 +59,15 @@ from acid_platform.format import (
 )
 from acid_platform.format.fs import basename, parent
 from acid_platform.format.names import ParsedDelta, is_hidden
-from acid_platform.metastore import CompactionInfo, CompactionState, Metastore, TxnState
+from acid_platform.metastore import (
+    CompactionInfo,
+    CompactionState,
+    CompactionType,
+    LockComponent,
+    LockType,
+    Metastore,
+    TxnState,
+)
 from acid_platform.metastore.file_records import WrittenEntry
 from acid_platform.table.schema import data_schema
 
@@ -150,12 +159,16 @@ class Worker:
         plan: RewritePlan | None = None
         try:
             checkpoint("worker.claimed")
+            if info.type is CompactionType.REBALANCE:
+                self._lock_for_rebalance(info)
             plan = self._plan(info)
             checkpoint("worker.planned")
             highest = safe_highest_write_id(plan)
             result: RewriteResult | None = None
             executor: CompactionExecutor | None = None
-            if plan.enough:
+            if plan.enough and info.type is CompactionType.REBALANCE:
+                result = rebalance(plan, parse_order_by(info.order_by), info.number_of_buckets)
+            elif plan.enough:
                 executor = self.router.choose(plan.input_bytes)
                 result = executor.execute(plan)
             if result is not None and plan.request.hive3_names:
@@ -210,8 +223,17 @@ class Worker:
             require_rename(location.filesystem, location.path)
         txns = ms.valid_txns(info.txn_id)
         reader = ms.valid_write_ids(info.txn_id, spec.db, spec.name, valid_txns=txns)
+        if info.type is CompactionType.REBALANCE and reader.min_open_write_id is not None:
+            # its base would stop below the open id, and a delete committed above it would
+            # name a ROW__ID the rebalance renumbered: the deleted row would come back
+            raise CompactionError(
+                f"{spec.full_name}: a rebalance renumbers ROW__IDs and needs every write id of "
+                f"the table decided; write id {reader.min_open_write_id} is still open "
+                "(retry once its transaction ends)"
+            )
+        is_rebalance = info.type is CompactionType.REBALANCE
         request = RewriteRequest(
-            kind=info.type.value,
+            kind="major" if is_rebalance else info.type.value,
             path=location.path,
             write_ids=ValidCompactorWriteIdList.from_reader(reader),
             valid_txns=txns,
@@ -225,8 +247,17 @@ class Worker:
             file_format=spec.file_format,
             properties=tuple(spec.properties.items()),
             hive3_names=hive3,
+            rebalance=is_rebalance,
         )
         return plan_rewrite(request)
+
+    def _lock_for_rebalance(self, info: CompactionInfo) -> None:
+        """An ``EXCL_WRITE`` lock on the table or partition for the compactor's txn, before its
+        snapshot: a rebalance renumbers ROW__IDs, so no writer may hold old ones (Hive's
+        rebalance locks exclusively too). Released when the txn ends."""
+        assert info.txn_id is not None
+        component = LockComponent(LockType.EXCL_WRITE, info.db, info.table, info.partition)
+        self.metastore.lock(info.txn_id, [component], wait_s=self.ctx.conf.wait_timeout_s)
 
     def _fail(
         self, info: CompactionInfo, plan: RewritePlan | None, exc: Exception

@@ -227,9 +227,21 @@ def wide_columns_of_splits(
     """The ``timestamp`` columns of ``row_schema`` that a data file of ``splits`` holds beyond
     the nanosecond range (its footer statistics): read them at microseconds, as
     ``widen_schema(row_schema, …)`` (:mod:`.wide_timestamps`)."""
-    acid = [f.path for s in splits for f in s.data_files if f.kind == ACID_KIND]
-    plain = [f.path for s in splits for f in s.data_files if f.kind == ORIGINAL_KIND]
-    parquet = [f.path for s in splits for f in s.data_files if f.kind == PARQUET_KIND]
+    acid: list[tuple[str, int | None]] = []
+    plain: list[tuple[str, int | None]] = []
+    parquet: list[str] = []
+    for ref in (f for s in splits for f in s.data_files):
+        length = (
+            read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
+        )
+        if length == 0:
+            continue  # a streaming file with nothing committed yet
+        if ref.kind == ACID_KIND:
+            acid.append((ref.path, length))
+        elif ref.kind == ORIGINAL_KIND:
+            plain.append((ref.path, length))
+        elif ref.kind == PARQUET_KIND:
+            parquet.append(ref.path)
     return (
         wide_columns(filesystem, acid, row_schema)
         | wide_columns(filesystem, plain, row_schema, acid=False)

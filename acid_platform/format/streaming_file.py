@@ -40,6 +40,7 @@ from acid_platform.format.orc_append import (
     with_types,
 )
 from acid_platform.format.orc_footer import char_columns
+from acid_platform.format.wide_timestamps import conform_all
 from acid_platform.format.writer import (
     ACID_STATS_KEY,
     ACID_VERSION,
@@ -133,11 +134,13 @@ class StreamingEventFile:
         """Encode the buffered events and append their stripes (not yet in any tail)."""
         if not self._pending:
             return
-        events = pa.concat_tables(self._pending).combine_chunks()
+        pending = list(self._pending)
         self._pending.clear()
         self.pending_bytes = 0
         try:
-            events = t.conform_chars(events.cast(self.schema), self.schema)
+            # timestamps beyond the nanosecond range stay at microseconds (.wide_timestamps)
+            events = conform_all(pending, self.schema, self.path).combine_chunks()
+            events = t.conform_chars(events, events.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise AcidFormatError(f"{self.path}: events do not fit {self.schema}: {exc}") from exc
         chunk = with_types(encode_chunk(events, self._codec, self._stripe_size), self._char_types)

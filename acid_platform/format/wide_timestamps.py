@@ -28,7 +28,6 @@ False
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 import zoneinfo
 from collections.abc import Iterable, Sequence
@@ -41,7 +40,15 @@ import pyarrow.fs as pafs
 import pyorc
 from pyorc.converters import ORCConverter
 
-from acid_platform.errors import TimestampRangeError
+from acid_platform.errors import AcidFormatError, TimestampRangeError
+from acid_platform.format.orc_tail import parse_tail
+from acid_platform.format.protobuf import (
+    Message,
+    decode_message,
+    decompress_stream,
+    packed_varints,
+    zigzag_decode,
+)
 
 NANOS = 1_000_000_000
 _FACTOR = {"s": NANOS, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -104,6 +111,36 @@ def conform_wide(table: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
             columns.append(cast)
             fields.append(wide)
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=schema.metadata))
+
+
+def conform_all(tables: Sequence[pa.Table], schema: pa.Schema, where: str) -> pa.Table:
+    """``tables`` conformed to ``schema`` (:func:`conform_wide` where they carry coarser
+    timestamps) and joined: a column wide in one is wide in all, the others' values cast to it
+    exactly (:func:`cast_column`)."""
+    parts = [
+        conform_wide(t, schema, where)
+        if any(has_wide_type(f.type) for f in t.schema)
+        else t.cast(schema)
+        for t in tables
+    ]
+    fields = [
+        next((p.schema.field(i) for p in parts if p.schema.field(i).type != f.type), f)
+        for i, f in enumerate(schema)
+    ]
+    target = pa.schema(fields, metadata=schema.metadata)
+    joined = [
+        p
+        if p.schema.equals(target)
+        else pa.Table.from_arrays(
+            [
+                cast_column(c, f.type, f"{where}: column {f.name!r}") if c.type != f.type else c
+                for c, f in zip(p.columns, target, strict=True)
+            ],
+            schema=target,
+        )
+        for p in parts
+    ]
+    return pa.concat_tables(joined)
 
 
 def _timestamp_leaves(
@@ -190,14 +227,15 @@ def _misfit(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> str:
         bad = next(v for v in values if not NS_MIN <= v * factor <= NS_MAX)
         return (
             f"timestamp {_text(bad * factor // 1000)} lies outside the nanosecond range "
-            "(1677-09-21 to 2262-04-11) of the column's other values; see docs/values.md"
+            "(1677-09-21 to 2262-04-11), and this read carries the column as nanoseconds (the "
+            "change feed and Spark's reader do not carry wider values); see docs/values.md"
         )
     step = _FACTOR[target.unit] // factor
     bad = next(v for v in values if v % step)
     return (
-        f"timestamp {_text_ns(bad * factor)} has nanoseconds, and other values of the column lie "
-        "outside the nanosecond range (1677-09-21 to 2262-04-11), where only microseconds are "
-        "kept; see docs/values.md"
+        f"timestamp {_text_ns(bad * factor)} has nanoseconds, and this read carries the column "
+        "at microseconds (other values of it, or a constant it is compared with, lie outside the "
+        "nanosecond range 1677-09-21 to 2262-04-11); see docs/values.md"
     )
 
 
@@ -334,65 +372,127 @@ def _fine_text(ns: int) -> str:
 
 
 def wide_columns(
-    filesystem: pafs.FileSystem, paths: Iterable[str], schema: pa.Schema, *, acid: bool = True
+    filesystem: pafs.FileSystem,
+    files: Iterable[tuple[str, int | None]],
+    schema: pa.Schema,
+    *,
+    acid: bool = True,
 ) -> frozenset[str]:
     """The top-level ``timestamp[ns]`` columns of ``schema`` (a table's row schema) whose
-    minimum or maximum, in the footer statistics of any of ``paths``, lies outside the
-    nanosecond range. ``acid``: the files are event files (columns inside ``row``)."""
+    minimum or maximum, in the footer statistics of any of ``files`` (path and logical length,
+    ``None`` for the whole file), lies beyond the nanosecond range. ``acid``: the files are event
+    files (columns inside ``row``). A file without timestamp bounds for the column (streaming
+    files merged from chunks keep them per stripe only) is looked at stripe by stripe; one
+    without any counts as in range (its wide values then raise :class:`TimestampRangeError`)."""
     names = [f.name for f in schema if f.type == NARROW]
     if not names:
         return frozenset()
     found: set[str] = set()
-    for path in paths:
+    for path, length in files:
         if len(found) == len(names):
             break
-        with filesystem.open_input_file(path) as raw:
-            found |= _wide_in_file(raw, [n for n in names if n not in found], acid)
+        try:
+            found |= _wide_in_file(
+                filesystem, path, length, [n for n in names if n not in found], acid
+            )
+        except (OSError, AcidFormatError, ValueError, IndexError, KeyError):
+            continue  # unreadable files are reported by the read itself
     return frozenset(found)
 
 
-def _wide_in_file(raw: Any, names: list[str], acid: bool) -> set[str]:
-    try:
-        reader = pyorc.Reader(Unclosable(raw))  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - unreadable files are reported by the read itself
-        return set()
+def _wide_in_file(
+    filesystem: pafs.FileSystem, path: str, length: int | None, names: list[str], acid: bool
+) -> set[str]:
+    with filesystem.open_input_file(path) as raw:
+        size = raw.size() if length is None else length
+        want = min(size, 64 * 1024)
+        raw.seek(size - want)
+        tail = raw.read(want)
+        info = parse_tail(tail, path)
+        if info.tail_length > len(tail):
+            raw.seek(size - info.tail_length)
+            tail = raw.read(info.tail_length)
+    footer_end = len(tail) - 1 - info.postscript_length
+    footer_start = footer_end - info.footer_length
+    footer = decode_message(
+        decompress_stream(tail[footer_start:footer_end], info.compression, info.block_size)
+    )
+    types = [decode_message(x) for x in footer.get(_FOOTER_TYPES, [])]  # type: ignore[arg-type]
+    stats = footer.get(_FOOTER_STATISTICS, [])
+    stripes: list[Message] | None = None
     out = set()
     for name in names:
-        col = _column_id(reader.schema, name, acid)
-        if col is None:
+        col = _column_id(types, name, acid)
+        if col is None or col >= len(stats):
             continue
-        try:
-            stats = reader[col].statistics
-            lo, hi = stats.get("minimum"), stats.get("maximum")
-        except (ValueError, OverflowError):  # beyond Python's datetime: beyond nanoseconds too
-            out.add(name)
+        bounds = _bounds(decode_message(stats[col]))  # type: ignore[arg-type]
+        if bounds is None:  # per stripe, from the metadata section
+            if stripes is None:
+                meta = tail[footer_start - info.metadata_length : footer_start]
+                section = decode_message(decompress_stream(meta, info.compression, info.block_size))
+                stripes = [decode_message(x) for x in section.get(1, [])]  # type: ignore[arg-type]
+            per_stripe = [
+                _bounds(decode_message(s[1][col])) if col < len(s.get(1, [])) else None  # type: ignore[arg-type]
+                for s in stripes
+            ]
+            if any(b is not None and not (_fits(b[0]) and _fits(b[1])) for b in per_stripe):
+                out.add(name)
             continue
-        if lo is not None and hi is not None and not (_fits(lo) and _fits(hi)):
+        if not (_fits(bounds[0]) and _fits(bounds[1])):
             out.add(name)
     return out
 
 
-def _fits(value: Any) -> bool:
-    """Whether a statistics bound (a datetime, kept at milliseconds: the value lies within a
-    millisecond of it) may lie within the nanosecond range."""
-    delta = value.replace(tzinfo=None) - _EPOCH
-    us = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    return (us + 1000) * 1000 > NS_MIN and (us - 1000) * 1000 <= NS_MAX
+# Footer and ColumnStatistics fields (orc_proto.proto)
+_FOOTER_TYPES, _FOOTER_STATISTICS = 4, 7
+_TYPE_SUBTYPES, _TYPE_FIELD_NAMES = 2, 3
+_TIMESTAMP_STATISTICS = 9
+_MIN_LOCAL, _MAX_LOCAL, _MIN_UTC, _MAX_UTC = 1, 2, 3, 4
 
 
-_EPOCH = dt.datetime(1970, 1, 1)
+def _bounds(column_stats: Message) -> tuple[int, int] | None:
+    """A column's timestamp minimum and maximum, in milliseconds since 1970 (UTC when the
+    writer stored them, else the writer's local ones)."""
+    raw = column_stats.get(_TIMESTAMP_STATISTICS)
+    if not raw:
+        return None
+    ts = decode_message(raw[0])  # type: ignore[arg-type]
+    for lo, hi in ((_MIN_UTC, _MAX_UTC), (_MIN_LOCAL, _MAX_LOCAL)):
+        if lo in ts and hi in ts:
+            return zigzag_decode(int(ts[lo][0])), zigzag_decode(int(ts[hi][0]))
+    return None
 
 
-def _column_id(orc_type: Any, name: str, acid: bool) -> int | None:
-    """ORC column id of a top-level row column (pyorc's type tree)."""
-    fields = orc_type.fields
+def _fits(ms: int) -> bool:
+    """Whether a statistics bound (milliseconds: the value lies within a millisecond of it,
+    whichever way the writer rounded) may lie within the nanosecond range."""
+    return (ms + 1) * 1_000_000 > NS_MIN and (ms - 1) * 1_000_000 <= NS_MAX
+
+
+def _column_id(types: list[Message], name: str, acid: bool) -> int | None:
+    """ORC column id of a top-level row column, from the footer's type tree (column id =
+    index into ``types``)."""
+
+    def child(type_id: int, field: str) -> int | None:
+        t = types[type_id]
+        names = [bytes(n).decode() for n in t.get(_TYPE_FIELD_NAMES, [])]  # type: ignore[arg-type]
+        subtypes = _subtypes(t)
+        return subtypes[names.index(field)] if field in names else None
+
+    top = 0
     if acid:
-        row = fields.get("row")
+        row = child(0, "row")
         if row is None:
             return None
-        fields = row.fields
-    child = fields.get(name)
-    return None if child is None else int(child.column_id)
+        top = row
+    return child(top, name)
+
+
+def _subtypes(t: Message) -> list[int]:
+    out: list[int] = []
+    for v in t.get(_TYPE_SUBTYPES, []):
+        out.extend(packed_varints(v) if isinstance(v, bytes) else [int(v)])
+    return out
 
 
 class Unclosable(io.RawIOBase):

@@ -59,8 +59,11 @@ class CompactionQueueApi(MetastorePlumbing):
         properties: Mapping[str, str] | None = None,
         run_as: str | None = None,
         pool_name: str | None = None,
+        order_by: str | None = None,
+        number_of_buckets: int | None = None,
     ) -> int | None:
-        """Queue a ``major``/``minor`` compaction; ``None`` if one is already initiated/working."""
+        """Queue a ``major``/``minor``/``rebalance`` compaction; ``None`` if one is already
+        initiated/working."""
         ctype = CompactionType(type)
         return self._write(  # type: ignore[no-any-return]
             lambda c, now: compaction_queue.enqueue(
@@ -75,6 +78,8 @@ class CompactionQueueApi(MetastorePlumbing):
                 properties=properties,
                 run_as=run_as,
                 pool_name=pool_name,
+                order_by=order_by,
+                number_of_buckets=number_of_buckets,
             )
         )
 

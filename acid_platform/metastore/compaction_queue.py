@@ -66,8 +66,11 @@ def enqueue(
     properties: Mapping[str, str] | None,
     run_as: str | None,
     pool_name: str | None,
+    order_by: str | None = None,
+    number_of_buckets: int | None = None,
 ) -> int | None:
-    """Queue a compaction; ``None`` if one for the same partition is initiated or working."""
+    """Queue a compaction; ``None`` if one for the same partition is initiated or working.
+    A rebalance's ``order_by`` / ``number_of_buckets`` are kept in ``CQ_META_INFO`` (JSON)."""
     spec, partition = resolve(conn, db, table, partition)
     compaction_type = CompactionType(compaction_type)
     store.lock_sequence(conn, "compaction")  # serialises enqueues: no duplicate can slip in
@@ -95,9 +98,16 @@ def enqueue(
             cq_initiator_id=initiator_id,
             cq_run_as=run_as,
             cq_pool_name=pool_name,
+            cq_meta_info=_rebalance_meta(order_by, number_of_buckets),
         )
     )
     return cq_id
+
+
+def _rebalance_meta(order_by: str | None, number_of_buckets: int | None) -> str | None:
+    if order_by is None and not number_of_buckets:
+        return None
+    return json.dumps({"orderBy": order_by, "numberOfBuckets": number_of_buckets or None})
 
 
 def claim(
@@ -460,6 +470,7 @@ def to_info(m: Any, prefix: str) -> CompactionInfo:
 
     props = g("tblproperties")
     ctype = g("type")
+    meta = json.loads(g("meta_info") or "{}")
     return CompactionInfo(
         id=int(g("id")),
         db=g("database"),
@@ -480,4 +491,6 @@ def to_info(m: Any, prefix: str) -> CompactionInfo:
         error_message=g("error_message"),
         run_as=g("run_as"),
         pool_name=g("pool_name"),
+        order_by=meta.get("orderBy"),
+        number_of_buckets=meta.get("numberOfBuckets"),
     )

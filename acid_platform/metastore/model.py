@@ -129,19 +129,29 @@ class OperationType(enum.StrEnum):
 
 
 class CompactionType(enum.StrEnum):
-    """``major`` rewrites base + deltas into a new base; ``minor`` merges deltas."""
+    """``major`` rewrites base + deltas into a new base; ``minor`` merges deltas;
+    ``rebalance`` (Hive 4, never initiated automatically) rewrites a partition of an unbucketed
+    table into a base whose rows are spread evenly over its bucket files."""
 
     MAJOR = "major"
     MINOR = "minor"
+    REBALANCE = "rebalance"
 
     @property
     def code(self) -> str:
-        """``COMPACTION_QUEUE.CQ_TYPE``: ``a`` for major, ``i`` for minor."""
-        return "a" if self is CompactionType.MAJOR else "i"
+        """``COMPACTION_QUEUE.CQ_TYPE``: ``a`` major, ``i`` minor, ``r`` rebalance (Hive's)."""
+        return _COMPACTION_CODES[self]
 
     @classmethod
     def from_code(cls, code: str) -> CompactionType:
-        return cls.MAJOR if code == "a" else cls.MINOR
+        return {v: k for k, v in _COMPACTION_CODES.items()}[code]
+
+
+_COMPACTION_CODES = {
+    CompactionType.MAJOR: "a",
+    CompactionType.MINOR: "i",
+    CompactionType.REBALANCE: "r",
+}
 
 
 class CompactionState(enum.StrEnum):
@@ -197,6 +207,10 @@ class CompactionInfo:
     error_message: str | None = None
     run_as: str | None = None
     pool_name: str | None = None
+    #: A rebalance request's ``ORDER BY`` text (Hive's ``CQ_ORDER_BY``), e.g. ``k DESC, v``.
+    order_by: str | None = None
+    #: A rebalance request's ``CLUSTERED INTO n BUCKETS`` (Hive's ``CQ_NUMBER_OF_BUCKETS``).
+    number_of_buckets: int | None = None
 
 
 @dataclass(frozen=True)

@@ -145,11 +145,7 @@ def replace_partitions(
             outcome = native.write_rows(ctx, relation, True)
         else:
             outcome = inserts.write_rows(ctx, relation, True)
-        for name in empty:
-            cleared = inserts.write_empty_base(ctx, name)
-            outcome.written.add(cleared.written)
-            outcome.partitions = [*outcome.partitions, *cleared.partitions]
-        return outcome
+        return inserts.write_empty_bases(ctx, empty, outcome)
 
     return run_write(wh, spec, table.location, request, write)
 

@@ -134,7 +134,16 @@ def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
     [WITH OVERWRITE TBLPROPERTIES (…)]``."""
     name = session.qualified(stmt.table)
     partition = dict(stmt.partition) or None
-    compact_table(
+    said: list[str] = []  # what Hive's AlterTableCompactOperation prints, entry by entry
+
+    def enqueued(cq_id: int, accepted: bool) -> None:
+        if accepted:
+            said.append(f"Compaction enqueued with id {cq_id}")
+        else:
+            state = session.warehouse.metastore.get_compaction(cq_id).state.value
+            said.append(f"Compaction already enqueued with id {cq_id}; State is {state}")
+
+    infos = compact_table(
         session.warehouse,
         name,
         partition,
@@ -142,10 +151,16 @@ def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
         stmt.wait,
         pool=stmt.pool,
         properties=dict(stmt.properties) or None,
+        enqueued=enqueued,
+        order_by=stmt.order_by,
+        number_of_buckets=stmt.number_of_buckets,
     )
-    return empty_result(
-        stmt, f"{stmt.kind} compaction of {name} {'done' if stmt.wait else 'queued'}"
+    if stmt.wait:
+        said += [f"Compaction with id {i.id} finished with status: {i.state.value}" for i in infos]
+    done = (
+        "done" if stmt.wait else "queued" if any("already" not in s for s in said) else "not queued"
     )
+    return empty_result(stmt, f"{stmt.kind} compaction of {name} {done}: " + "; ".join(said))
 
 
 # --------------------------------------------------------------------------- helpers

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from sqlglot.tokens import Token, TokenType
 
-from acid_platform.errors import SqlSyntaxError
+from acid_platform.errors import SemanticError, SqlSyntaxError
 from acid_platform.sql.script import (
     Chunk,
     error_at_token,
@@ -333,16 +333,7 @@ def _show_compactions(c: Cursor) -> Statement:
     status = (
         c.string("compaction status").lower() if c.accept("STATUS") or c.accept("STATE") else None
     )
-    order: list[tuple[str, bool]] = []
-    if c.accept("ORDER BY") or c.accept("ORDER", "BY"):  # sqlglot makes one token of it
-        while True:
-            key = c.string("order key") if c.peek_is_string() else c.name("order key")
-            descending = c.accept("DESC")
-            if not descending:
-                c.accept("ASC")
-            order.append((key.lower(), descending))
-            if not c.accept_punct(TokenType.COMMA):
-                break
+    order = _order_by(c, "order key", strings=True)
     limit = c.integer("limit") if c.accept("LIMIT") else None
     c.end()
     return ShowCompactions(
@@ -354,6 +345,22 @@ def _show_compactions(c: Cursor) -> Statement:
         limit=limit,
         source=c.source,
     )
+
+
+def _order_by(c: Cursor, what: str, *, strings: bool = False) -> list[tuple[str, bool]]:
+    """``[ORDER BY key [ASC|DESC], …]`` as ``(key lower-cased, descending)`` pairs; ``strings``
+    also takes quoted keys."""
+    order: list[tuple[str, bool]] = []
+    if not (c.accept("ORDER BY") or c.accept("ORDER", "BY")):  # sqlglot: one token, or two
+        return order
+    while True:
+        key = c.string(what) if strings and c.peek_is_string() else c.name(what)
+        descending = c.accept("DESC")
+        if not descending:
+            c.accept("ASC")
+        order.append((key.lower(), descending))
+        if not c.accept_punct(TokenType.COMMA):
+            return order
 
 
 _SHOW_COMPACTIONS_CLAUSES = ("POOL", "TYPE", "STATUS", "STATE", "ORDER", "ORDER BY", "LIMIT")
@@ -399,10 +406,15 @@ def _compact(c: Cursor) -> Statement:
     table = c.table_name()
     partition = c.partition_spec() if c.word() == "PARTITION" else ()
     c.expect("COMPACT")
-    kind = c.string("compaction type ('minor' or 'major')").lower()
-    if kind not in ("minor", "major"):
+    kind = c.string("compaction type ('minor', 'major' or 'rebalance')").lower()
+    if kind not in ("minor", "major", "rebalance"):
         c.pos -= 1
-        raise c.error("compaction type must be 'minor' or 'major'")
+        raise c.error("compaction type must be 'minor', 'major' or 'rebalance'")
+    buckets = None
+    if c.accept("CLUSTERED"):
+        c.expect("INTO")
+        buckets = c.integer("number of buckets")
+        c.expect("BUCKETS")
     wait = c.accept("AND", "WAIT")
     pool = c.string("pool name") if c.accept("POOL") else None
     properties: list[tuple[str, str]] = []
@@ -416,14 +428,21 @@ def _compact(c: Cursor) -> Statement:
             if not c.accept_punct(TokenType.COMMA):
                 break
         c.punct(TokenType.R_PAREN, ")")
+    order = _order_by(c, "column name")
     c.end()
+    if kind != "rebalance" and (buckets is not None or order):
+        raise SemanticError(
+            "CLUSTERED INTO n BUCKETS and ORDER BY can only be used with 'rebalance' compaction"
+        )
     return Compact(
         table,
-        "minor" if kind == "minor" else "major",
+        "minor" if kind == "minor" else "major" if kind == "major" else "rebalance",
         partition,
         wait,
         pool,
         tuple(properties),
+        buckets,
+        tuple(order),
         source=c.source,
     )
 

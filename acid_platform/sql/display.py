@@ -50,20 +50,58 @@ def jsonable(value: Any) -> Any:
     return _scalar_text(value)
 
 
+def column_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """The Python values of ``column``, maps (at any depth) as dicts: Arrow gives a map as a
+    list of pairs, so an empty map would print as ``[]`` where Hive prints ``{}``.
+
+    >>> hive_text(column_values(pa.array([[]], pa.map_(pa.int64(), pa.int64())))[0])
+    '{}'
+    """
+    values = column.to_pylist()
+    if not _has_map(column.type):
+        return values
+    return [_with_dicts(v, column.type) for v in values]
+
+
 def rows_as_text(table: pa.Table) -> list[list[str]]:
     """Every row of ``table`` as Hive's text for each value."""
-    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    columns = [column_values(table.column(i)) for i in range(table.num_columns)]
     return [[hive_text(col[r]) for col in columns] for r in range(table.num_rows)]
 
 
 def rows_as_json(table: pa.Table) -> list[dict[str, Any]]:
     """Every row of ``table`` as a JSON-ready dict (duplicate names keep the last value)."""
     names = table.column_names
-    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    columns = [column_values(table.column(i)) for i in range(table.num_columns)]
     return [
         {names[c]: jsonable(columns[c][r]) for c in range(len(names))}
         for r in range(table.num_rows)
     ]
+
+
+def _has_map(typ: pa.DataType) -> bool:
+    if pa.types.is_map(typ):
+        return True
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        return _has_map(typ.value_type)
+    if pa.types.is_struct(typ):
+        return any(_has_map(typ.field(i).type) for i in range(typ.num_fields))
+    return False
+
+
+def _with_dicts(value: Any, typ: pa.DataType) -> Any:
+    if value is None:
+        return None
+    if pa.types.is_map(typ):
+        return {k: _with_dicts(v, typ.item_type) for k, v in value}
+    if pa.types.is_struct(typ):
+        return {
+            f.name: _with_dicts(value.get(f.name), f.type)
+            for f in (typ.field(i) for i in range(typ.num_fields))
+        }
+    if isinstance(value, list) and hasattr(typ, "value_type"):
+        return [_with_dicts(v, typ.value_type) for v in value]
+    return value
 
 
 def _key(key: Any) -> Any:

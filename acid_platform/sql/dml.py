@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, build_scope
 
 from acid_platform.errors import (
     InvalidPartitionError,
@@ -23,12 +26,15 @@ from acid_platform.errors import (
     UnknownColumnError,
 )
 from acid_platform.format import ROW_ID_COLUMN
+from acid_platform.format.types import normalize_hive_type
 from acid_platform.sql import statements as st
 from acid_platform.sql.chars import char_lengths, char_literals
 from acid_platform.sql.functions import hive_builtins
-from acid_platform.sql.results import StatementResult, metrics_result
+from acid_platform.sql.results import StatementResult, empty_result, metrics_result
 from acid_platform.sql.state import SessionState
 from acid_platform.sql.subqueries import inline_subqueries
+from acid_platform.table import Table
+from acid_platform.table.partitions import make_partition_name
 
 
 def select(session: SessionState, stmt: st.Select) -> StatementResult:
@@ -66,6 +72,7 @@ def insert(session: SessionState, stmt: st.Insert) -> StatementResult:
             f"Cannot insert into target table because column number/types are different '{name}': "
             f"the table needs {len(expected)} column(s) {expected}, the query gives {rows.num_columns}"
         )
+    _check_untyped_nulls(name, stmt.query, rows, expected, dict(spec.columns))
     rows = rows.rename_columns(expected)
     metrics = table.insert(rows, partition=static or None, overwrite=stmt.overwrite)
     verb = "overwrote" if stmt.overwrite else "inserted"
@@ -75,6 +82,60 @@ def insert(session: SessionState, stmt: st.Insert) -> StatementResult:
         f"{verb} {metrics.rows_inserted} row(s) into {name}",
         spec.location,
     )
+
+
+def _check_untyped_nulls(
+    name: str, query: exp.Query, rows: pa.Table, targets: Sequence[str], types: Mapping[str, str]
+) -> None:
+    """Hive converts a query column to its target's type only when the target is primitive: an
+    untyped ``NULL`` (Hive's ``void``) into a map, array or struct column is refused, as
+    Hive's ``genConversionSelectOperator`` refuses it (``map(cast(null as …), …)`` gives a
+    typed empty map instead)."""
+    complex_targets = {
+        i: hive_type
+        for i, column in enumerate(targets)
+        if (hive_type := normalize_hive_type(types.get(column, ""))).startswith(
+            ("map<", "array<", "struct<", "uniontype<")
+        )
+        and rows.column(i).null_count == rows.num_rows
+    }
+    void = _void_columns(query) if complex_targets else []
+    if len(void) != len(targets):
+        return
+    for i, hive_type in complex_targets.items():
+        if void[i]:
+            raise SemanticError(
+                "Cannot insert into target table because column number/types are different "
+                f"'{name}': Cannot convert column {i} from void to {hive_type}."
+            )
+
+
+def _void_columns(query: exp.Query) -> list[bool]:
+    """For each output column of ``query``, whether it is a bare ``NULL`` (followed through
+    CTEs and subqueries); ``[]`` when the columns cannot be told (``*`` over a table)."""
+    try:
+        root = build_scope(qualify(query.copy(), dialect="hive", validate_qualify_columns=False))
+    except (SqlglotError, ValueError, KeyError, AttributeError, TypeError):
+        return []
+    if root is None or not isinstance(root.expression, exp.Select):
+        return []
+    if any(isinstance(s, exp.Star) or s.is_star for s in root.expression.selects):
+        return []
+
+    def is_void(node: exp.Expr, scope: Scope, depth: int) -> bool:
+        while isinstance(node, exp.Alias | exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Null):
+            return True
+        if isinstance(node, exp.Column) and depth < 32:
+            source = scope.sources.get(node.table)
+            if isinstance(source, Scope) and isinstance(source.expression, exp.Select):
+                for projection in source.expression.selects:
+                    if projection.alias_or_name == node.name:
+                        return is_void(projection, source, depth + 1)
+        return False
+
+    return [is_void(s, root, 0) for s in root.expression.selects]
 
 
 def update(session: SessionState, stmt: st.Update) -> StatementResult:
@@ -110,10 +171,30 @@ def truncate(session: SessionState, stmt: st.Truncate) -> StatementResult:
         raise InvalidPartitionError(
             f"table {session.qualified(stmt.table)} has no partition column(s) {unknown}"
         )
+    if table.spec.is_insert_only:  # no delete events: Hive writes empty bases
+        return _truncate_insert_only(session, stmt, table)
     equalities = [exp.EQ(this=exp.column(k), expression=_literal(v)) for k, v in stmt.partition]
     metrics = table.delete(exp.and_(*equalities) if equalities else None)
     message = f"deleted {metrics.rows_deleted} row(s) from {session.qualified(stmt.table)}"
     return metrics_result(stmt, metrics, message, table.spec.location)
+
+
+def _truncate_insert_only(
+    session: SessionState, stmt: st.Truncate, table: Table
+) -> StatementResult:
+    """TRUNCATE of an insert-only table: one INSERT OVERWRITE of no rows, an empty ``base_w`` in
+    the table or in each partition the PARTITION spec matches."""
+    spec = table.spec
+    targets: list[str | None] = [None]
+    if spec.partition_columns:
+        wanted = {make_partition_name([k], [v]) for k, v in stmt.partition}
+        names = session.warehouse.metastore.list_partitions(spec.db, spec.name)
+        targets = [n for n in names if wanted <= set(n.split("/"))]
+    metrics = table.overwrite_empty(targets) if targets else None
+    name = session.qualified(stmt.table)
+    if metrics is None:
+        return empty_result(stmt, f"no partition of {name} matches; nothing truncated")
+    return metrics_result(stmt, metrics, f"truncated {name}", spec.location)
 
 
 def merge(session: SessionState, stmt: st.Merge) -> StatementResult:

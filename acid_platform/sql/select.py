@@ -32,6 +32,7 @@ from acid_platform.sql.chars import char_literals
 from acid_platform.sql.functions import hive_builtins
 from acid_platform.sql.statements import TableName
 from acid_platform.table.engine import Engine, StreamingEngine
+from acid_platform.table.schema import has_wide_constant
 from acid_platform.table.stream import RowStream
 
 _RELATION_PREFIX = "__acid_rel_"
@@ -75,15 +76,16 @@ class ArrowRows:
 class Relation:
     """A table the query can read: its columns (SQL order) and how to scan it.
 
-    ``scan(columns, filter, with_row_id)`` plans a read (:class:`Rows`); ``columns=None`` means
-    all; ``filter`` is a predicate (syntax tree) over unqualified column names (or None) the scan
-    may use to skip partitions, stripes and rows — the query still applies its WHERE to what it
-    reads.
+    ``scan(columns, filter, with_row_id, wide)`` plans a read (:class:`Rows`); ``columns=None``
+    means all; ``filter`` is a predicate (syntax tree) over unqualified column names (or None) the
+    scan may use to skip partitions, stripes and rows — the query still applies its WHERE to what
+    it reads; ``wide``: read timestamp columns at microseconds (the query holds a constant beyond
+    the nanosecond range, which the engine cannot compare with nanoseconds).
     """
 
     name: str
     columns: tuple[str, ...]
-    scan: Callable[[Sequence[str] | None, exp.Expr | None, bool], Rows]
+    scan: Callable[[Sequence[str] | None, exp.Expr | None, bool, bool], Rows]
     has_row_id: bool = True
     #: the ``char(n)`` columns and their lengths (string constants compared with them are padded)
     char_lengths: Mapping[str, int] = field(default_factory=dict)
@@ -170,6 +172,7 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
     char_literals(query, _char_lengths(relations.values()))
     wanted, everything = _referenced_names(query)
     planned = PlannedQuery(query)
+    wide = has_wide_constant(query)
     for index, (qualified, tables) in enumerate(references.items()):
         relation = relations[qualified]
         columns = None if everything else [c for c in relation.columns if c in wanted]
@@ -183,7 +186,7 @@ def plan_query(query: exp.Query, resolve: Resolver) -> PlannedQuery:
         pushed = _pushdown(query, tables, relation) if len(tables) == 1 else None
         alias = f"{_RELATION_PREFIX}{index}"
         try:
-            planned.scans[alias] = relation.scan(columns, pushed, with_row_id)
+            planned.scans[alias] = relation.scan(columns, pushed, with_row_id, wide)
         except BaseException:
             planned.close()
             raise

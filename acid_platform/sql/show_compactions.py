@@ -99,8 +99,10 @@ def _filters(session: SessionState, stmt: st.ShowCompactions) -> dict[str, objec
     if stmt.pool is not None:
         wanted["Pool name"] = stmt.pool
     if stmt.type is not None:
-        if stmt.type not in ("minor", "major"):
-            raise SemanticError(f"SHOW COMPACTIONS TYPE '{stmt.type}': expected 'minor' or 'major'")
+        if stmt.type not in ("minor", "major", "rebalance"):
+            raise SemanticError(
+                f"SHOW COMPACTIONS TYPE '{stmt.type}': expected 'minor', 'major' or 'rebalance'"
+            )
         wanted["Type"] = stmt.type.upper()
     if stmt.status is not None:
         states = [s.value for s in CompactionState]

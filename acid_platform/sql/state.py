@@ -79,26 +79,26 @@ class SessionState:
             data = temp.data
 
             def scan_temp(
-                columns: Sequence[str] | None, _filter: exp.Expr | None, _row_id: bool
+                columns: Sequence[str] | None, _filter: exp.Expr | None, _row_id: bool, _w: bool
             ) -> Rows:
                 return ArrowRows(data if columns is None else data.select(list(columns)))
 
             return Relation(
                 qualified, tuple(c for c, _ in temp.columns), scan_temp, has_row_id=False
             )
-        try:
-            table = self.warehouse.table(qualified)
-        except NoSuchObjectError as exc:
-            raise NoSuchObjectError(f"Table not found: {qualified} ({exc})") from None
+        table = self.warehouse.table(qualified)
         spec = table.spec
         columns = tuple(c for c, _ in spec.columns) + tuple(c for c, _ in spec.partition_columns)
 
-        def scan(cols: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool) -> Rows:
+        def scan(
+            cols: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool, wide: bool
+        ) -> Rows:
             return table.plan_scan(
                 columns=None if cols is None else list(cols),
                 filter=predicate,
                 with_row_id=row_id,
                 exact_filter=False,  # the query applies its WHERE itself
+                force_wide=wide,
             )
 
         return Relation(qualified, columns, scan, char_lengths=char_lengths(spec.columns))

@@ -297,13 +297,14 @@ class SetVariable(Statement):
     value: str | None = None
 
 
-CompactionKind = Literal["minor", "major"]
+CompactionKind = Literal["minor", "major", "rebalance"]
 
 
 @dataclass(frozen=True)
 class Compact(Statement):
-    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major' [AND WAIT] [POOL 'p']
-    [WITH OVERWRITE TBLPROPERTIES ('k'='v', …)]`` (Hive 4's order of the clauses).
+    """``ALTER TABLE t [PARTITION (…)] COMPACT 'minor'|'major'|'rebalance'
+    [CLUSTERED INTO n BUCKETS] [AND WAIT] [POOL 'p'] [WITH OVERWRITE TBLPROPERTIES ('k'='v', …)]
+    [ORDER BY col [ASC|DESC], …]`` (Hive 4's order of the clauses).
 
     ``properties`` are stored with the queue entry: ``compactor.<key>`` overrides a compactor
     setting, ``tblprops.<key>`` a table property, for this compaction only.
@@ -315,3 +316,6 @@ class Compact(Statement):
     wait: bool = False
     pool: str | None = None
     properties: tuple[tuple[str, str], ...] = ()
+    #: ``'rebalance'`` only: ``CLUSTERED INTO n BUCKETS`` and ``ORDER BY k [ASC|DESC], …``.
+    number_of_buckets: int | None = None
+    order_by: tuple[tuple[str, bool], ...] = ()  # (column, descending)

@@ -127,8 +127,9 @@ class WarehouseCatalog:
                 hint = f"no database {db!r}"
             else:
                 hint = ", ".join(names[:10]) + (" …" if len(names) > 10 else "") or "none"
-            raise NoSuchObjectError(
-                f"table {db}.{table} does not exist (tables in {db}: {hint})"
+            raise NoSuchObjectError(  # Hive's words first (ErrorMsg.INVALID_TABLE)
+                f"Table not found '{table}': table {db}.{table} does not exist "
+                f"(tables in {db}: {hint})"
             ) from exc
 
     def table_exists(self: _Warehouse, name: str) -> bool:

@@ -34,7 +34,7 @@ from acid_platform.table import dml
 from acid_platform.table.engine import Engine
 from acid_platform.table.scan import PartitionFiles, plan_files, read_files
 from acid_platform.table.scan_filter import hive_filter, pushdown_filters, resolve_filter
-from acid_platform.table.schema import table_schema
+from acid_platform.table.schema import has_wide_constant, table_schema
 
 #: Column of the narrow relation naming the partition (index into the planned partitions).
 PARTITION_INDEX = "__acid_part"
@@ -58,11 +58,15 @@ def read_target(
     selected once; every pass reads from that plan.
     """
     predicate = resolve_filter(spec, where) if isinstance(where, str | exp.Expr) else None
+    # a constant beyond the nanosecond range: timestamp columns at microseconds (schema docs)
+    force = has_wide_constant(predicate)
     pruning = hive_filter(spec, engine, predicate, exact=False)
     partitions = plan_files(spec, location, snapshot, pruning)
     read_columns = plan.read_columns if plan.read_columns is not None else plan.target_columns
     if plan.probe is None:
-        rows = read_files(spec, location, snapshot, partitions, read_columns, with_row_id=True)
+        rows = read_files(
+            spec, location, snapshot, partitions, read_columns, with_row_id=True, force_wide=force
+        )
         return target_relation(rows, spec, read_columns)
     if sum(p.size for p in partitions) <= SMALL_TARGET_BYTES:
         # Small data: one pass with every column the plan needs beats two passes over the files.
@@ -71,7 +75,7 @@ def read_target(
     else:
         columns = plan.probe_columns
         filters = pushdown_filters(spec, predicate) if predicate is not None else None
-    narrow = _narrow_relation(spec, location, snapshot, partitions, columns, filters)
+    narrow = _narrow_relation(spec, location, snapshot, partitions, columns, filters, force)
     relations = {dml.TARGET_RELATION: narrow}
     if source is not None:
         relations[dml.SOURCE_RELATION] = source
@@ -79,7 +83,7 @@ def read_target(
     missing = [c for c in read_columns if c not in columns]
     if not missing or candidates.num_rows == 0:
         return _with_nulls(candidates, spec, read_columns)
-    return _fetch(spec, location, snapshot, partitions, candidates, read_columns)
+    return _fetch(spec, location, snapshot, partitions, candidates, read_columns, force)
 
 
 def target_relation(
@@ -113,6 +117,7 @@ def _narrow_relation(
     partitions: list[PartitionFiles],
     columns: tuple[str, ...],
     filters: list[tuple[str, str, object]] | None,
+    force_wide: bool = False,
 ) -> pa.Table:
     """ROW__ID (flattened), the probe's columns and the partition index of every visible row."""
     rows = read_files(
@@ -124,6 +129,7 @@ def _narrow_relation(
         with_row_id=True,
         filters=filters,
         partition_index=PARTITION_INDEX,
+        force_wide=force_wide,
     )
     row_id = rows.column(ROW_ID_COLUMN)
     arrays = [pc.struct_field(row_id, f) for f in ROW_ID_FIELDS]
@@ -154,6 +160,7 @@ def _fetch(
     partitions: list[PartitionFiles],
     candidates: pa.Table,
     columns: tuple[str, ...],
+    force_wide: bool = False,
 ) -> pa.Table:
     """``columns`` of the candidate rows, read by ROW__ID partition by partition."""
     part_index = candidates.column(PARTITION_INDEX).to_numpy()
@@ -173,6 +180,7 @@ def _fetch(
         columns,
         with_row_id=True,
         row_ids=wanted,
+        force_wide=force_wide,
     )
     expected = sum(len(w) for w in wanted)
     if rows.num_rows != expected:

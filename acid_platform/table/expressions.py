@@ -166,8 +166,9 @@ def find_column(node: exp.Column, scopes: Sequence[Scope], what: str) -> tuple[S
             )
         scope = matching[0]
         if not scope.has(column):
-            raise UnknownColumnError(
-                f"{what}: {scope.description or scope.alias} has no column {column!r}; "
+            raise UnknownColumnError(  # Hive's words first (ErrorMsg.INVALID_COLUMN)
+                f"{what}: Invalid column reference {column!r}: "
+                f"{scope.description or scope.alias} has no column {column!r}; "
                 f"its columns are {list(scope.columns)}"
             )
         return scope, column

@@ -96,6 +96,19 @@ def write_empty_base(ctx: WriteContext, partition: str | None) -> WriteOutcome:
     return WriteOutcome(written=written, partitions=[partition] if partition else [])
 
 
+def write_empty_bases(
+    ctx: WriteContext, partitions: Sequence[str | None], outcome: WriteOutcome | None = None
+) -> WriteOutcome:
+    """:func:`write_empty_base` into each of ``partitions``, added to ``outcome`` (a new one
+    when ``None``)."""
+    outcome = outcome if outcome is not None else WriteOutcome()
+    for name in partitions:
+        cleared = write_empty_base(ctx, name)
+        outcome.written.add(cleared.written)
+        outcome.partitions = [*outcome.partitions, *cleared.partitions]
+    return outcome
+
+
 def data_columns(spec: TableSpec) -> list[str]:
     """Names of the table's data (non-partition) columns."""
     return [c for c, _ in spec.columns]

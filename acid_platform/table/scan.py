@@ -105,12 +105,16 @@ class TableScan:
         where: ScanFilter | None = None,
         release: Callable[[], None] | None = None,
         delete_events_cap: int | None = None,
+        force_wide: bool = False,
     ) -> None:
         if with_row_id and spec.is_insert_only:
             raise UnsupportedOperationError(
                 f"{spec.full_name} is an insert-only table: its rows have no ROW__ID"
             )
         self.spec = spec
+        #: read every timestamp column at microseconds (a filter compares one with a constant
+        #: beyond the nanosecond range: ``schema.has_wide_constant``)
+        self.force_wide = force_wide
         #: Hive's ``hive.transactional.events.mem`` for this scan (None: the process default)
         self.delete_events_cap = delete_events_cap
         self.location = location
@@ -139,7 +143,9 @@ class TableScan:
         the scan reads, lie beyond the nanosecond range (``format.wide_timestamps``)."""
         if self._wide is None:
             tasks = self.split_tasks()
-            self._wide = wide_columns_of(self.spec, self.location, tasks, self._read_columns())
+            self._wide = wide_columns_of(
+                self.spec, self.location, tasks, self._read_columns(), force=self.force_wide
+            )
         return self._wide
 
     # ------------------------------------------------------------------ planning
@@ -175,6 +181,7 @@ class TableScan:
                 with_row_id=self.with_row_id,
                 filters=self.where.pushed,
                 delete_events_cap=self.delete_events_cap,
+                wide=self.wide_columns(),
             )
             return self._keep(table).select(self.schema.names)
         finally:
@@ -249,6 +256,7 @@ def plan_scan(
     where: ScanFilter | None = None,
     release: Callable[[], None] | None = None,
     delete_events_cap: int | None = None,
+    force_wide: bool = False,
 ) -> TableScan:
     """A lazy scan of ``spec`` under ``snapshot`` (see module docs).
 
@@ -265,6 +273,7 @@ def plan_scan(
         where=where,
         release=release,
         delete_events_cap=delete_events_cap,
+        force_wide=force_wide,
     )
 
 
@@ -384,6 +393,8 @@ def read_files(
     row_ids: Sequence[DeleteSet | None] | None = None,
     partition_index: str | None = None,
     delete_events_cap: int | None = None,
+    force_wide: bool = False,
+    wide: frozenset[str] | None = None,
 ) -> pa.Table:
     """The visible rows of planned ``partitions`` (their splits read in parallel): ``row__id``
     first when asked for, then ``columns``.
@@ -392,7 +403,8 @@ def read_files(
     an int32 column appended with the index (into ``partitions``) of each row's partition.
     """
     tasks = split_tasks(partitions, snapshot.write_ids)
-    wide = wide_columns_of(spec, location, tasks, columns)
+    if wide is None:  # timestamp columns at microseconds (``force_wide``: all of them)
+        wide = wide_columns_of(spec, location, tasks, columns, force=force_wide)
     schema = output_schema(spec, columns, with_row_id, wide)
     if partition_index is not None:
         schema = schema.append(pa.field(partition_index, pa.int32()))
@@ -485,7 +497,12 @@ def _read_all(
 
 
 def wide_columns_of(
-    spec: TableSpec, location: Location, tasks: Sequence[ScanTask], columns: Sequence[str]
+    spec: TableSpec,
+    location: Location,
+    tasks: Sequence[ScanTask],
+    columns: Sequence[str],
+    *,
+    force: bool = False,
 ) -> frozenset[str]:
     """The ``timestamp`` ``columns`` that a file of ``tasks`` holds beyond the nanosecond range
     (footer statistics, ``format.wide_columns_of_splits``): a scan reads them as
@@ -493,6 +510,8 @@ def wide_columns_of(
     wanted = row_schema_of(data_schema(spec), columns)
     if not any(pa.types.is_timestamp(f.type) for f in wanted):
         return frozenset()
+    if force:  # ``force``: every timestamp column (see ``TableScan.force_wide``)
+        return frozenset(f.name for f in wanted if pa.types.is_timestamp(f.type))
     return wide_columns_of_splits([t.split for t in tasks], location.filesystem, wanted)
 
 

@@ -15,11 +15,14 @@ is a :class:`~acid_platform.errors.SchemaMismatchError` naming the table and col
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from acid_platform.errors import (
     AcidFormatError,
@@ -212,6 +215,35 @@ def _wide(
     except TimestampRangeError as err:
         raise SchemaMismatchError(str(err)) from err
     return wide
+
+
+def has_wide_constant(predicate: object) -> bool:
+    """Whether ``predicate`` (a sqlglot tree) holds a string or ``TIMESTAMP`` constant that
+    reads as a timestamp beyond the nanosecond range: the engine cannot compare it with a column
+    carried at nanoseconds, so a scan filtered by it reads its timestamp columns at microseconds.
+
+    >>> import sqlglot
+    >>> has_wide_constant(sqlglot.parse_one("ts > TIMESTAMP '1500-06-01 10:00:00'", read="hive"))
+    True
+    >>> has_wide_constant(sqlglot.parse_one("ts > '2020-01-01' AND s = '1500'", read="hive"))
+    False
+    """
+    if not isinstance(predicate, exp.Expr):
+        return False
+    for literal in predicate.find_all(exp.Literal):
+        if literal.is_string and _WIDE_TEXT.match(literal.name):
+            try:
+                us = int(
+                    np.datetime64(literal.name.strip().replace(" ", "T"), "us").astype(np.int64)
+                )
+            except ValueError:
+                continue
+            if not -(2**63) <= us * 1000 < 2**63:
+                return True
+    return False
+
+
+_WIDE_TEXT = re.compile(r"^\s*\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?\s*$")
 
 
 #: Where a table's timestamps keep nanoseconds (Arrow's 64-bit nanosecond range); beyond it, to

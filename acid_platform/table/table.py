@@ -28,8 +28,8 @@ from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.native import NativeEngine
 from acid_platform.table.scan import TableScan, plan_scan
-from acid_platform.table.scan_filter import hive_filter
-from acid_platform.table.schema import table_schema
+from acid_platform.table.scan_filter import hive_filter, resolve_filter
+from acid_platform.table.schema import has_wide_constant, table_schema
 from acid_platform.table.statement import (
     ReadLease,
     StatementMetrics,
@@ -40,6 +40,7 @@ from acid_platform.table.statement import (
     run_write,
     statement_guard,
 )
+from acid_platform.table.transaction import write_lock_type
 
 if TYPE_CHECKING:
     from acid_platform.table.warehouse import TableWarehouse
@@ -138,6 +139,7 @@ class Table:
         *,
         snapshot: Snapshot | None = None,
         exact_filter: bool = True,
+        force_wide: bool = False,
     ) -> TableScan:
         """A lazy scan (:class:`~acid_platform.table.scan.TableScan`: ``plan_files``,
         ``split_tasks``, ``to_batches``, ``to_arrow``) under ``snapshot``, else the open
@@ -145,7 +147,9 @@ class Table:
         scan is read or closed.
 
         Without ``exact_filter`` the filter only prunes (partitions, stripes, pushed conjuncts):
-        the caller evaluates it on the rows (a SQL query's WHERE does).
+        the caller evaluates it on the rows (a SQL query's WHERE does). ``force_wide`` (or a
+        filter holding a constant beyond the nanosecond range) reads every timestamp column at
+        microseconds (``TableScan.force_wide``).
         """
 
         def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> TableScan:
@@ -159,6 +163,10 @@ class Table:
                 where=hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter),
                 release=release,
                 delete_events_cap=conf_delete_events_cap(self.warehouse.conf),
+                force_wide=force_wide
+                or has_wide_constant(
+                    resolve_filter(spec, filter) if isinstance(filter, str) else filter
+                ),
             )
 
         return self._plan_read(snapshot, plan)
@@ -290,6 +298,25 @@ class Table:
             return outcome
 
         request = WriteRequest.insert(spec, wh.conf, static_name, overwrite, sources)
+        return run_write(wh, spec, self.location, request, write)
+
+    def overwrite_empty(self, partitions: Sequence[str | None]) -> StatementMetrics:
+        """ONE INSERT OVERWRITE of no rows: an empty ``base_w`` into each of ``partitions``
+        (partition names; ``None``: the unpartitioned table), under an EXCLUSIVE lock on each —
+        TRUNCATE of an insert-only table, as Hive writes it."""
+        wh = self.warehouse
+        with statement_guard(wh):
+            spec = self.refresh()
+        lock = write_lock_type(wh.conf, overwrite=True)
+        request = WriteRequest(
+            tuple(LockComponent(lock, spec.db, spec.name, p) for p in partitions),
+            check_outdated=True,
+            overwrite=True,
+        )
+
+        def write(ctx: WriteContext) -> WriteOutcome:
+            return inserts.write_empty_bases(ctx, partitions)
+
         return run_write(wh, spec, self.location, request, write)
 
     def committed_sources(self, keys: Sequence[str] | None = None) -> list[CommittedSource]:

@@ -250,3 +250,20 @@ def test_only_well_formed_staging_names_parse() -> None:
         5,
         "delta_0000001_0000002",
     )
+
+
+def test_a_minor_compaction_over_an_aborted_write_is_cleaned_to_the_end(wh: Warehouse) -> None:
+    """Compacted output under Hive 3's names holds no aborted event (its marker says so): the
+    cleaner finishes the entry instead of keeping it for the aborted id inside its range."""
+    t = wh.create_table("t", KV, properties=HIVE3)
+    t.insert([{"k": 1, "v": "a"}])
+    wh.begin()
+    wh.table("t").insert([{"k": 2, "v": "gone"}])
+    wh.rollback()
+    t.insert([{"k": 3, "v": "c"}])
+    (info,) = compact_table(wh, "t", kind="minor")
+    report = run_cleaner(wh)
+    assert report.cleaned_ids == (info.id,)
+    assert wh.metastore.get_compaction(info.id).state.value == "succeeded"
+    assert acid_dirs(Path(t.spec.location)) == ["delta_0000001_0000003"]
+    assert sorted(r["k"] for r in wh.table("t").scan().to_pylist()) == [1, 3]

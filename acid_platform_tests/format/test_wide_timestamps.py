@@ -80,16 +80,16 @@ def test_only_the_stripe_holding_wide_values_reads_at_microseconds(tmp_path: Pat
         for v in b.column("row").field("ts").cast(pa.timestamp("us")).cast(pa.int64()).to_pylist()
     ]
     assert got == [*plain, *WIDE_US]
-    assert wide_columns(pafs.LocalFileSystem(), [str(path)], SCHEMA) == {"ts"}
+    assert wide_columns(pafs.LocalFileSystem(), [(str(path), None)], SCHEMA) == {"ts"}
 
 
 def test_statistics_find_no_wide_column_in_range(tmp_path: Path) -> None:
     path = tmp_path / "bucket_00000"
     # the nanosecond range's own edges are not wide
     _write(path, [-(2**63) // 1000 + 1, (2**63 - 1) // 1000, None])
-    assert wide_columns(pafs.LocalFileSystem(), [str(path)], SCHEMA) == frozenset()
+    assert wide_columns(pafs.LocalFileSystem(), [(str(path), None)], SCHEMA) == frozenset()
     assert (
-        wide_columns(pafs.LocalFileSystem(), [str(path)], pa.schema([("id", pa.int32())]))
+        wide_columns(pafs.LocalFileSystem(), [(str(path), None)], pa.schema([("id", pa.int32())]))
         == frozenset()
     )
 

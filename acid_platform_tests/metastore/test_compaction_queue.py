@@ -57,7 +57,7 @@ def test_enqueue_is_validated(ms: Metastore) -> None:
     with pytest.raises(MetastoreError, match="not partitioned"):
         ms.enqueue_compaction("db", "t", "p=1", "major")
     with pytest.raises(ValueError):
-        ms.enqueue_compaction("db", "t", None, "rebalance")
+        ms.enqueue_compaction("db", "t", None, "medium")
 
 
 def test_claim_validates_the_worker_and_takes_the_oldest(ms: Metastore, clock: FakeClock) -> None:

@@ -96,3 +96,11 @@ def test_the_clause_follows_hive_4s_order() -> None:
     assert stmt.properties == (("compactor.a", "1"), ("tblprops.b", "2"))
     with pytest.raises(SqlSyntaxError):
         parse_statement("ALTER TABLE t COMPACT 'major' WITH TBLPROPERTIES ('a'='1')")
+
+
+def test_the_python_api_takes_the_same_properties(wh: Warehouse, sql: SqlSession) -> None:
+    d = _table(wh, sql)
+    (info,) = wh.compact("t", wait=True, properties={"tblprops.orc.compress": "NONE"})
+    assert info.properties == {"tblprops.orc.compress": "NONE"}
+    (base,) = [n for n in acid_dirs(d) if n.startswith("base_")]
+    assert _codec(d / base) == "NONE"

@@ -258,7 +258,7 @@ def test_syntax_error_in_a_hive_command() -> None:
     with pytest.raises(SqlSyntaxError) as caught:
         parse_script("select 1;\n  ALTER TABLE t COMPACT 'medium'")
     assert (caught.value.line, caught.value.col) == (2, 25)
-    assert "'minor' or 'major'" in str(caught.value)
+    assert "'minor', 'major' or 'rebalance'" in str(caught.value)
 
 
 def test_unknown_statement_is_hive_worded() -> None:

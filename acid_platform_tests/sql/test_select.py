@@ -38,7 +38,9 @@ class FakeCatalog:
         if name.name != "employee":
             raise KeyError(qualified)
 
-        def scan(columns: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool) -> Rows:
+        def scan(
+            columns: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool, _wide: bool
+        ) -> Rows:
             text = None if predicate is None else predicate.sql(dialect="hive")
             self.scans.append((qualified, None if columns is None else list(columns), text, row_id))
             data = EMPLOYEE if columns is None else EMPLOYEE.select(list(columns))

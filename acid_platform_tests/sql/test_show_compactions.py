@@ -112,8 +112,8 @@ def test_filters(sql: SqlSession, queued: dict[str, int]) -> None:
 
 
 def test_bad_filters_are_refused(sql: SqlSession, queued: dict[str, int]) -> None:
-    with pytest.raises(SemanticError, match="expected 'minor' or 'major'"):
-        sql.execute("SHOW COMPACTIONS TYPE 'rebalance'")
+    with pytest.raises(SemanticError, match="expected 'minor', 'major' or 'rebalance'"):
+        sql.execute("SHOW COMPACTIONS TYPE 'medium'")
     with pytest.raises(SemanticError, match="STATUS 'done'"):
         sql.execute("SHOW COMPACTIONS STATUS 'done'")
     with pytest.raises(SemanticError, match="not a column"):

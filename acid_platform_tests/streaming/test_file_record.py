@@ -18,8 +18,14 @@ from acid_platform.errors import (
     UnexpectedFileError,
 )
 from acid_platform.format.file_record import GROWING
+from acid_platform.format.fs import resolve
 from acid_platform.streaming import StreamingConnection, StrictDelimitedInputWriter
+from acid_platform.streaming.landing import load_files
 from acid_platform.table.fsck import fsck_table
+from acid_platform_tests.helpers import open_warehouse
+from acid_platform_tests.s3_server import S3Server
+
+from .conftest import CONF
 
 COLUMNS = [("id", "int"), ("v", "string")]
 
@@ -169,4 +175,51 @@ def test_a_batch_of_one_records_its_whole_files(local_wh: Warehouse) -> None:
     with open(_delta(wh) / "bucket_00000", "ab") as f:
         f.write(b"x")  # a whole file must keep its exact size
     with pytest.raises(FileSizeMismatchError):
+        wh.table("t").scan()
+
+
+def test_on_an_object_store_each_transaction_records_its_own_delta(
+    tmp_path: Path, s3: S3Server
+) -> None:
+    """No append on S3: each transaction writes and records its own ``delta_w_w``, whole."""
+    with open_warehouse(tmp_path, CONF, "sqlite", s3) as wh:
+        t = wh.create_table("t", COLUMNS)
+        conn = _connect(wh, 3)
+        _txn(conn, [1, 2])
+        _txn(conn, [3], commit=False)
+        _txn(conn, [4])
+        conn.close()
+        recorded = wh.metastore.recorded_files("default", "t").partition("")
+        assert recorded is not None
+        assert sorted(recorded.dirs) == ["delta_0000001_0000001", "delta_0000003_0000003"]
+        assert not any(d.growing for d in recorded.dirs.values())
+        fs = wh.filesystem_for(t.spec.location)
+        assert fs is not None
+        root = resolve(t.spec.location, fs).path
+        for d in recorded.dirs.values():
+            for name, size in d.files.items():
+                assert fs.get_file_info(f"{root}/{d.name}/{name}").size == size
+        assert _ids(wh) == [1, 2, 4] and fsck_table(wh, "t").ok
+        fs.delete_file(f"{root}/delta_0000003_0000003/bucket_00000")
+        with pytest.raises(MissingFileError, match="delta_0000003_0000003/bucket_00000"):
+            wh.table("t").scan()
+
+
+def test_landed_files_are_recorded_like_any_stream(wh: Warehouse, tmp_path: Path) -> None:
+    """The landing-zone ingest (and the Dagster ingest on top of it) streams through a
+    connection: a landed file's bucket file truncated afterwards is a typed error."""
+    wh.create_table("t", COLUMNS)
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    for k in range(3):
+        (landing / f"f{k}.csv").write_text(f"id,v\n{k},a\n{k + 10},b\n")
+    result = load_files(wh, "t", sorted(landing.iterdir()), batch_size=3)
+    assert result.ok and _ids(wh) == [0, 1, 2, 10, 11, 12]
+    recorded = wh.metastore.recorded_files("default", "t").partition("")
+    assert recorded is not None
+    (entry,) = recorded.dirs.values()
+    assert entry.growing and entry.name == _delta(wh).name and sum(entry.rows.values()) == 6
+    assert fsck_table(wh, "t").ok
+    os.truncate(_delta(wh) / "bucket_00000", entry.files["bucket_00000"] - 10)
+    with pytest.raises(FileSizeMismatchError, match="bucket_00000"):
         wh.table("t").scan()

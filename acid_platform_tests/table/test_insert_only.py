@@ -356,3 +356,44 @@ def test_compaction_with_hive3_names_marks_the_plain_base_compacted(wh: Warehous
     assert _ids(table) == [1, 2]
     table.insert(_rows([3]))
     assert _ids(table) == [1, 2, 3]
+
+
+def test_truncate_writes_empty_bases_as_hive_does(wh: Warehouse) -> None:
+    wh.sql(
+        "CREATE TABLE mm (id int) PARTITIONED BY (p string) STORED AS ORC "
+        "TBLPROPERTIES ('transactional'='true', 'transactional_properties'='insert_only')"
+    )
+    wh.sql("INSERT INTO mm VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    before = wh.table("mm").plan_scan(columns=["id"])
+    wh.sql("TRUNCATE TABLE mm PARTITION (p='a')")
+    assert _ids(wh.table("mm")) == [2, 3]
+    assert _dirs(wh.table("mm"), "p=a") == ["base_0000002", "delta_0000001_0000001_0000"]
+    wh.sql("TRUNCATE TABLE mm")
+    assert _ids(wh.table("mm")) == []
+    assert sorted(r["id"] for r in before.to_arrow().to_pylist()) == [1, 2, 3]
+    wh.sql(
+        "CREATE TABLE flat (id int) STORED AS TEXTFILE "
+        "TBLPROPERTIES ('transactional'='true', 'transactional_properties'='insert_only')"
+    )
+    wh.sql("INSERT INTO flat VALUES (1)")
+    wh.sql("TRUNCATE TABLE flat")
+    assert wh.sql("SELECT count(*) AS n FROM flat").to_pylist() == [{"n": 0}]
+
+
+def test_fsck_checks_plain_files_against_their_record(wh: Warehouse) -> None:
+    from acid_platform.errors import FileRecordError
+    from acid_platform.table.fsck import fsck_table
+
+    table = _create(wh, "parquet")
+    table.insert(_rows([1, 2]))
+    table.insert(_rows([3]))
+    assert fsck_table(wh, "mm").ok
+    stray = Path(table.spec.location) / "delta_0000002_0000002_0000" / "000001_0"
+    stray.write_bytes(b"not written by a commit")
+    report = fsck_table(wh, "mm")
+    assert not report.ok and [p.path for p in report.problems] == [str(stray)]
+    with pytest.raises(FileRecordError):
+        table.scan()  # a read refuses a file no commit wrote
+    stray.unlink()
+    (Path(table.spec.location) / "delta_0000001_0000001_0000" / "000000_0").unlink()
+    assert not fsck_table(wh, "mm").ok

@@ -183,6 +183,29 @@ def test_bucket_files_are_written_by_spark_python_workers(
         wh.close()
 
 
+def test_hive3_compatible_names_on_spark_are_staged_and_renamed(
+    tmp_path: Path, spark: SparkSession
+) -> None:
+    """acid.compactor.hive3.compatible with the Spark executor: the executors write the hidden
+    staging directory, the worker renames it to base_N (no _v) before the commit."""
+    wh = _open(tmp_path / "wh")
+    try:
+        t = _build(wh)
+        wh.set_conf("acid.compactor.hive3.compatible", "true")
+        before = sorted(map(str, wh.table("t").scan(with_row_id=True).to_pylist()))
+        compact_table(wh, "t", partition="p=1", kind="major", wait=False)
+        (outcome,) = run_worker(wh, executor=SparkCompactionExecutor(spark))
+        assert outcome.executor == "spark" and outcome.state.value == "ready for cleaning"
+        run_cleaner(wh)
+        part = Path(t.spec.location) / "p=1"
+        (only,) = os.listdir(part)
+        assert only.startswith("base_") and "_v" not in only
+        assert (part / only / "_metadata_acid").exists()
+        assert sorted(map(str, wh.table("t").scan(with_row_id=True).to_pylist())) == before
+    finally:
+        wh.close()
+
+
 # --------------------------------------------------------------------------- failures
 
 

@@ -92,28 +92,32 @@ def test_our_streams_equal_orc_javas(spark: SparkSession, tmp_path: Path) -> Non
     ours = tmp_path / "ours" / "bucket_00000"
     ours.parent.mkdir()
     _write_ours(ours)
-    theirs = tmp_path / "spark"
-    values = ",".join(f"({i}, {v})" for i, v in enumerate(MICROS))
-    (
-        spark.sql(f"SELECT id, timestamp_micros(us) AS ts FROM VALUES {values} AS v(id, us)")
-        .coalesce(1)
-        .write.orc(str(theirs))
-    )
-    (spark_file,) = [p for p in theirs.iterdir() if p.suffix == ".orc"]
-    java_pairs = sorted(
-        zip(
-            po.read_table(spark_file).column("id").to_pylist(),
-            raw_pairs(spark_file, [1]),
-            strict=True,
-        )
-    )
-    assert raw_pairs(ours, [5, 1]) == [p for _, p in java_pairs]
+    spark_file = orc_java_file(spark, tmp_path / "spark", MICROS)
+    assert raw_pairs(ours, [5, 1]) == pairs_by_id(spark_file)
     # and what ORC Java wrote reads back here as ORC Java reads it
     ts = po.read_table(spark_file).column("ts").cast(pa.int64()).to_pylist()
     ids = po.read_table(spark_file).column("id").to_pylist()
     assert [v // 1000 for _, v in sorted(zip(ids, ts, strict=True))] == [
         WINDOW.get(v, v) for v in MICROS
     ]
+
+
+def orc_java_file(spark: SparkSession, directory: Path, micros: list[int]) -> Path:
+    """An ORC file ORC Java (Spark's ``write.orc``) wrote: ``id`` and ``ts`` = ``micros``."""
+    values = ",".join(f"({i}, {v})" for i, v in enumerate(micros))
+    (
+        spark.sql(f"SELECT id, timestamp_micros(us) AS ts FROM VALUES {values} AS v(id, us)")
+        .coalesce(1)
+        .write.orc(str(directory))
+    )
+    (spark_file,) = [p for p in directory.iterdir() if p.suffix == ".orc"]
+    return spark_file
+
+
+def pairs_by_id(spark_file: Path) -> list[tuple[int, int] | None]:
+    """The stored (seconds, nanos) of :func:`orc_java_file`'s ``ts``, in ``id`` order."""
+    ids = po.ORCFile(spark_file).read(columns=["id"]).column("id").to_pylist()
+    return [p for _, p in sorted(zip(ids, raw_pairs(spark_file, [1]), strict=True))]
 
 
 def _orc_java_reader(spark: SparkSession, path: Path) -> Any:
@@ -211,3 +215,39 @@ def test_hive_23_reads_our_timestamps(spark: SparkSession, tmp_path: Path) -> No
     po.write_table(pa.table({"ts": pa.array(MICROS, pa.timestamp("us"))}), old)
     with pytest.raises(Exception, match=r"nanos > 999999999 or < 0"):
         hive_23_timestamps(spark, old, [0])
+
+
+#: beyond Arrow's nanosecond range, after the Gregorian switch (where ORC Java's hybrid calendar
+#: and ours agree): 1600-01-01 00:00:00.5 (before 1970 with a fraction), 1677-09-21 00:12:43,
+#: 2500-06-01 12:00:00, 9999-12-31 23:59:59.999999 — in microseconds since 1970
+WIDE_MICROS = [
+    -11676096000 * US + US // 2,
+    -9223372037 * US,
+    16738315200 * US,
+    253402300799 * US + 999_999,
+]
+
+
+def test_orc_java_reads_and_writes_wide_timestamps_as_we_do(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    ours = tmp_path / "ours" / "bucket_00000"
+    ours.parent.mkdir()
+    rows = pa.table(
+        {
+            "id": pa.array(range(len(WIDE_MICROS)), pa.int32()),
+            "ts": pa.array(WIDE_MICROS, pa.timestamp("us")),
+        }
+    )
+    with EventWriter(ours, pa.schema([("id", pa.int32()), ("ts", pa.timestamp("ns"))])) as w:
+        w.write(insert_events(rows, write_id=1, bucket_property=B0))
+    assert orc_java_micros(spark, ours, [5, 1]) == WIDE_MICROS
+    spark_file = orc_java_file(spark, tmp_path / "spark", WIDE_MICROS)
+    assert raw_pairs(ours, [5, 1]) == pairs_by_id(spark_file)
+    # and Hive 2.3's own reader (hive-exec) shows them as written
+    assert hive_23_timestamps(spark, ours, [5, 1]) == [
+        "1600-01-01 00:00:00.5",
+        "1677-09-21 00:12:43.0",
+        "2500-06-01 12:00:00.0",
+        "9999-12-31 23:59:59.999999",
+    ]
