@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlglot import exp
 
 from acid_platform.errors import (
     AcidFormatError,
@@ -228,6 +227,8 @@ def has_wide_constant(predicate: object) -> bool:
     >>> has_wide_constant(sqlglot.parse_one("ts > '2020-01-01' AND s = '1500'", read="hive"))
     False
     """
+    from sqlglot import exp  # here: a Spark worker reading splits imports no SQL parser
+
     if not isinstance(predicate, exp.Expr):
         return False
     for literal in predicate.find_all(exp.Literal):

@@ -20,8 +20,10 @@ not know is looked up in the warehouse; ``CREATE TABLE … USING acid`` (and ``s
 CREATE / REPLACE … AS SELECT) create the warehouse's table. The class keeps no state and does no
 warehouse work itself: it calls the Python data source's ``schema()`` (Spark's
 ``TableProvider.inferSchema``, run in a Python planning worker) with a ``_catalog_op`` option —
-:func:`catalog_answer` below — and reads and writes through the ``PythonTable`` Spark builds for
-the source, with ``table`` added to the options. The warehouse's metastore stays the one catalog.
+:func:`catalog_answer` below — and writes through the ``PythonTable`` Spark builds for the
+source and reads through one built per scan (:mod:`.table_scans`: columns and partitions pruned
+per query, the table's size reported), with ``table`` added to the options. The warehouse's
+metastore stays the one catalog.
 
 :func:`install_catalog` (called by :func:`~acid_platform.engines.spark.register`) compiles the
 class against the session's Spark jars once per Spark version (``javac`` of the JDK Spark runs

@@ -5,7 +5,7 @@
 
 Writes a table from a DataFrame through the ``acid`` source, updates and merges it with the
 Spark engine, compacts it (major) with the Spark compaction executor, reads it back through Spark
-and the embedded reader, and records who wrote each file: the driver's pid, each task's
+and the embedded reader, creates, fills and reads a table by name in Spark SQL, and records who wrote each file: the driver's pid, each task's
 pid/host/partition, and whether that pid descends from an executor JVM
 (``CoarseGrainedExecutorBackend``) started by a worker.
 """
@@ -88,6 +88,18 @@ def main(master: str, root: str, out: str, metastore_url: str = "", storage_json
         )
         result["embedded_rows"] = sorted(
             (r["id"], r["v"], r["p"]) for r in table.scan().to_pylist()
+        )
+        # tables by name (the session catalog extension): CREATE, INSERT … SELECT, SELECT
+        spark.sql("CREATE TABLE default.sq (id INT, v STRING, p INT) USING acid PARTITIONED BY (p)")
+        spark.sql("INSERT INTO default.sq SELECT id, v, p FROM default.c WHERE id < 50")
+        result["sql_rows"] = sorted(
+            tuple(r) for r in spark.sql("SELECT id, v, p FROM default.sq").collect()
+        )
+        result["sql_embedded_rows"] = sorted(
+            (r["id"], r["v"], r["p"]) for r in wh.table("sq").scan().to_pylist()
+        )
+        result["sql_p1_count"] = (
+            spark.sql("SELECT count(*) AS n FROM default.sq WHERE p = 1").collect()[0].n
         )
         pids = {t["pid"] for k in ("update", "merge", "compaction") for t in result[k]["tasks"]}
         pids |= {t["pid"] for t in result["write"]["tasks"]}

@@ -1,5 +1,6 @@
 """The Spark path on a real standalone cluster: a master and two workers on 127.0.0.1.
 
+Tables by name (``CREATE TABLE … USING acid``, ``INSERT``, ``SELECT``) run there too.
 The driver runs in a subprocess (a process holds one SparkContext, and this one holds the local
 test session). The test proves that event files — of writes, DML and a major compaction — were
 written by executors: every task that wrote reports a pid that is neither the driver's nor this
@@ -128,3 +129,8 @@ def check_ran_on_executors(result: dict[str, Any]) -> None:
 
     assert result["spark_rows"] == result["embedded_rows"]
     assert len(result["spark_rows"]) == 201
+
+    # CREATE TABLE … USING acid, INSERT … SELECT and SELECT by name, on the cluster
+    assert result["sql_rows"] == result["sql_embedded_rows"]
+    assert [r[0] for r in result["sql_rows"]] == list(range(50))
+    assert result["sql_p1_count"] == len(range(1, 50, 3))

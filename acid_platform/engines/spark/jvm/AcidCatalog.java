@@ -5,9 +5,10 @@
  * and adds the warehouse's: a name Spark's catalog does not know is looked up in the warehouse,
  * and CREATE TABLE ... USING <acid format> creates a warehouse table. Every warehouse operation
  * is done by the acid Python data source itself: this class calls its schema() (through Spark's
- * TableProvider.inferSchema, in a Python planning worker) with a "_catalog_op" option, and reads
- * and writes through the PythonTable Spark builds for it, with the table's name added to the
- * options. No state is kept here: the warehouse's metastore is the one catalog.
+ * TableProvider.inferSchema, in a Python planning worker) with a "_catalog_op" option, writes
+ * through the PythonTable Spark builds for it and reads through one built per scan
+ * (AcidScans.java), with the table's name added to the options. No state is kept here: the
+ * warehouse's metastore is the one catalog.
  */
 package acid_platform.spark;
 
@@ -392,7 +393,8 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
   // ------------------------------------------------------------------ the table
 
-  /** A warehouse table: the Python data source's PythonTable with the table's name as option. */
+  /** A warehouse table: the Python data source's PythonTables (writes; a new one per scan,
+   * see AcidScans) with the table's name as option. */
   static final class AcidTable implements SupportsRead, SupportsWrite {
     private final String name;
     private final StructType schema;
