@@ -10,8 +10,10 @@ from __future__ import annotations
 import collections
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,6 +30,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token
 
 from acid_platform import Warehouse
+from acid_platform.compaction.hooks import PAUSE_AT_ENV, PAUSE_FILE_ENV
 from acid_platform.format.fs import resolve
 from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.metastore.schema import acid_sequences, metadata
@@ -300,3 +303,32 @@ def artifacts_dir(*parts: str) -> Path:
     path = root.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def kill_compaction_at(step: str, cmd: str, url: str, tmp: Path) -> None:
+    """Start ``procs <cmd> <metastore url>`` paused at ``step``, wait until it is there, kill -9 it."""
+    marker = tmp / f"paused-{step}"
+    env = dict(os.environ, **{PAUSE_AT_ENV: step, PAUSE_FILE_ENV: str(marker)})
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acid_platform_tests.compaction.procs", cmd, url],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise AssertionError(f"{cmd} exited ({proc.returncode}) before {step}: {err}")
+            assert time.monotonic() < deadline, f"{cmd} never reached {step}"
+            time.sleep(0.01)
+        pid, reached = marker.read_text().split()
+        assert (int(pid), reached) == (proc.pid, step)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+        if proc.stderr:
+            proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL

@@ -16,11 +16,10 @@ from acid_platform.compaction.hooks import HIVE3_WORKER_STEPS, WORKER_STEPS, on_
 from acid_platform.compaction.staging import STAGING_PREFIX, parse_staging_name
 from acid_platform.errors import CompactionError, NotEnoughHistoryError, RenameUnsupportedError
 from acid_platform.table.fsck import fsck_table
-from acid_platform_tests.helpers import acid_dirs, open_warehouse
+from acid_platform_tests.helpers import acid_dirs, kill_compaction_at, open_warehouse
 from acid_platform_tests.s3_server import S3Server
 
 from .conftest import KV, kv_schema, snapshot_rows, table_rows
-from .test_kill import _run_until
 
 HIVE3 = {HIVE3_COMPATIBLE: "true"}
 
@@ -193,7 +192,7 @@ def test_worker_killed_at_any_step(wh: Warehouse, tmp_path: Path, kind: str, ste
     ms = wh.metastore
     cq = ms.enqueue_compaction("default", "t", None, kind)
     assert cq is not None
-    _run_until(step, "worker", ms.url, tmp_path)
+    kill_compaction_at(step, "worker", ms.url, tmp_path)
     assert table_rows(wh, "t") == before  # right after the kill
     if step == "worker.renamed_one":
         assert "base_0000005" in acid_dirs(d)  # visible, its txn never to commit

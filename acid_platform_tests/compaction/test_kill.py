@@ -7,11 +7,6 @@ us so through a marker file; only then is it killed, so the kill lands exactly t
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,17 +15,14 @@ from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner, run_worker
 from acid_platform.compaction.hooks import (
     CLEANER_STEPS,
-    PAUSE_AT_ENV,
-    PAUSE_FILE_ENV,
     WORKER_STEPS,
 )
 from acid_platform.errors import CompactionTimeoutError
-from acid_platform_tests.helpers import acid_dirs, open_warehouse
+from acid_platform_tests.helpers import acid_dirs, kill_compaction_at, open_warehouse
 
 from .conftest import KV, table_rows
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _make_table(wh: Warehouse) -> Path:
@@ -41,35 +33,6 @@ def _make_table(wh: Warehouse) -> Path:
     t.update({"v": "'u'"}, where="k % 5 = 0")
     t.delete("k % 7 = 0")
     return Path(t.spec.location)
-
-
-def _run_until(step: str, cmd: str, url: str, tmp: Path) -> None:
-    """Start ``procs <cmd> <metastore url>`` paused at ``step``, wait until it is there, kill -9 it."""
-    marker = tmp / f"paused-{step}"
-    env = dict(os.environ, **{PAUSE_AT_ENV: step, PAUSE_FILE_ENV: str(marker)})
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "acid_platform_tests.compaction.procs", cmd, url],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not marker.exists():
-            if proc.poll() is not None:
-                err = proc.stderr.read().decode() if proc.stderr else ""
-                raise AssertionError(f"{cmd} exited ({proc.returncode}) before {step}: {err}")
-            assert time.monotonic() < deadline, f"{cmd} never reached {step}"
-            time.sleep(0.01)
-        pid, reached = marker.read_text().split()
-        assert (int(pid), reached) == (proc.pid, step)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-        if proc.stderr:
-            proc.stderr.close()
-    assert proc.returncode == -signal.SIGKILL
 
 
 @pytest.mark.parametrize(
@@ -84,7 +47,7 @@ def test_worker_killed_at_any_step(wh: Warehouse, tmp_path: Path, kind: str, ste
     ms = wh.metastore
     cq = ms.enqueue_compaction("default", "t", None, kind)
     assert cq is not None
-    _run_until(step, "worker", wh.metastore.url, tmp_path)
+    kill_compaction_at(step, "worker", wh.metastore.url, tmp_path)
 
     assert table_rows(wh, "t") == before  # right after the kill
     entry = ms.get_compaction(cq)
@@ -113,7 +76,7 @@ def test_cleaner_killed_at_any_step(wh: Warehouse, tmp_path: Path, step: str) ->
     wh.begin()  # an aborted write too, so the cleaner has aborted directories to remove
     wh.table("t").insert([{"k": 1000, "v": "gone"}])
     wh.rollback()
-    _run_until(step, "cleaner", wh.metastore.url, tmp_path)
+    kill_compaction_at(step, "cleaner", wh.metastore.url, tmp_path)
 
     assert table_rows(wh, "t") == before
     state = wh.metastore.get_compaction(info.id).state.value
@@ -145,7 +108,7 @@ def test_after_a_killed_worker_writers_and_and_wait_go_on_by_themselves(
         d = _make_table(wh)
         cq = wh.metastore.enqueue_compaction("default", "t", None, "major")
         assert cq is not None
-        _run_until(step, "worker", wh.metastore.url, tmp_path)
+        kill_compaction_at(step, "worker", wh.metastore.url, tmp_path)
         dead = wh.metastore.get_compaction(cq)
         assert dead.state.value == "working" and dead.txn_id is not None
 
