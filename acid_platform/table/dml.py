@@ -11,8 +11,11 @@ Here that rewrite is one sqlglot query (Hive dialect) over two relations:
 
 Every output row carries its branch's action (``insert`` / ``update`` / ``delete``) in
 ``__acid_action``, the branch's statement id (relative to the statement's first) in
-``__acid_stmt``, the target ROW__ID, the target row's values (``__t_<i>``), and one column per
-assigned value (``__v_<branch>_<i>``), computed only for rows of that branch. With
+``__acid_stmt``, the target ROW__ID, the target values some branch uses or the partition needs
+(``__t_<i>``; the others are left out, they are NULL), and the assigned values: a bare column
+(``SET x = s.x``) is carried once as that column (``__s_<j>`` / ``__t_<i>``), shared by every
+branch and column taking it; any other value is a column of its own (``__v_<branch>_<i>``),
+computed only for rows of that branch (:attr:`PlannedBranch.assigned` names each). With
 ``hive.merge.cardinality.check`` the plan also flags target rows matched by more than one source
 row (``__acid_violation``), which Hive turns into a run-time error before anything is written.
 
@@ -254,6 +257,7 @@ def _plan(
 
     statements = _statement_offsets(clauses)
     branches: list[PlannedBranch] = []
+    passed: dict[str, None] = {}  # flattened columns the branches take as they are, in order
     value_columns: list[exp.Expr] = []
     conditions: list[exp.Expr] = []
     first_predicate: dict[str, exp.Expr | None] = {}
@@ -282,6 +286,12 @@ def _plan(
             expr = resolve(
                 to_expression(value, f"value of {col} in {what}"), scopes, flat_ref, what
             )
+            if isinstance(expr, exp.Column):
+                # A bare column: nothing to evaluate, so nothing to guard; the output carries
+                # that column once, whichever branches and columns take it.
+                assigned[col] = expr.name
+                passed.setdefault(expr.name)
+                continue
             name = f"__v_{b}_{t_index[col]}"
             guarded = exp.Case(ifs=[exp.If(this=_is_branch(b), true=expr)])
             value_columns.append(exp.alias_(guarded, quoted(name)))
@@ -290,6 +300,7 @@ def _plan(
         if clause.kind.action is Action.UPDATE:
             used.update(c for c in target_cols if c not in assigned)  # carried into new rows
 
+    carried = set(used)  # target values the output carries (the ON clause adds read columns)
     inner = inner_query(
         spec, target, source, on, clauses, t_index, used, check_cardinality, match_count, inner_ref
     )
@@ -311,7 +322,9 @@ def _plan(
         exp.alias_(_case_on_branch([exp.Literal.string(b.action.value) for b in branches]), ACTION),
         exp.alias_(_case_on_branch([exp.Literal.number(b.statement) for b in branches]), STATEMENT),
         *[exp.column(c) for c in ROW_ID_COLUMNS],
-        *[exp.column(quoted(f"__t_{i}")) for i in range(len(target_cols))],
+        # only the target values some branch or the partition uses: the others are NULL
+        *[exp.column(quoted(f"__t_{i}")) for i, c in enumerate(target_cols) if c in carried],
+        *[exp.column(quoted(n)) for n in passed if n.startswith("__s_")],
         *value_columns,
     ]
     where: exp.Expr = exp.Not(this=exp.Is(this=exp.column(BRANCH), expression=exp.Null()))

@@ -38,6 +38,8 @@ from acid_platform.table.schema import has_wide_constant, table_schema
 
 #: Column of the narrow relation naming the partition (index into the planned partitions).
 PARTITION_INDEX = "__acid_part"
+#: Column of the probe's relation holding each row's position in the narrow relation.
+POSITION = "__acid_pos"
 #: Targets up to this size are read in one pass (every needed column), larger ones in two.
 SMALL_TARGET_BYTES = 16 << 20
 
@@ -76,10 +78,7 @@ def read_target(
         columns = plan.probe_columns
         filters = pushdown_filters(spec, predicate) if predicate is not None else None
     narrow = _narrow_relation(spec, location, snapshot, partitions, columns, filters, force)
-    relations = {dml.TARGET_RELATION: narrow}
-    if source is not None:
-        relations[dml.SOURCE_RELATION] = source
-    candidates = engine.execute(plan.probe, relations)
+    candidates = _probe(engine, plan.probe, narrow, plan.probe_columns, source)
     missing = [c for c in read_columns if c not in columns]
     if not missing or candidates.num_rows == 0:
         return _with_nulls(candidates, spec, read_columns)
@@ -136,6 +135,33 @@ def _narrow_relation(
     arrays += [rows.column(c) for c in (*columns, PARTITION_INDEX)]
     names = [dml.WRITE_ID, dml.BUCKET_ID, dml.ROW_ID, *columns, PARTITION_INDEX]
     return pa.table(arrays, names=names)
+
+
+def _probe(
+    engine: Engine,
+    probe: exp.Select,
+    narrow: pa.Table,
+    columns: Sequence[str],
+    source: pa.Table | None,
+) -> pa.Table:
+    """The rows of ``narrow`` the probe keeps, in their order.
+
+    The engine sees only the probe's ``columns`` and each row's position (:data:`POSITION`) and
+    returns the positions it keeps; the rows (ROW__ID, partition index, values) are then taken
+    from ``narrow`` here — the ROW__IDs of every row never go through the engine.
+    """
+    star = probe.expressions[0]
+    query = probe.copy()
+    query.set(
+        "expressions", [exp.Column(this=exp.to_identifier(POSITION), table=star.args.get("table"))]
+    )
+    positions = pa.array(np.arange(narrow.num_rows, dtype=np.int64))
+    probed = narrow.select([c for c in columns if c in narrow.column_names])
+    relations = {dml.TARGET_RELATION: probed.append_column(POSITION, positions)}
+    if source is not None:
+        relations[dml.SOURCE_RELATION] = source
+    kept = engine.execute(query, relations).column(POSITION).to_numpy()
+    return narrow.take(np.sort(kept))
 
 
 def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa.Table:

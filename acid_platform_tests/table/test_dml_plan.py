@@ -157,3 +157,55 @@ def test_cardinality_flag_only_with_a_matched_clause(engine: EmbeddedEngine) -> 
         check_cardinality=False,
     )
     assert "__acid_violation" not in unchecked.sql()
+
+
+def test_bare_columns_are_carried_once_and_unused_target_values_left_out(
+    engine: EmbeddedEngine,
+) -> None:
+    # an upsert: both branches take s.id and s.salary as they are; only s.salary + 1 is computed
+    clauses = [
+        Clause(ClauseKind.MATCHED_UPDATE, None, (("salary", "s.salary + 1"), ("name", "t.name"))),
+        Clause(ClauseKind.NOT_MATCHED_INSERT, None, (("id", "s.id"), ("salary", "s.salary"))),
+    ]
+    plan = plan_merge(SPEC, SOURCE.column_names, "t.id = s.id", clauses)
+    update, insert = plan.branches
+    assert insert.assigned == {"id": "__s_0", "salary": "__s_1"}
+    assert update.assigned["name"] == "__t_1" and update.assigned["salary"].startswith("__v_")
+    result = engine.execute(plan.query, {"target": TARGET, "source": SOURCE})
+    # the output: label, statement, ROW__ID, the target values some branch uses (all but the
+    # assigned salary), the carried source columns once, the one computed value, the flag
+    assert result.column_names[5:] == [
+        "__t_0",
+        "__t_1",
+        "__t_3",
+        "__s_0",
+        "__s_1",
+        update.assigned["salary"],
+        "__acid_violation",
+    ]
+    out = {st.action: st for st in assemble(plan, SPEC, result)}
+    assert out[Action.UPDATE].inserts.to_pylist() == [
+        {"id": 2, "name": "b", "salary": 201, "dept": "x"},
+        {"id": 3, "name": "c", "salary": 301, "dept": "y"},
+    ]
+    assert out[Action.INSERT].inserts.to_pylist() == [
+        {"id": 4, "name": None, "salary": 400, "dept": None}
+    ]
+
+
+def test_delete_output_carries_only_the_target_values_it_reads(engine: EmbeddedEngine) -> None:
+    plan = plan_delete(SPEC, "salary > 15")
+    result = engine.execute(plan.query, {"target": TARGET})
+    assert result.column_names == [
+        "__acid_action",
+        "__acid_stmt",
+        "__acid_writeid",
+        "__acid_bucketid",
+        "__acid_rowid",
+        "__t_2",  # salary: the WHERE reads it
+        "__t_3",  # dept: the partition
+    ]
+    (st,) = assemble(plan, SPEC, result)
+    assert st.deletes.to_pylist() == [
+        {"writeid": 1, "bucketid": 536870912, "rowid": 1, "dept": "x"}
+    ]

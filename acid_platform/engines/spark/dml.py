@@ -332,7 +332,10 @@ def _first_violation(plan: dml.DmlPlan, rows: pa.Table) -> dict[str, Any] | None
         return None
     row = flagged.slice(0, 1).to_pylist()[0]
     out = {k: row[k] for k in dml.ROW_ID_COLUMNS}
-    out["partition"] = {c: str(row[f"__t_{i}"]) for i, c in enumerate(plan.target_columns)}
+    # the plan's output carries the target values it uses, the partition's among them
+    out["partition"] = {
+        c: str(row[f"__t_{i}"]) for i, c in enumerate(plan.target_columns) if f"__t_{i}" in row
+    }
     return out
 
 
