@@ -160,8 +160,9 @@ def _probe(
     relations = {dml.TARGET_RELATION: probed.append_column(POSITION, positions)}
     if source is not None:
         relations[dml.SOURCE_RELATION] = source
-    kept = engine.execute(query, relations).column(POSITION).to_numpy()
-    return narrow.take(np.sort(kept))
+    keep = np.zeros(narrow.num_rows, dtype=bool)
+    keep[engine.execute(query, relations).column(POSITION).to_numpy()] = True
+    return narrow.filter(pa.array(keep))  # a filter, not a take: no copy of the whole chunks
 
 
 def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa.Table:
