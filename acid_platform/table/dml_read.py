@@ -155,14 +155,27 @@ def _probe(
     query.set(
         "expressions", [exp.Column(this=exp.to_identifier(POSITION), table=star.args.get("table"))]
     )
-    positions = pa.array(np.arange(narrow.num_rows, dtype=np.int64))
+    n = narrow.num_rows
+    positions = pa.array(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64))
     probed = narrow.select([c for c in columns if c in narrow.column_names])
     relations = {dml.TARGET_RELATION: probed.append_column(POSITION, positions)}
     if source is not None:
         relations[dml.SOURCE_RELATION] = source
-    keep = np.zeros(narrow.num_rows, dtype=bool)
-    keep[engine.execute(query, relations).column(POSITION).to_numpy()] = True
-    return narrow.filter(pa.array(keep))  # a filter, not a take: no copy of the whole chunks
+    kept = np.sort(engine.execute(query, relations).column(POSITION).to_numpy())
+    return _take_sorted(narrow, kept)
+
+
+def _take_sorted(table: pa.Table, positions: np.ndarray) -> pa.Table:
+    """The rows of ``table`` at ascending ``positions``, taken batch by batch (a take of the
+    whole chunked table would first copy every chunk into one)."""
+    batches = []
+    start = 0
+    for batch in table.to_batches():
+        lo, hi = np.searchsorted(positions, [start, start + batch.num_rows])
+        if hi > lo:
+            batches.append(batch.take(pa.array(positions[lo:hi] - start)))
+        start += batch.num_rows
+    return pa.Table.from_batches(batches, schema=table.schema)
 
 
 def _with_nulls(rows: pa.Table, spec: TableSpec, columns: tuple[str, ...]) -> pa.Table:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
@@ -428,7 +429,7 @@ def read_files(
     for task, part in zip(tasks, run_parallel(jobs), strict=True):
         for b in part:
             if partition_index is not None:
-                index = pa.repeat(pa.scalar(task.partition, pa.int32()), b.num_rows)
+                index = pa.array(np.full(b.num_rows, task.partition, dtype=np.int32))
                 b = b.append_column(partition_index, index)
             batches.append(b)
     return pa.Table.from_batches(batches, schema=schema)
