@@ -412,10 +412,20 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
         means the whole table. Allocates the write id if needed and returns it. Call before
         writing files.
         """
-        op = OperationType(operation)
-        parts = list(partitions)
+        return self.add_write_component_groups(txn_id, db, table, [(operation, partitions)])
+
+    def add_write_component_groups(
+        self,
+        txn_id: int,
+        db: str,
+        table: str,
+        groups: Sequence[tuple[OperationType | str, Sequence[str | None]]],
+    ) -> int:
+        """:meth:`add_write_components` for several operations (a MERGE's update, delete and
+        insert branches), in one metastore transaction; returns the write id."""
+        items = [(OperationType(op), list(parts)) for op, parts in groups]
         return self._write(  # type: ignore[no-any-return]
-            lambda c, now: writeids.add_write_components(c, txn_id, db, table, parts, op)
+            lambda c, now: writeids.add_write_component_groups(c, txn_id, db, table, items)
         )
 
     # ------------------------------------------------------------------ observability

@@ -108,6 +108,20 @@ def add_write_components(
     return add_batch_write_components(conn, [txn_id], db, table, partitions, operation)[0]
 
 
+def add_write_component_groups(
+    conn: Connection,
+    txn_id: int,
+    db: str,
+    table: str,
+    groups: Sequence[tuple[OperationType, Sequence[str | None]]],
+) -> int:
+    """:func:`add_write_components` for each (operation, partitions) group; the write id."""
+    if not groups:
+        raise ValueError(f"write components of {db}.{table}: no operation given")
+    ids = [add_write_components(conn, txn_id, db, table, parts, op) for op, parts in groups]
+    return ids[-1]
+
+
 def add_batch_write_components(
     conn: Connection,
     txn_ids: Sequence[int],

@@ -183,10 +183,9 @@ class Transaction:
         for partition, op in components:
             by_op.setdefault(op, []).append(partition)
         write_id = state.write_id
-        for op, parts in by_op.items():
-            write_id = ms.add_write_components(
-                self.txn_id, spec.db, spec.name, list(dict.fromkeys(parts)), op
-            )
+        if by_op:  # one metastore transaction for every operation
+            groups = [(op, list(dict.fromkeys(parts))) for op, parts in by_op.items()]
+            write_id = ms.add_write_component_groups(self.txn_id, spec.db, spec.name, groups)
         if write_id is None:
             write_id = ms.allocate_write_id(self.txn_id, spec.db, spec.name)
         if state.write_id is None:

@@ -93,3 +93,18 @@ def test_three_overlapping_updaters_only_the_first_wins(ms: Metastore) -> None:
         with pytest.raises(WriteConflictError):
             ms.commit_txn(loser)
     assert [ms.get_txn_state(t) for t in txns] == ["aborted", "committed", "aborted"]
+
+
+def test_grouped_components_record_every_operation_under_one_write_id(ms: Metastore) -> None:
+    # a MERGE's insert and update branches, recorded together: the update still conflicts
+    make_table(ms, partitioned=True)
+    a, b = ms.open_txns(2)
+    groups = [("insert", ["p=1", "p=2"]), ("update", ["p=2"])]
+    write_id = ms.add_write_component_groups(a, "db", "t", groups)
+    assert write_id == ms.allocate_write_id(a, "db", "t")
+    ms.add_write_components(b, "db", "t", ["p=2"], "delete")
+    ms.commit_txn(a)
+    with pytest.raises(WriteConflictError, match="db/t/p=2"):
+        ms.commit_txn(b)
+    with pytest.raises(ValueError):
+        ms.add_write_component_groups(ms.open_txn(), "db", "t", [])

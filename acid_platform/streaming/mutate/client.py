@@ -392,8 +392,9 @@ class MutationTransaction:
         ms = self.client.warehouse.metastore
         spec = handle.spec
         assert self.txn_id is not None
-        for op, parts in by_op.items():
-            ms.add_write_components(self.txn_id, spec.db, spec.name, list(dict.fromkeys(parts)), op)
+        if by_op:
+            groups = [(op, list(dict.fromkeys(parts))) for op, parts in by_op.items()]
+            ms.add_write_component_groups(self.txn_id, spec.db, spec.name, groups)
 
     def _metrics(self, handle: AcidTable, reports: list[MutationReport]) -> StatementMetrics:
         files = [f for r in reports for f in r.files]
