@@ -83,11 +83,21 @@ log = logging.getLogger(__name__)
 #: The option that makes the data source's ``schema()`` a catalog operation.
 CATALOG_OP = "_catalog_op"
 CATALOG_CLASS = "acid_platform.spark.AcidCatalog"
+#: The name the Python data source is registered under when the JVM source has the format's.
+PYTHON_SOURCE = "{}__python"
 _SOURCES = (
     Path(__file__).with_name("jvm") / "AcidCatalog.java",
     Path(__file__).with_name("jvm") / "AcidScans.java",
+    Path(__file__).with_name("jvm") / "AcidSource.java",
+)
+#: The jar's service registration: ``AcidSource`` is a Spark data source (``format(name)``).
+_SERVICES = (
+    "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister",
+    b"acid_platform.spark.AcidSource\n",
 )
 _SESSION_CATALOG = "spark.sql.catalog.spark_catalog"
+#: The Python data source's name, set while ``AcidSource`` has the format's name.
+_SOURCE = f"{_SESSION_CATALOG}.source"
 #: Spark's own keys among a CREATE's properties (not TBLPROPERTIES of the table).
 _SPARK_KEYS = {
     "provider",
@@ -104,10 +114,12 @@ _SPARK_KEYS = {
 # --------------------------------------------------------------------------- installing
 
 
-def install_catalog(spark: SparkSession, format_name: str) -> bool:
-    """Make the warehouse's tables Spark tables by name on ``spark`` (see module docs); False
-    (with a warning) if the session already has another session catalog extension or no JDK
-    is at hand."""
+def install_catalog(spark: SparkSession, format_name: str) -> str:
+    """Make the warehouse's tables Spark tables by name on ``spark`` and ``format_name`` the JVM
+    data source (see module docs). Returns the name to register the Python data source under:
+    :data:`PYTHON_SOURCE` of ``format_name`` once the JVM source has the format's name, else
+    ``format_name`` itself — with a warning if the session already has another session catalog
+    extension or no JDK is at hand (no tables by name then)."""
     current = spark.conf.get(_SESSION_CATALOG, None)
     if current not in (None, "", CATALOG_CLASS):
         log.warning(
@@ -116,20 +128,54 @@ def install_catalog(spark: SparkSession, format_name: str) -> bool:
             _SESSION_CATALOG,
             current,
         )
-        return False
-    spark.conf.set(f"{_SESSION_CATALOG}.format", format_name)
+        return format_name
+    source = PYTHON_SOURCE.format(format_name)
     if current == CATALOG_CLASS:
-        return True
+        shared = spark.conf.get(_SOURCE, None) is not None
+        spark.conf.set(f"{_SESSION_CATALOG}.format", format_name)
+        if shared:
+            spark.conf.set(_SOURCE, source)
+        return source if shared else format_name
     try:
         jar = catalog_jar(spark.version)
     except (EngineError, OSError) as exc:
         log.warning("tables by name are off in this session: %s", exc)
-        return False
+        return format_name
+    shared = _on_driver_class_path(spark, jar)
     spark.sql(f"ADD JAR '{jar}'")
+    spark.conf.set(f"{_SESSION_CATALOG}.format", format_name)
     spark.conf.set(_SESSION_CATALOG, CATALOG_CLASS)
     # load it now, on the thread whose class loader has the jar
     jvm_session = spark._jsparkSession  # noqa: SLF001 - PySpark's handle on the JVM session
     jvm_session.sessionState().catalogManager().catalog("spark_catalog")
+    if not shared:
+        log.warning(
+            "the driver has no class loader shared by its threads: format(%r).load() reads "
+            "every column and reports no size (tables by name are on)",
+            format_name,
+        )
+        return format_name
+    spark.conf.set(_SOURCE, source)
+    return source
+
+
+def _on_driver_class_path(spark: SparkSession, jar: Path) -> bool:
+    """Put ``jar`` on the class loader every thread of the driver inherits — what ``--jars``
+    at launch does (``SparkSubmit``'s ``MutableURLClassLoader``, the parent of the session's
+    ``ADD JAR`` loader) — so that Spark's ``ServiceLoader`` finds the format's JVM source
+    (``META-INF/services``) on every thread: ``ADD JAR`` alone reaches the calling thread only.
+    False if the driver has no such loader."""
+    jvm = spark._jvm  # noqa: SLF001 - PySpark's handle on the JVM
+    session = spark._jsparkSession  # noqa: SLF001
+    mutable = jvm.org.apache.spark.util.MutableURLClassLoader._java_lang_class
+    loader = session.sharedState().jarClassLoader().getParent()
+    while loader is not None and not mutable.isInstance(loader):
+        loader = loader.getParent()
+    if loader is None:
+        return False
+    url = jvm.java.io.File(str(jar)).toURI().toURL()
+    if not any(url.equals(u) for u in loader.getURLs()):
+        loader.addURL(url)
     return True
 
 
@@ -137,7 +183,7 @@ def catalog_jar(spark_version: str) -> Path:
     """The catalog class compiled for this Spark version (cached; built with ``javac``)."""
     import pyspark
 
-    source = b"".join(p.read_bytes() for p in _SOURCES)
+    source = b"".join(p.read_bytes() for p in _SOURCES) + _SERVICES[1]
     key = hashlib.sha256(source + spark_version.encode()).hexdigest()[:16]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     jar = cache / "acid_platform" / "spark-catalog" / key / "acid-catalog.jar"
@@ -164,6 +210,7 @@ def catalog_jar(spark_version: str) -> Path:
         with zipfile.ZipFile(staging, "w") as out:
             for cls in sorted(Path(tmp).rglob("*.class")):
                 out.write(cls, cls.relative_to(tmp).as_posix())
+            out.writestr(*_SERVICES)
         os.replace(staging, jar)
     return jar
 
@@ -242,6 +289,7 @@ def described(spec: TableSpec, format_name: str, created: bool | None = None) ->
         if f.name in buckets:
             meta["acid_buckets"] = spec.num_buckets
         if i == 0:
+            meta["acid_table"] = spec.full_name
             meta["acid_properties"] = "".join(f"{k}\x01{v}\x02" for k, v in props.items())
             if created is not None:
                 meta["acid_created"] = str(created).lower()

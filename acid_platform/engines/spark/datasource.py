@@ -93,13 +93,17 @@ class AcidDataSource(DataSource):
 
     #: Option defaults (warehouse, metastore_url, …) baked in by ``register``.
     defaults: ClassVar[Mapping[str, str]] = {}
-    #: The format name Spark knows the source by.
+    #: The format name (``format("acid")``).
     format_name: ClassVar[str] = NAME
+    #: The name Spark registers this class under: the format name, or an internal one when the
+    #: format is the JVM source that hands its writes and other reads to this class
+    #: (:func:`~.catalog.install_catalog`).
+    source_name: ClassVar[str] = NAME
 
     @classmethod
     def name(cls) -> str:
-        """The format name."""
-        return cls.format_name
+        """The name Spark registers the source under."""
+        return cls.source_name
 
     def schema(self) -> StructType:
         """The table's columns (data, then partition; ``row__id`` first with ``with_row_id``);

@@ -244,12 +244,9 @@ final class AcidScans {
     @Override
     public Statistics estimateStatistics() {
       if (bytes == null) {
-        Map<String, String> extra = new HashMap<>();
-        String filter = options.get(PARTITION_FILTER);
-        if (filter != null) {
-          extra.put(PARTITION_FILTER, filter);
-        }
-        StructField answer = AcidCatalog.call(table, "stats", extra).fields()[0];
+        // the scan's options: its partition conjuncts, and the warehouse it reads
+        StructField answer =
+            AcidCatalog.call(table, "stats", options.asCaseSensitiveMap()).fields()[0];
         long size = answer.metadata().getLong("acid_bytes");
         bytes = Math.max(1L, (long) Math.ceil(size * fraction));
       }
