@@ -25,11 +25,36 @@ source and reads through one built per scan (:mod:`.table_scans`: columns and pa
 per query, the table's size reported), with ``table`` added to the options. The warehouse's
 metastore stays the one catalog.
 
+Why ``format("acid")`` is a JVM data source too. Spark 4.0 – 4.3 give a Python data source's
+reader no column-pruning and no statistics hook, and reuse its planned reader across the
+queries of a loaded relation; so ``spark.read.format("acid").load("db.t")`` (or ``load`` of the
+table's warehouse path) would read every column and never be broadcast by size. The jar's
+:file:`jvm/AcidSource.java` is a ``TableProvider`` + ``DataSourceRegister`` whose short name is
+the format's: its ``inferSchema`` asks the ``load`` operation for the table and its
+``getTable`` returns the catalog's ``AcidTable`` — the scans of a table read by name, columns
+and partitions pruned per query, sized for broadcasts, pinned by ``as_of_write_id`` /
+``snapshot`` like any read (the options travel with every scan). Everything else goes to the
+Python data source unchanged, registered under the internal name :data:`PYTHON_SOURCE`: writes
+and streaming sinks (Spark hands them the DataFrame's schema, so ``inferSchema`` is never
+called: ``getTable`` returns the source's ``PythonTable`` as before), reads with a schema the
+user gives, and reads whose schema is not the table's (``read_changes``, ``with_row_id``) or
+that push filters (``pushdown``). The Python source needs another name: Spark's
+``DataSource.lookupDataSource`` finds a JVM short name with ``ServiceLoader`` first — 4.3 then
+ignores a Python source of the same name, earlier 4.x sources raise ``foundMultipleDataSources``
+— and registering a Python source under a name a JVM source has is refused.
+
 :func:`install_catalog` (called by :func:`~acid_platform.engines.spark.register`) compiles the
-class against the session's Spark jars once per Spark version (``javac`` of the JDK Spark runs
-on; cached under ``~/.cache/acid_platform``), adds the jar to the session (``ADD JAR``) and sets
-the extension. A session whose ``spark_catalog`` is already another extension keeps it (tables
-by name are then off, with a warning).
+classes against the session's Spark jars once per Spark version (``javac`` of the JDK Spark runs
+on; cached under ``~/.cache/acid_platform``), puts the jar on the driver's class path, adds it
+to the session (``ADD JAR``) and sets the extension. The class path matters because Spark looks
+a format up through the *calling thread's* context class loader, and ``ADD JAR`` sets that of
+the calling thread only (another Python thread is another JVM thread, which would not find
+``acid``); so the jar also goes on the class loader every driver thread inherits, SparkSubmit's
+``MutableURLClassLoader`` (``addURL``, what ``--jars`` at launch does) — possible on a session
+already running. A session whose ``spark_catalog`` is already another extension keeps it
+(tables by name are then off, with a warning, and ``acid`` stays the Python data source alone:
+``load()`` reads every column); so does a driver without that class loader (tables by name
+on).
 
 Semantics: ``INSERT OVERWRITE`` (and ``saveAsTable`` / ``save`` with mode ``overwrite`` into an
 existing table) is Hive's: one transaction that replaces the partitions it writes (the whole
@@ -166,6 +191,8 @@ def _on_driver_class_path(spark: SparkSession, jar: Path) -> bool:
     (``META-INF/services``) on every thread: ``ADD JAR`` alone reaches the calling thread only.
     False if the driver has no such loader."""
     jvm = spark._jvm  # noqa: SLF001 - PySpark's handle on the JVM
+    if jvm is None:  # a Spark Connect session: no JVM of ours
+        return False
     session = spark._jsparkSession  # noqa: SLF001
     mutable = jvm.org.apache.spark.util.MutableURLClassLoader._java_lang_class
     loader = session.sharedState().jarClassLoader().getParent()

@@ -1,5 +1,6 @@
 /*
- * acid_platform: the scans of a warehouse table read by name (see AcidCatalog.java, catalog.py).
+ * acid_platform: the scans of a warehouse table read by name or loaded with format("acid")
+ * (see AcidCatalog.java, AcidSource.java, catalog.py).
  *
  * Spark builds a ScanBuilder per scan of every query: Builder takes that query's required
  * columns and its conjuncts on partition columns, and build() plans a read of its own — a
