@@ -161,8 +161,8 @@ def _probe(
     relations = {dml.TARGET_RELATION: probed.append_column(POSITION, positions)}
     if source is not None:
         relations[dml.SOURCE_RELATION] = source
-    kept = np.sort(engine.execute(query, relations).column(POSITION).to_numpy())
-    return _take_sorted(narrow, kept)
+    kept = np.unique(engine.execute(query, relations).column(POSITION).to_numpy())
+    return _take_sorted(narrow, kept)  # each kept row once, in the narrow relation's order
 
 
 def _take_sorted(table: pa.Table, positions: np.ndarray) -> pa.Table:

@@ -105,6 +105,28 @@ def test_delete_reads_only_the_probe_columns(emp: Any, monkeypatch: pytest.Monke
     assert rows_of(emp) == [r for r in before if not (r[2] % 7 == 0 and r[4] == "a")]
 
 
+def test_the_probe_hands_the_engine_only_its_columns_and_row_positions(
+    wh: Warehouse, emp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dml_read, "SMALL_TARGET_BYTES", -1)
+    emp.insert([{**r, "id": r["id"] + 1000} for r in emp_rows(300)])  # a second file each
+    seen: list[list[str]] = []
+    real = type(wh.engine).execute
+
+    def spy(self: Any, plan: Any, relations: Any) -> pa.Table:
+        seen.append(list(relations["target"].column_names))
+        return real(self, plan, relations)
+
+    monkeypatch.setattr(type(wh.engine), "execute", spy)
+    before = rows_of(emp)
+    emp.delete("salary % 3 = 0 AND name <> 'n5'")
+    # the probe's relation: its columns and positions, no ROW__ID; then the plan's target
+    assert seen[0] == ["name", "salary", "dept", dml_read.POSITION]
+    assert "__acid_rowid" in seen[1]
+    deleted = [r for r in before if r[2] % 3 == 0 and r[1] is not None and r[1] != "n5"]
+    assert deleted and rows_of(emp) == [r for r in before if r not in deleted]
+
+
 def test_update_fetches_full_rows_of_matches_only(
     emp: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
