@@ -161,7 +161,7 @@ def confirm_opened(conn: Connection, now: int, txn_ids: Sequence[int]) -> None:
 
 def lock_txn(conn: Connection, txn_id: int) -> Row[Any] | None:
     """``SELECT ... FOR UPDATE`` of one TXNS row (state and type)."""
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     return conn.execute(_LOCK_TXN, {"b_txn_id": txn_id}).first()
 
 
@@ -201,7 +201,7 @@ def purged_state(conn: Connection, txn_id: int) -> str | None:
 
 def get_txn_state(conn: Connection, txn_id: int) -> TxnState:
     """State of a txn, also of one whose TXNS row was purged (see :func:`purged_state`)."""
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     state = conn.execute(select(txns.c.txn_state).where(txns.c.txn_id == txn_id)).scalar()
     if state is None:
         state = purged_state(conn, txn_id)
@@ -219,7 +219,7 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
     Returns the commit id (``NEXT_TXN_ID - 1`` under the txn mutex) for write-set and
     compactor txns, ``None`` for the rest.
     """
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     probe = conn.execute(_COMMIT_PROBE, {"b_txn_id": txn_id}).first()
     if probe is None or probe.txn_state != OPEN:
         raise_unexpected_state(txn_id, None if probe is None else probe.txn_state, conn)
@@ -249,7 +249,9 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
         write_sets.record(conn, txn_id, commit_id)
     if probe.has_components:
         if txn_type not in (TxnType.READ_ONLY, TxnType.COMPACTION):
-            _move_components_to_completed(conn, now, txn_id, update_delete=commit_id is not None)
+            conn.execute(
+                move_to_completed(txn_id, literal(now), update_delete=commit_id is not None)
+            )
         conn.execute(delete(txn_components).where(txn_components.c.tc_txnid == txn_id))
     if probe.has_sources:
         sources.publish(conn, now, txn_id)
@@ -259,33 +261,32 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
     return commit_id
 
 
-def _move_components_to_completed(
-    conn: Connection, now: int, txn_id: int, *, update_delete: bool
-) -> None:
+def move_to_completed(txn_id: Any, now: Any, *, update_delete: bool, when: Any = None) -> Any:
+    """``INSERT INTO completed_txn_components SELECT … FROM txn_components`` of ``txn_id``
+    (a value or a bound parameter), stamped ``now`` (an SQL expression), flagged ``Y`` if
+    ``update_delete``; ``when``: a further condition (the one-statement commit's)."""
     tc = txn_components
     source = select(
         tc.c.tc_txnid,
         tc.c.tc_database,
         tc.c.tc_table,
         tc.c.tc_partition,
-        literal(now),
+        now,
         tc.c.tc_writeid,
         literal("Y" if update_delete else "N"),
-    ).where(tc.c.tc_txnid == txn_id)
+    ).where(tc.c.tc_txnid == txn_id, *([] if when is None else [when]))
     ctc = completed_txn_components
-    conn.execute(
-        insert(ctc).from_select(
-            [
-                ctc.c.ctc_txnid,
-                ctc.c.ctc_database,
-                ctc.c.ctc_table,
-                ctc.c.ctc_partition,
-                ctc.c.ctc_timestamp,
-                ctc.c.ctc_writeid,
-                ctc.c.ctc_update_delete,
-            ],
-            source,
-        )
+    return insert(ctc).from_select(
+        [
+            ctc.c.ctc_txnid,
+            ctc.c.ctc_database,
+            ctc.c.ctc_table,
+            ctc.c.ctc_partition,
+            ctc.c.ctc_timestamp,
+            ctc.c.ctc_writeid,
+            ctc.c.ctc_update_delete,
+        ],
+        source,
     )
 
 
@@ -299,7 +300,7 @@ def abort_txns(conn: Connection, txn_ids: Iterable[int]) -> list[int]:
     """
     ids = sorted(set(txn_ids))
     for txn_id in ids:
-        _check_txn_id(txn_id)
+        check_txn_id(txn_id)
     found: dict[int, str] = {}
     for chunk in chunks(ids):
         for row in conn.execute(
@@ -357,7 +358,7 @@ def empty_aborted() -> Any:
 
 def heartbeat_txn(conn: Connection, now: int, txn_id: int) -> None:
     """Refresh the txn's last heartbeat (Hive ``heartbeatTxn``)."""
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     changed = conn.execute(_HEARTBEAT_TXN, {"b_txn_id": txn_id, "b_now": now}).rowcount
     if changed != 1:
         state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar()
@@ -377,7 +378,7 @@ def valid_txns(store: Store, conn: Connection, txn_id: int | None = None) -> Val
     hwm = store.peek_sequence(conn, "txn") - 1
     below = hwm + 1
     if txn_id is not None:
-        _check_txn_id(txn_id)
+        check_txn_id(txn_id)
         state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar() or purged_state(
             conn, txn_id
         )
@@ -401,7 +402,7 @@ def min_open_txn(conn: Connection) -> int | None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_txn_id(txn_id: object) -> None:
+def check_txn_id(txn_id: object) -> None:
     if isinstance(txn_id, bool) or not isinstance(txn_id, int):
         raise NoSuchTxnError(f"No such transaction {txn_id!r} (txn ids are ints)")
     if txn_id <= 0:
@@ -422,7 +423,7 @@ def _clip(value: str | None, limit: int = 128) -> str | None:
 # Hot statements are built once: building SQLAlchemy constructs costs more than running them.
 
 
-def _is_update_delete(column: Any) -> Any:
+def is_update_delete(column: Any) -> Any:
     # Two equalities instead of IN: an IN list is re-expanded on every execution.
     return or_(column == UPDATE_DELETE[0], column == UPDATE_DELETE[1])
 
@@ -436,7 +437,7 @@ def _build_commit_probe() -> Any:
             txns.c.txn_state,
             txns.c.txn_type,
             exists()
-            .where(tc.c.tc_txnid == txn_id, _is_update_delete(tc.c.tc_operation_type))
+            .where(tc.c.tc_txnid == txn_id, is_update_delete(tc.c.tc_operation_type))
             .label("has_update_delete"),
             exists().where(tc.c.tc_txnid == txn_id).label("has_components"),
             exists().where(hl.c.hl_txnid == txn_id).label("has_locks"),
