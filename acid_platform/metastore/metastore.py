@@ -273,7 +273,8 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
     def _open(
         self, n: int, user: str | None, host: str | None, agent_info: str | None, kind: TxnType
     ) -> list[int]:
-        ids: list[int] = self._store.write_unsynced(
+        # PostgreSQL: one CALL from an autocommit connection (see txns.open_txns)
+        ids: list[int] = self._store.write_single(
             lambda c: txns.open_txns(
                 self._store,
                 c,
@@ -284,12 +285,9 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
                 agent_info=agent_info,
                 txn_type=kind,
                 counter=self._open_counter,
+                autocommit=True,
             )
         )
-        if self.dialect == "postgresql":  # make the allocation durable (see write_unsynced)
-            store = self._store
-            # one statement, one round trip: its own synchronous commit flushes the allocation
-            store.write_single(lambda c: txns.confirm_opened(c, store.now_ms(c), ids))
         self._open_counter.opened(len(ids))
         return ids
 

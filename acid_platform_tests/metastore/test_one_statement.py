@@ -1,4 +1,5 @@
-"""The one-statement commit (``commit_fast``, PostgreSQL) against the full path.
+"""One statement per open and per commit on PostgreSQL: the one-statement commit
+(``commit_fast``) against the full path, and the open's ``CALL`` (migration 0004).
 
 Read-only, lock-only and insert-only txns commit in one autocommit statement on PostgreSQL and
 must leave exactly what the full path leaves; every other txn (update/delete, sources,
@@ -244,31 +245,53 @@ def test_a_txn_reaped_while_it_commits_is_never_both(url: str, clock: FakeClock)
         assert ms.show_locks() == []
 
 
+class Sent:
+    """Counts the statements and COMMITs every engine sends (as ``bench_limits`` counts)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __enter__(self) -> Sent:
+        event.listen(Engine, "before_cursor_execute", self.count)
+        event.listen(Engine, "commit", self.count)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        event.remove(Engine, "before_cursor_execute", self.count)
+        event.remove(Engine, "commit", self.count)
+
+    def count(self, *_: Any) -> None:
+        self.n += 1
+
+
 def test_a_commit_that_checks_nothing_is_one_statement_on_postgresql(
     ms: Metastore, backend: str
 ) -> None:
-    """Statements and COMMITs sent by one warm ``commit_txn`` (as ``bench_limits`` counts)."""
     make_table(ms, partitioned=True)
     ms.commit_txn(ms.open_txn())  # warm: connections and statement caches
     txns_by_shape = {shape: make(ms) for shape, make in SHAPES.items()}
-    sent = {"n": 0}
-
-    def count(*_: Any) -> None:
-        sent["n"] += 1
-
     counts = {}
-    event.listen(Engine, "before_cursor_execute", count)
-    event.listen(Engine, "commit", count)
-    try:
-        for shape, txn in txns_by_shape.items():
-            sent["n"] = 0
+    for shape, txn in txns_by_shape.items():
+        with Sent() as sent:
             ms.commit_txn(txn)
-            counts[shape] = sent["n"]
-    finally:
-        event.remove(Engine, "before_cursor_execute", count)
-        event.remove(Engine, "commit", count)
+        counts[shape] = sent.n
     assert all(ms.get_txn_state(t) == "committed" for t in txns_by_shape.values())
     if backend == "postgresql":
         assert counts == dict.fromkeys(SHAPES, 1)
     else:  # SQLite: BEGIN IMMEDIATE, the probe, the writes, COMMIT, in process
         assert all(n >= 4 for n in counts.values())
+
+
+def test_an_open_is_one_statement_on_postgresql(ms: Metastore, backend: str) -> None:
+    ms.commit_txn(ms.open_txn())  # warm; the open-txn count is fresh (the clock stands still)
+    with Sent() as one:
+        first = ms.open_txn()
+    with Sent() as batch:
+        ids = ms.open_txns(3)
+    assert ids == [first + 1, first + 2, first + 3]
+    assert [ms.get_txn_state(t) for t in (first, *ids)] == ["open"] * 4
+    assert ms.valid_txns().open_txns == (first, *ids)
+    if backend == "postgresql":
+        assert (one.n, batch.n) == (1, 1)
+    else:  # SQLite: BEGIN IMMEDIATE, the allocation, the rows, COMMIT, in process
+        assert one.n >= 4 and batch.n >= 4
