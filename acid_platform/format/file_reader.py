@@ -17,7 +17,8 @@ from acid_platform.errors import AcidSchemaError
 from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteLookup, DeleteSet
-from acid_platform.format.reader import OrcDataFile, filter_batch
+from acid_platform.format.reader import OrcDataFile
+from acid_platform.format.row_filter import filter_rows
 from acid_platform.format.wide_timestamps import cast_column
 from acid_platform.format.write_id_list import ValidWriteIdList
 
@@ -163,7 +164,7 @@ def read_events(
         row_arrays: dict[str, pa.Array] = {}
         if one_call:
             rows = keys.select([t.ROW])
-            rows = rows if mask is None else filter_batch(rows, pa.array(mask))
+            rows = rows if mask is None else filter_rows(rows, mask)
             row_arrays = _row_arrays(rows, present)
         elif present:
             rows = f.read_stripe(i, row_paths, keep=mask)
@@ -274,7 +275,7 @@ def _finish(
         return
     batch = pa.RecordBatch.from_arrays(arrays, names=names)
     if keep is not None and not keep.all():
-        batch = batch.filter(pa.array(keep))
+        batch = filter_rows(batch, keep)
     if filter_expr is not None and batch.num_rows:
         batch = pa.Table.from_batches([batch]).filter(filter_expr).combine_chunks().to_batches()
         batch = batch[0] if batch else None
