@@ -28,6 +28,7 @@ from acid_platform.errors import (
 )
 from acid_platform.format import types as t
 from acid_platform.format.fs import open_for_reading
+from acid_platform.format.orc_tail import read_stripe_int_bounds
 from acid_platform.format.parallel import (
     PARALLEL_MIN_ROWS,
     column_groups,
@@ -103,6 +104,7 @@ class OrcDataFile:
         elif self.is_acid:
             self._check_acid_version()
         self._pyorc: Any = None
+        self._key_bounds: list[dict[int, tuple[int, int | None, int | None]]] | None = None
         self._raw_files: list[Any] = []  # extra handles for parallel column groups
         self._extra: list[Any] = []
 
@@ -151,6 +153,24 @@ class OrcDataFile:
             return dict(self._stripes_pyorc()[stripe][col_id].statistics)
         except Exception:  # statistics are an optimisation: absent or odd ones prune nothing
             return None
+
+    def constant_keys(self, stripe: int) -> tuple[int, int] | None:
+        """(originalTransaction, bucket) of every row of ``stripe`` of an event file, when its
+        statistics show each column holds one value (minimum == maximum, counted in every row:
+        always so in an insert delta); ``None`` when they vary or are not known."""
+        if self._key_bounds is None:
+            self._key_bounds = self._read_key_bounds()
+        if not self.is_acid or stripe >= len(self._key_bounds):
+            return None
+        bounds = self._key_bounds[stripe]
+        rows, owid, bucket = bounds.get(0), bounds.get(2), bounds.get(3)
+        if rows is None or owid is None or bucket is None:
+            return None
+        if owid[0] != rows[0] or bucket[0] != rows[0] or owid[1] is None or bucket[1] is None:
+            return None
+        if owid[1] != owid[2] or bucket[1] != bucket[2]:
+            return None
+        return owid[1], bucket[1]
 
     # ------------------------------------------------------------------ data
     def read_stripe(
@@ -321,6 +341,12 @@ class OrcDataFile:
                 arrays.append(top[f.name])
                 names.append(f.name)
         return pa.RecordBatch.from_arrays(arrays, names=names)
+
+    def _read_key_bounds(self) -> list[dict[int, tuple[int, int | None, int | None]]]:
+        """Stripe statistics of the root (row count) and the two leading event key columns."""
+        if not self.is_acid or self._orc.nstripe_statistics != self.num_stripes:
+            return []
+        return read_stripe_int_bounds(self._orc, self._file, (0, 2, 3))
 
     def _stripes_pyorc(self) -> Any:
         if self._pyorc is None:
