@@ -2,7 +2,11 @@
 against native Spark on plain ORC, in the same run and the same SparkSession. Medians of several
 runs. Writes ``benchmarks/out/spark.json`` and a Markdown section for the report.
 
-    python -m benchmarks.bench_spark [--scale 1] [--runs 3] [--cores 2]
+    python -m benchmarks.bench_spark [--scale 1] [--runs 3] [--cores 2] [--cluster N]
+
+``--cluster N`` runs the same measures on a standalone cluster on loopback (a master and ``N``
+workers of one core each, :class:`~acid_platform.engines.spark.cluster.LocalCluster`) instead
+of ``local[cores]``: executors in their own JVMs, reading and writing the same warehouse.
 
 * load: ``df.write.format("acid")`` (one transaction, 4 tasks) vs ``df.write.orc`` (4 files);
 * full scan: every row and column through the data source vs Spark's ORC reader on the same
@@ -48,7 +52,16 @@ def median_time(fn: Callable[[int], Any], runs: int) -> tuple[float, list[float]
     return statistics.median(times), times
 
 
-def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
+def run(scale: float, runs: int, cores: int, cluster: int = 0) -> dict[str, Any]:
+    from acid_platform.engines.spark.cluster import LocalCluster
+
+    if not cluster:
+        return _run(scale, runs, cores, None)
+    with LocalCluster(workers=cluster, cores=1, memory="3g") as lc:
+        return _run(scale, runs, cluster, lc)
+
+
+def _run(scale: float, runs: int, cores: int, lc: Any) -> dict[str, Any]:
     from pyspark.sql import functions as F  # noqa: N812
 
     from acid_platform import Warehouse
@@ -58,15 +71,16 @@ def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
 
     rows = store_sales(scale)
     parquet = DATA / f"store_sales_sf{scale:g}.parquet"
-    spark = local_spark(
-        "bench_spark",
-        cores,
-        **{
-            "spark.driver.memory": "6g",
-            "spark.sql.shuffle.partitions": str(TASKS),
-            "spark.sql.orc.compression.codec": "snappy",
-        },
-    )
+    conf = {
+        "spark.driver.memory": "6g",
+        "spark.sql.shuffle.partitions": str(TASKS),
+        "spark.sql.orc.compression.codec": "snappy",
+    }
+    if lc is None:
+        spark = local_spark("bench_spark", cores, **conf)
+    else:
+        spark = lc.session("bench_spark", **{**conf, "spark.executor.memory": "2g"})
+        spark.sparkContext.setLogLevel("ERROR")
     work = Path(tempfile.mkdtemp(prefix="acid-bench-spark-"))
     results: dict[str, Any] = {
         "rows": rows.num_rows,
@@ -75,6 +89,7 @@ def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
         "cores": cores,
         "codec": "SNAPPY",
         "spark": spark.version,
+        "master": f"standalone cluster, {cores} workers x 1 core" if lc else f"local[{cores}]",
     }
     try:
         wh = Warehouse.open(work / "wh")
@@ -224,7 +239,8 @@ def markdown(r: dict[str, Any]) -> str:
     load, scan = r["load"], r["full_scan"]
     lines = [
         f"## Spark path (issue 4) — store_sales, {r['rows']:,} rows × {r['columns']} columns, "
-        f"Spark {r['spark']} local[{r['cores']}], {r['codec']}, median of {r['runs']}",
+        f"Spark {r['spark']} {r.get('master', 'local[' + str(r['cores']) + ']')}, {r['codec']}, "
+        f"median of {r['runs']}",
         "",
         "| measure | acid_platform on Spark | native Spark, plain ORC | ratio | goal |",
         "|---|---|---|---|---|",
@@ -256,11 +272,13 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--cluster", type=int, default=0, help="workers of a standalone cluster")
     args = ap.parse_args()
-    r = run(args.scale, args.runs, args.cores)
+    r = run(args.scale, args.runs, args.cores, args.cluster)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "spark.json").write_text(json.dumps(r, indent=2))
-    (OUT / "spark.md").write_text(markdown(r))
+    name = "spark_cluster" if args.cluster else "spark"
+    (OUT / f"{name}.json").write_text(json.dumps(r, indent=2))
+    (OUT / f"{name}.md").write_text(markdown(r))
     print(markdown(r))
 
 

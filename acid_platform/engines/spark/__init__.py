@@ -71,10 +71,10 @@ def register(
 
     # with the SQL execution id, names one query's snapshot (shared by all its scans)
     defaults = warehouse_options(warehouse) | {"query_scope": uuid.uuid4().hex}
-    attrs: dict[str, Any] = {"defaults": defaults, "format_name": name}
+    source = install_catalog(spark, name)
+    attrs: dict[str, Any] = {"defaults": defaults, "format_name": name, "source_name": source}
     cls = type("AcidDataSource", (AcidDataSource,), attrs)
     spark.dataSource.register(cls)
-    install_catalog(spark, name)
     return cls
 
 

@@ -19,6 +19,12 @@ Spark runs these methods in Python processes of its own (see :mod:`.options`): `
 ``commit``/``abort`` beside the driver again. The class :func:`acid_platform.engines.spark.register`
 registers is a subclass carrying the warehouse's options as :attr:`AcidDataSource.defaults`.
 
+``format("acid")`` is a JVM data source in front of this class once the session catalog
+extension is installed (:mod:`.catalog`): ``load("db.t")`` / ``load(<path>)`` then scans the
+table as a table read by name does, per query (see **Columns**), and hands this class, registered
+under an internal name, everything else — writes, streams, a user schema, ``read_changes``,
+``with_row_id``. What follows is this class's own read.
+
 Queries on a loaded DataFrame or view (Spark 4.0 – 4.3 plan a Python data source's read once
 per loaded relation — ``load()`` — and reuse that plan, reader and partitions, for every later
 query on it and every scan of it in one query):
@@ -37,14 +43,13 @@ query on it and every scan of it in one query):
   snapshot). A table read by name prunes partitions per query (see **Columns**).
   ``SparkEngine``'s statements, which scan a pinned relation once, push filters.
 * **Columns.** Spark 4.0 – 4.3 do not prune columns of a loaded Python data source, nor take
-  its size estimates (its ``DataSourceReader`` has ``pushFilters`` only): a ``load()``ed
-  relation reads every column and is never broadcast by size. Read the table by name instead —
-  ``spark.table("db.t")``, ``spark.read.option(…).table("db.t")``, ``spark.sql("SELECT … FROM
-  db.t")`` and views over them: those scans go through the session catalog extension, which
-  prunes columns, skips the partitions a ``WHERE`` on partition columns excludes and reports
-  the table's size, per query (:mod:`.table_scans`). With ``load()``, give the schema to read
-  fewer columns (``.schema("id INT, ds STRING").load("db.t")``) and ``F.broadcast`` a small
-  table.
+  its size estimates (its ``DataSourceReader`` has ``pushFilters`` only): a relation of this
+  class reads every column and is never broadcast by size. A table loaded through the JVM
+  source or read by name — ``spark.table("db.t")``, ``spark.read.option(…).table("db.t")``,
+  ``spark.sql("SELECT … FROM db.t")`` and views over them — is scanned per query by a new
+  instance of this class: columns pruned, the partitions a ``WHERE`` on partition columns
+  excludes skipped, the table's size reported (:mod:`.table_scans`). A read that stays here
+  reads the columns of a schema given to it (``.schema("id INT, ds STRING").load("db.t")``).
 * The number of tasks is fixed when the relation is first planned (one per split then); a
   task outside a SQL query (an RDD job on ``df.rdd``) reads the snapshot of that planning. A
   batch change-feed read (``read_changes``) keeps the write-id window of its first planning.
@@ -93,13 +98,17 @@ class AcidDataSource(DataSource):
 
     #: Option defaults (warehouse, metastore_url, …) baked in by ``register``.
     defaults: ClassVar[Mapping[str, str]] = {}
-    #: The format name Spark knows the source by.
+    #: The format name (``format("acid")``).
     format_name: ClassVar[str] = NAME
+    #: The name Spark registers this class under: the format name, or an internal one when the
+    #: format is the JVM source that hands its writes and other reads to this class
+    #: (:func:`~.catalog.install_catalog`).
+    source_name: ClassVar[str] = NAME
 
     @classmethod
     def name(cls) -> str:
-        """The format name."""
-        return cls.format_name
+        """The name Spark registers the source under."""
+        return cls.source_name
 
     def schema(self) -> StructType:
         """The table's columns (data, then partition; ``row__id`` first with ``with_row_id``);

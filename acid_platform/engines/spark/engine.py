@@ -236,7 +236,8 @@ class SparkEngine:
 
     def _register(self) -> None:
         if not self._registered:
-            cls = type("AcidEngineDataSource", (AcidDataSource,), {"format_name": INTERNAL_FORMAT})
+            names = {"format_name": INTERNAL_FORMAT, "source_name": INTERNAL_FORMAT}
+            cls = type("AcidEngineDataSource", (AcidDataSource,), names)
             self.spark.dataSource.register(cls)
             self.spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
             self._registered = True

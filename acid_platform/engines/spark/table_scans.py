@@ -1,11 +1,13 @@
-"""The Python half of a scan of a table read by name (:file:`jvm/AcidScans.java`).
+"""The Python half of a scan of a table read by name or loaded (:file:`jvm/AcidScans.java`).
 
-For ``spark.table("db.t")``, ``spark.sql("SELECT … FROM db.t")`` and views over them, Spark
-plans each query's scan through the session catalog extension: its ScanBuilder takes the
-query's required columns (the Python reader gets the pruned schema) and its conjuncts on
-partition columns, which reach the reader as the ``_partition_filter`` option — a new Python
-data source instance per scan, so they never reach another query. Spark still evaluates every
-predicate after the scan; the conjuncts only skip partition directories.
+For ``spark.table("db.t")``, ``spark.sql("SELECT … FROM db.t")``,
+``spark.read.format("acid").load("db.t")`` and views over them, Spark plans each query's scan
+through the session catalog extension's table (:file:`jvm/AcidSource.java` gives ``load()`` the
+same one): its ScanBuilder takes the query's required columns (the Python reader gets the pruned
+schema) and its conjuncts on partition columns, which reach the reader as the
+``_partition_filter`` option — a new Python data source instance per scan, so they never reach
+another query. Spark still evaluates every predicate after the scan; the conjuncts only skip
+partition directories.
 
 * :func:`partition_conjuncts` — that option as the reader's partition conjuncts (checked
   against the columns' types: one that does not compare exactly is dropped, which only reads

@@ -27,6 +27,7 @@ from acid_platform.engines.spark.stream_writer import (
 )
 from acid_platform.engines.spark.writer import write_rows
 from acid_platform.errors import EngineError
+from acid_platform.table import Table
 from acid_platform_tests.engines.spark.conftest import STREAM_DEADLINE_S, finish, start_stream
 from acid_platform_tests.helpers import acid_dirs
 
@@ -70,6 +71,12 @@ def txn_states(wh: Warehouse) -> Counter[str]:
     return Counter(r["Transaction State"] for r in wh.metastore.show_transactions())
 
 
+def _logged(t: Table, checkpoint: Path) -> bool:
+    """Whether Spark's commit log has the last batch the sink committed into ``t``."""
+    last = max(int(str(s.info["batch_id"])) for s in t.committed_sources())
+    return (checkpoint / "commits" / str(last)).exists()
+
+
 @pytest.mark.slow
 def test_stopped_restarted_and_replayed_batches_land_exactly_once(
     spark: SparkSession, wh: Warehouse, tmp_path: Path
@@ -98,7 +105,9 @@ def test_stopped_restarted_and_replayed_batches_land_exactly_once(
         land(src, "f3.json", range(30, 40))
         land(src, "f4.json", range(40, 50))
         deadline = time.monotonic() + STREAM_DEADLINE_S
-        while table_rows(wh, "t") != source_rows(src):
+        # until f3 and f4 are in the table and Spark has logged the batch that committed them
+        # (it writes the batch's commit log after the sink's commit)
+        while table_rows(wh, "t") != source_rows(src) or not _logged(t, checkpoint):
             assert running.exception() is None, running.exception()
             assert time.monotonic() < deadline, "the running query did not load f3 and f4"
             time.sleep(0.2)

@@ -1,9 +1,11 @@
-"""Scans of tables read by name (:mod:`acid_platform.engines.spark.table_scans`): each query's
-columns and partitions pruned for that query only, and a size that lets Spark broadcast a small
-table."""
+"""Scans of a table read by name or loaded with ``format("acid")`` — by name or by its
+warehouse path (:mod:`acid_platform.engines.spark.table_scans`): each query's columns and
+partitions pruned for that query only, and a size that lets Spark broadcast a small table."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,18 @@ from pyspark.sql import DataFrame, SparkSession
 from acid_platform import Warehouse
 
 pytestmark = pytest.mark.slow
+
+Read = Callable[[], DataFrame]
+
+
+@pytest.fixture(params=["spark.table", "load by name", "load by path"])
+def read(request: pytest.FixtureRequest, spark: SparkSession, wh: Warehouse) -> Read:
+    """The table ``db.t`` as a DataFrame, read one of the three ways."""
+    return {
+        "spark.table": lambda: spark.table("db.t"),
+        "load by name": lambda: spark.read.format("acid").load("db.t"),
+        "load by path": lambda: spark.read.format("acid").load(f"{wh.root}/db.db/t"),
+    }[request.param]
 
 
 def _scans(df: DataFrame) -> list[tuple[list[str], str]]:
@@ -47,10 +61,10 @@ def _table(wh: Warehouse) -> None:
 
 
 def test_a_query_reads_only_its_columns_and_the_next_query_all_of_them(
-    spark: SparkSession, wh: Warehouse
+    spark: SparkSession, wh: Warehouse, read: Read
 ) -> None:
     _table(wh)
-    df = spark.table("db.t")
+    df = read()
     one = df.select("v")
     assert _scans(one) == [(["v"], "acid table db.t PartitionFilters: []")]
     assert sorted(r.v for r in one.collect()) == ["a", "b", "c"]
@@ -61,18 +75,25 @@ def test_a_query_reads_only_its_columns_and_the_next_query_all_of_them(
         (2, "b", 2.0, "x"),
         (3, "c", 3.0, "y"),
     ]
-    assert spark.sql("SELECT count(*) AS n FROM db.t").collect()[0].n == 3  # no column at all
+    assert df.count() == 3  # no column at all
+    assert _scans(df.where("id > 1").select("w"))[0][0] == ["id", "w"]
     assert _scans(spark.sql("SELECT w FROM db.t WHERE id > 1"))[0][0] == ["id", "w"]
+    df.createOrReplaceTempView("tv")
+    try:
+        assert spark.sql("SELECT count(*) AS n FROM tv").collect()[0].n == 3
+        assert _scans(spark.sql("SELECT w FROM tv WHERE id > 1"))[0][0] == ["id", "w"]
+    finally:
+        spark.catalog.dropTempView("tv")
 
 
 def test_a_where_on_a_partition_column_reads_only_that_partition_for_that_query(
-    spark: SparkSession, wh: Warehouse
+    spark: SparkSession, wh: Warehouse, read: Read
 ) -> None:
     _table(wh)
     # the other partition unreadable: a query that read it would fail
     (bucket,) = [p for p in (Path(wh.root) / "db.db" / "t" / "ds=y").rglob("bucket_*")]
     bucket.write_bytes(b"not an ORC file")
-    df = spark.table("db.t")
+    df = read()
     df.createOrReplaceTempView("tv")
     pruned = df.where("ds = 'x'")
     assert "PartitionFilters: [ds = 'x']" in _scans(pruned)[0][1]
@@ -88,13 +109,50 @@ def test_a_where_on_a_partition_column_reads_only_that_partition_for_that_query(
         spark.sql("SELECT * FROM tv").collect()
 
 
-def test_a_small_table_is_broadcast_without_a_hint(spark: SparkSession, wh: Warehouse) -> None:
+def test_a_small_table_is_broadcast_without_a_hint(
+    spark: SparkSession, wh: Warehouse, read: Read
+) -> None:
     _table(wh)
     big = spark.range(50_000_000).withColumnRenamed("id", "k")  # 400 MB by Spark's estimate
-    t = spark.table("db.t")
+    t = read()
     joined = big.join(t, big.k == t.id)
     plan = _plan(joined)
     assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan, plan
     small = spark.range(10).withColumnRenamed("id", "k")
     rows = small.join(t, small.k == t.id).collect()
     assert sorted((r.k, r.v) for r in rows) == [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_a_pinned_load_prunes_columns_and_keeps_its_snapshot(
+    spark: SparkSession, wh: Warehouse
+) -> None:
+    _table(wh)
+    wh.table("db.t").delete("id = 1")  # write id 2
+    pinned = spark.read.format("acid").option("as_of_write_id", "1").load("db.t")
+    assert _scans(pinned.select("v")) == [(["v"], "acid table db.t PartitionFilters: []")]
+    assert sorted(r.v for r in pinned.select("v").collect()) == ["a", "b", "c"]
+    assert spark.read.format("acid").load("db.t").count() == 2
+
+
+def test_load_resolves_the_format_on_any_thread(spark: SparkSession, wh: Warehouse) -> None:
+    """The JVM source is on the driver's class path for every thread, not only the one that
+    registered it (Spark looks a format up with the calling thread's class loader)."""
+    _table(wh)
+    got: list[object] = []
+
+    def read_and_write() -> None:
+        try:
+            df = spark.read.format("acid").load("db.t")
+            got.append(_scans(df.select("id"))[0][0])
+            rows = spark.createDataFrame(
+                [(4, "d", 4.0, "y")], "id INT, v STRING, w DOUBLE, ds STRING"
+            )
+            rows.write.format("acid").mode("append").save("db.t")
+            got.append(sorted(r.id for r in df.collect()))
+        except Exception as exc:  # the assertion below shows it
+            got.append(exc)
+
+    thread = threading.Thread(target=read_and_write)
+    thread.start()
+    thread.join()
+    assert got == [["id"], [1, 2, 3, 4]]

@@ -61,19 +61,26 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 public class AcidCatalog extends DelegatingCatalogExtension implements StagingTableCatalog {
   /** Option naming the catalog operation for the Python data source's schema(). */
   static final String OP = "_catalog_op";
-  /** The format name the acid Python data source is registered under (set by register). */
-  private static String format() {
+  /** The acid format's name (set by register). */
+  static String format() {
     return SQLConf.get().getConfString("spark.sql.catalog.spark_catalog.format", "acid");
+  }
+
+  private static final String SOURCE = "spark.sql.catalog.spark_catalog.source";
+
+  /** Whether the format's name is AcidSource's, the Python data source having another. */
+  static boolean sourceOn() {
+    return SQLConf.get().getConfString(SOURCE, null) != null;
   }
 
   // ------------------------------------------------------------------ the Python data source
 
   static TableProvider provider() {
-    String format = format();
-    scala.Option<TableProvider> p = DataSource.lookupDataSourceV2(format, SQLConf.get());
+    String name = SQLConf.get().getConfString(SOURCE, format());
+    scala.Option<TableProvider> p = DataSource.lookupDataSourceV2(name, SQLConf.get());
     if (p.isEmpty()) {
       throw new IllegalStateException(
-          "the acid data source '" + format + "' is not registered: call wh.register_spark(spark)");
+          "the acid data source '" + name + "' is not registered: call wh.register_spark(spark)");
     }
     return p.get();
   }
@@ -83,6 +90,7 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     return call(tableName(ident), op, extra);
   }
 
+  /** {@code extra}: more options (a scan's: the warehouse and metastore it reads). */
   static StructType call(String table, String op, Map<String, String> extra) {
     Map<String, String> opts = new HashMap<>(extra);
     opts.put("table", table);
@@ -406,13 +414,11 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     AcidTable(String name, StructType answer, TableProvider writer, Boolean overwrite) {
       this.name = name;
       this.overwrite = overwrite;
-      List<StructField> fields = new ArrayList<>();
       List<Transform> parts = new ArrayList<>();
       List<String> bucketCols = new ArrayList<>();
       long buckets = 0;
       for (StructField f : answer.fields()) {
         Metadata m = f.metadata();
-        fields.add(new StructField(f.name(), f.dataType(), f.nullable(), Metadata.empty()));
         if (m.contains("acid_partition")) {
           parts.add(Expressions.identity(f.name()));
         }
@@ -432,9 +438,23 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
       if (buckets > 0) {
         parts.add(Expressions.bucket((int) buckets, bucketCols.toArray(new String[0])));
       }
-      this.schema = new StructType(fields.toArray(new StructField[0]));
+      this.schema = columnsOf(answer);
       this.partitioning = parts.toArray(new Transform[0]);
       this.writes = writer.getTable(schema, new Transform[0], Map.of());
+    }
+
+    /** The table's columns in a "load" answer (without the answer's metadata). */
+    static StructType columnsOf(StructType answer) {
+      List<StructField> fields = new ArrayList<>();
+      for (StructField f : answer.fields()) {
+        fields.add(new StructField(f.name(), f.dataType(), f.nullable(), Metadata.empty()));
+      }
+      return new StructType(fields.toArray(new StructField[0]));
+    }
+
+    /** The table's name (db.table) in a "load" answer. */
+    static String nameOf(StructType answer) {
+      return answer.fields()[0].metadata().getString("acid_table");
     }
 
     @Override public String name() { return name; }

@@ -1,5 +1,6 @@
 /*
- * acid_platform: the scans of a warehouse table read by name (see AcidCatalog.java, catalog.py).
+ * acid_platform: the scans of a warehouse table read by name or loaded with format("acid")
+ * (see AcidCatalog.java, AcidSource.java, catalog.py).
  *
  * Spark builds a ScanBuilder per scan of every query: Builder takes that query's required
  * columns and its conjuncts on partition columns, and build() plans a read of its own — a
@@ -244,12 +245,9 @@ final class AcidScans {
     @Override
     public Statistics estimateStatistics() {
       if (bytes == null) {
-        Map<String, String> extra = new HashMap<>();
-        String filter = options.get(PARTITION_FILTER);
-        if (filter != null) {
-          extra.put(PARTITION_FILTER, filter);
-        }
-        StructField answer = AcidCatalog.call(table, "stats", extra).fields()[0];
+        // the scan's options: its partition conjuncts, and the warehouse it reads
+        StructField answer =
+            AcidCatalog.call(table, "stats", options.asCaseSensitiveMap()).fields()[0];
         long size = answer.metadata().getLong("acid_bytes");
         bytes = Math.max(1L, (long) Math.ceil(size * fraction));
       }
