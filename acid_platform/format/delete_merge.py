@@ -130,6 +130,13 @@ class SortMergeDeletes:
             ]
         )
 
+    def contains_run(self, original_write_id: int, bucket: int, row_ids: np.ndarray) -> np.ndarray:
+        """:meth:`contains` for keys that share one (originalWriteId, bucketProperty)."""
+        n = len(row_ids)
+        return self.contains(
+            np.full(n, original_write_id, np.int64), np.full(n, bucket, np.int32), row_ids
+        )
+
     def _contains_sorted(
         self, owid: np.ndarray, bucket: np.ndarray, rowid: np.ndarray
     ) -> np.ndarray:

@@ -26,6 +26,10 @@ class DeleteLookup(Protocol):
         self, original_write_ids: np.ndarray, buckets: np.ndarray, row_ids: np.ndarray
     ) -> np.ndarray: ...
 
+    def contains_run(
+        self, original_write_id: int, bucket: int, row_ids: np.ndarray
+    ) -> np.ndarray: ...
+
 
 class DeleteSet:
     """Deleted row identities; ``contains`` answers for a whole batch of keys at once.
@@ -157,21 +161,37 @@ class DeleteSet:
         change[1:] = (owid[1:] != owid[:-1]) | (bucket[1:] != bucket[:-1])
         bounds = np.append(np.flatnonzero(change), n)
         for s, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            run = self._lookup.get((int(owid[s]), int(bucket[s])))
-            if run is None:
-                continue
-            deleted = self._row_ids[self._run_start[run] : self._run_start[run + 1]]
-            probe = rowid[s:e]
-            if len(probe) > 1 and bool(np.all(probe[1:] > probe[:-1])):
-                # The normal case (a data file's keys ascend): search the few delete events in
-                # the probes' range among the many probes, not every probe among the events.
-                lo = np.searchsorted(deleted, probe[0], side="left")
-                hi = np.searchsorted(deleted, probe[-1], side="right")
-                events = deleted[lo:hi]
-                pos = np.searchsorted(probe, events)
-                hit[s + pos[probe[pos] == events]] = True
-                continue
-            pos = np.searchsorted(deleted, probe)
-            pos[pos == len(deleted)] = len(deleted) - 1
-            hit[s:e] = deleted[pos] == probe
+            self._run_hits(int(owid[s]), int(bucket[s]), rowid[s:e], hit[s:e])
         return hit
+
+    def contains_run(self, original_write_id: int, bucket: int, row_ids: np.ndarray) -> np.ndarray:
+        """:meth:`contains` for keys that all share one (originalWriteId, bucketProperty), e.g. a
+        stripe whose statistics show it (only its row ids are then decoded).
+
+        >>> ds = DeleteSet.from_arrays([1, 1, 2], [536870912] * 3, [5, 3, 0])
+        >>> ds.contains_run(1, 536870912, np.array([3, 4, 5])).tolist()
+        [True, False, True]
+        """
+        hit = np.zeros(len(row_ids), bool)
+        if len(row_ids) and len(self._row_ids):
+            self._run_hits(original_write_id, bucket, np.asarray(row_ids, np.int64), hit)
+        return hit
+
+    def _run_hits(self, owid: int, bucket: int, probe: np.ndarray, hit: np.ndarray) -> None:
+        """Set ``hit`` where the row ids ``probe`` of one (owid, bucket) run are deleted."""
+        run = self._lookup.get((owid, bucket))
+        if run is None:
+            return
+        deleted = self._row_ids[self._run_start[run] : self._run_start[run + 1]]
+        if len(probe) > 1 and bool(np.all(probe[1:] > probe[:-1])):
+            # The normal case (a data file's keys ascend): search the few delete events in
+            # the probes' range among the many probes, not every probe among the events.
+            lo = np.searchsorted(deleted, probe[0], side="left")
+            hi = np.searchsorted(deleted, probe[-1], side="right")
+            events = deleted[lo:hi]
+            pos = np.searchsorted(probe, events)
+            hit[pos[probe[pos] == events]] = True
+            return
+        pos = np.searchsorted(deleted, probe)
+        pos[pos == len(deleted)] = len(deleted) - 1
+        hit[:] = deleted[pos] == probe

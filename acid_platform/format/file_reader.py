@@ -17,7 +17,8 @@ from acid_platform.errors import AcidSchemaError
 from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteLookup, DeleteSet
-from acid_platform.format.reader import OrcDataFile, filter_batch
+from acid_platform.format.reader import OrcDataFile
+from acid_platform.format.row_filter import filter_rows
 from acid_platform.format.wide_timestamps import cast_column
 from acid_platform.format.write_id_list import ValidWriteIdList
 
@@ -137,12 +138,13 @@ def read_events(
             continue
         # Keys first: the rows they drop are never copied, and each decoding thread drops them
         # from its own column group.
-        keys = f.read_stripe(i, key_cols + row_paths if one_call else key_cols)
+        # A stripe whose statistics show one (originalTransaction, bucket) decodes only rowId.
+        const = f.constant_keys(i)
+        stripe_keys = key_cols if const is None else key_cols[2:]
+        keys = f.read_stripe(i, stripe_keys + row_paths if one_call else stripe_keys)
         stats.stripes_read += 1
         stats.rows_read += keys.num_rows
-        owid = keys.column(t.ORIGINAL_TRANSACTION).to_numpy()
-        bucket = keys.column(t.BUCKET).to_numpy()
-        rowid = keys.column(t.ROW_ID).to_numpy()
+        ids = _EventIds(keys, const)
         keep = np.ones(keys.num_rows, bool)
         if ref.filter_write_ids:
             valid = valid_write_id_mask(
@@ -151,11 +153,11 @@ def read_events(
             stats.rows_invalid += int((~valid).sum())
             keep &= valid
         if probe:
-            hit = deleted.contains(owid, bucket, rowid)
+            hit = ids.find(deleted)
             stats.rows_deleted += int((hit & keep).sum())
             keep &= ~hit
         if row_ids is not None:
-            keep &= row_ids.contains(owid, bucket, rowid)
+            keep &= ids.find(row_ids)
         kept = int(np.count_nonzero(keep))
         if kept == 0:
             continue
@@ -163,15 +165,44 @@ def read_events(
         row_arrays: dict[str, pa.Array] = {}
         if one_call:
             rows = keys.select([t.ROW])
-            rows = rows if mask is None else filter_batch(rows, pa.array(mask))
+            rows = rows if mask is None else filter_rows(rows, mask)
             row_arrays = _row_arrays(rows, present)
         elif present:
             rows = f.read_stripe(i, row_paths, keep=mask)
             row_arrays = _row_arrays(rows, present)
         row_id = None
         if with_row_id:
-            row_id = tuple(pa.array(a if mask is None else a[mask]) for a in (owid, bucket, rowid))
+            row_id = ids.arrays(mask)
         yield from _finish(kept, row_arrays, None, row_id, r)
+
+
+class _EventIds:
+    """The ROW__IDs of one stripe's rows: three decoded key columns, or the decoded rowId
+    beside the (originalTransaction, bucket) that the stripe's statistics show all rows share."""
+
+    def __init__(self, keys: pa.RecordBatch, const: tuple[int, int] | None) -> None:
+        self.const = const
+        self.rowid = keys.column(t.ROW_ID).to_numpy()
+        if const is None:
+            self.owid = keys.column(t.ORIGINAL_TRANSACTION).to_numpy()
+            self.bucket = keys.column(t.BUCKET).to_numpy()
+
+    def find(self, events: DeleteLookup) -> np.ndarray:
+        """Which rows ``events`` holds."""
+        if self.const is not None:
+            return events.contains_run(self.const[0], self.const[1], self.rowid)
+        return events.contains(self.owid, self.bucket, self.rowid)
+
+    def arrays(self, mask: np.ndarray | None) -> tuple[pa.Array, pa.Array, pa.Array]:
+        """(writeid, bucketid, rowid) of the rows ``mask`` keeps (all when ``None``)."""
+        rowid = self.rowid if mask is None else self.rowid[mask]
+        if self.const is not None:
+            owid = np.full(len(rowid), self.const[0], np.int64)
+            bucket = np.full(len(rowid), self.const[1], np.int32)
+        else:
+            owid = self.owid if mask is None else self.owid[mask]
+            bucket = self.bucket if mask is None else self.bucket[mask]
+        return pa.array(owid), pa.array(bucket), pa.array(rowid)
 
 
 def read_original(
@@ -274,7 +305,7 @@ def _finish(
         return
     batch = pa.RecordBatch.from_arrays(arrays, names=names)
     if keep is not None and not keep.all():
-        batch = batch.filter(pa.array(keep))
+        batch = filter_rows(batch, keep)
     if filter_expr is not None and batch.num_rows:
         batch = pa.Table.from_batches([batch]).filter(filter_expr).combine_chunks().to_batches()
         batch = batch[0] if batch else None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from acid_platform.errors import CorruptAcidFileError
 from acid_platform.format.protobuf import (
@@ -24,6 +25,7 @@ from acid_platform.format.protobuf import (
     field_bytes,
     original_chunks,
     read_varint,
+    zigzag_decode,
 )
 
 # PostScript fields
@@ -42,6 +44,12 @@ _STRIPE_INDEX_LENGTH = 2
 _STRIPE_DATA_LENGTH = 3
 _STRIPE_FOOTER_LENGTH = 4
 _STRIPE_NUMBER_OF_ROWS = 5
+# Metadata (the section before the footer), StripeStatistics, ColumnStatistics fields
+_METADATA_STRIPE_STATS = 1
+_STRIPE_STATS_COLUMNS = 1
+_STATS_NUMBER_OF_VALUES = 1
+_STATS_INT = 2
+_INT_MINIMUM, _INT_MAXIMUM = 1, 2
 # UserMetadataItem fields
 _ITEM_NAME = 1
 _ITEM_VALUE = 2
@@ -167,6 +175,59 @@ def _parse_tail(tail: bytes) -> OrcTail:
         metadata_length=metadata_len,
         postscript_length=ps_len,
     )
+
+
+def read_stripe_int_bounds(
+    orc: Any, file: Any, columns: Sequence[int]
+) -> list[dict[int, tuple[int, int | None, int | None]]]:
+    """:func:`stripe_int_bounds` of an open ``pyarrow.orc.ORCFile`` (``orc``) reading ``file``
+    (seekable): its metadata section read from where the postscript puts it. Statistics are an
+    optimisation: a section that does not decode gives ``[]``."""
+    length = orc.stripe_statistics_length
+    if not length:
+        return []
+    file.seek(orc.file_length - 1 - orc.file_postscript_length - orc.file_footer_length - length)
+    codec = orc.compression
+    try:
+        return stripe_int_bounds(
+            file.read(length),
+            "NONE" if codec == "UNCOMPRESSED" else codec,
+            orc.compression_size,
+            columns,
+        )
+    except Exception:  # noqa: BLE001 - odd statistics give none, never a wrong answer
+        return []
+
+
+def stripe_int_bounds(
+    metadata: bytes, compression: str, block_size: int, columns: Sequence[int]
+) -> list[dict[int, tuple[int, int | None, int | None]]]:
+    """Per stripe, ``{column id: (number of values, minimum, maximum)}`` of ``columns`` from the
+    file's metadata section (``metadata``, as stored): minimum and maximum of an integer column,
+    ``None`` for other columns or when the writer left them out. A column without statistics is
+    left out of its stripe's dict; a file without stripe statistics gives ``[]``."""
+    data = decompress_stream(metadata, compression, block_size)
+    out: list[dict[int, tuple[int, int | None, int | None]]] = []
+    for raw in decode_message(data).get(_METADATA_STRIPE_STATS, []):
+        col_stats = decode_message(raw).get(_STRIPE_STATS_COLUMNS, [])  # type: ignore[arg-type]
+        found: dict[int, tuple[int, int | None, int | None]] = {}
+        for col in columns:
+            if col >= len(col_stats):
+                continue
+            stats = decode_message(col_stats[col])  # type: ignore[arg-type]
+            if _STATS_NUMBER_OF_VALUES not in stats:
+                continue
+            count = int(stats[_STATS_NUMBER_OF_VALUES][0])
+            ints = stats.get(_STATS_INT)
+            bound = decode_message(ints[0]) if ints else {}  # type: ignore[arg-type]
+            lo, hi = bound.get(_INT_MINIMUM), bound.get(_INT_MAXIMUM)
+            found[col] = (
+                count,
+                zigzag_decode(int(lo[0])) if lo else None,
+                zigzag_decode(int(hi[0])) if hi else None,
+            )
+        out.append(found)
+    return out
 
 
 # --------------------------------------------------------------------------- encoding

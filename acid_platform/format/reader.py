@@ -28,12 +28,14 @@ from acid_platform.errors import (
 )
 from acid_platform.format import types as t
 from acid_platform.format.fs import open_for_reading
+from acid_platform.format.orc_tail import read_stripe_int_bounds
 from acid_platform.format.parallel import (
     PARALLEL_MIN_ROWS,
     column_groups,
     read_threads,
     run_parallel,
 )
+from acid_platform.format.row_filter import bool_mask, filter_arrays
 from acid_platform.format.wide_timestamps import (
     Unclosable,
     decode_stripe,
@@ -102,6 +104,7 @@ class OrcDataFile:
         elif self.is_acid:
             self._check_acid_version()
         self._pyorc: Any = None
+        self._key_bounds: list[dict[int, tuple[int, int | None, int | None]]] | None = None
         self._raw_files: list[Any] = []  # extra handles for parallel column groups
         self._extra: list[Any] = []
 
@@ -151,6 +154,24 @@ class OrcDataFile:
         except Exception:  # statistics are an optimisation: absent or odd ones prune nothing
             return None
 
+    def constant_keys(self, stripe: int) -> tuple[int, int] | None:
+        """(originalTransaction, bucket) of every row of ``stripe`` of an event file, when its
+        statistics show each column holds one value (minimum == maximum, counted in every row:
+        always so in an insert delta); ``None`` when they vary or are not known."""
+        if self._key_bounds is None:
+            self._key_bounds = self._read_key_bounds()
+        if not self.is_acid or stripe >= len(self._key_bounds):
+            return None
+        bounds = self._key_bounds[stripe]
+        rows, owid, bucket = bounds.get(0), bounds.get(2), bounds.get(3)
+        if rows is None or owid is None or bucket is None:
+            return None
+        if owid[0] != rows[0] or bucket[0] != rows[0] or owid[1] is None or bucket[1] is None:
+            return None
+        if owid[1] != owid[2] or bucket[1] != bucket[2]:
+            return None
+        return owid[1], bucket[1]
+
     # ------------------------------------------------------------------ data
     def read_stripe(
         self,
@@ -165,7 +186,7 @@ class OrcDataFile:
         A large stripe is decoded as column groups on several threads (see
         :mod:`.parallel`), each filtering its own group; the batch is the same either way.
         """
-        mask = pa.array(keep) if keep is not None else None
+        mask = bool_mask(keep) if keep is not None else None
         groups = self._column_groups(columns)
         try:
             if groups is None:
@@ -321,6 +342,12 @@ class OrcDataFile:
                 names.append(f.name)
         return pa.RecordBatch.from_arrays(arrays, names=names)
 
+    def _read_key_bounds(self) -> list[dict[int, tuple[int, int | None, int | None]]]:
+        """Stripe statistics of the root (row count) and the two leading event key columns."""
+        if not self.is_acid or self._orc.nstripe_statistics != self.num_stripes:
+            return []
+        return read_stripe_int_bounds(self._orc, self._file, (0, 2, 3))
+
     def _stripes_pyorc(self) -> Any:
         if self._pyorc is None:
             import pyorc  # local: only needed for statistics
@@ -357,21 +384,9 @@ def _read_filtered(
     orc: Any, index: int, columns: list[str] | None, mask: pa.Array | None
 ) -> pa.RecordBatch:
     batch = orc.read_stripe(index, columns=columns)
-    return batch if mask is None else filter_batch(batch, mask)
-
-
-def filter_batch(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch:
-    """``batch.filter(mask)``, with a struct column that has no NULLs (the event ``row``)
-    filtered child by child: Arrow's struct filter costs about twice the sum of its children's."""
-    arrays = []
-    for col in batch.columns:
-        if pa.types.is_struct(col.type) and col.type.num_fields and col.null_count == 0:
-            children = [col.field(i).filter(mask) for i in range(col.type.num_fields)]
-            col = pa.StructArray.from_arrays(children, fields=list(col.type))
-        else:
-            col = col.filter(mask)
-        arrays.append(col)
-    return pa.RecordBatch.from_arrays(arrays, schema=batch.schema)
+    if mask is None:
+        return batch
+    return pa.RecordBatch.from_arrays(filter_arrays(batch.columns, mask), schema=batch.schema)
 
 
 def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int | None:

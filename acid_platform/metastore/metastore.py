@@ -29,6 +29,7 @@ from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.write_id_list import ValidWriteIdList
 from acid_platform.metastore import (
     catalog,
+    commit_fast,
     compaction_recovery,
     housekeeping,
     leases,
@@ -272,7 +273,8 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
     def _open(
         self, n: int, user: str | None, host: str | None, agent_info: str | None, kind: TxnType
     ) -> list[int]:
-        ids: list[int] = self._store.write_unsynced(
+        # PostgreSQL: one CALL from an autocommit connection (see txns.open_txns)
+        ids: list[int] = self._store.write_single(
             lambda c: txns.open_txns(
                 self._store,
                 c,
@@ -283,19 +285,26 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
                 agent_info=agent_info,
                 txn_type=kind,
                 counter=self._open_counter,
+                autocommit=True,
             )
         )
-        if self.dialect == "postgresql":  # make the allocation durable (see write_unsynced)
-            store = self._store
-            # one statement, one round trip: its own synchronous commit flushes the allocation
-            store.write_single(lambda c: txns.confirm_opened(c, store.now_ms(c), ids))
         self._open_counter.opened(len(ids))
         return ids
 
     def commit_txn(self, txn_id: int) -> None:
         """Commit: release locks, publish components; :class:`WriteConflictError` (and the txn
-        is aborted) if an overlapping txn committed an update/delete on the same partition."""
-        self._write(lambda c, now: txns.commit_txn(self._store, c, now, txn_id))
+        is aborted) if an overlapping txn committed an update/delete on the same partition.
+
+        On PostgreSQL a txn whose commit checks nothing (read-only, lock-only, insert-only)
+        commits in one autocommit statement (:mod:`.commit_fast`); any other, and every txn
+        elsewhere, takes the full path.
+        """
+        store = self._store
+        if store.dialect == "postgresql" and store.write_single(
+            lambda c: commit_fast.commit_unchecked(c, store.now_ms(c), txn_id)
+        ):
+            return
+        self._write(lambda c, now: txns.commit_txn(store, c, now, txn_id))
 
     def abort_txn(self, txn_id: int) -> None:
         """Abort an open txn (no-op if already aborted; :class:`NoSuchTxnError` otherwise)."""

@@ -107,7 +107,6 @@ class Store:
         self.dialect = self.engine.dialect.name
         self.time_source = time_source(self.dialect, clock)
         self._writer_mutex = None if self.read_only else _writer_mutex(self.url)
-        self._unsynced_engine: Engine | None = None
         self._autocommit_engine: Engine | None = None
         self._update_returning = bool(getattr(self.engine.dialect, "update_returning", False))
         _dispose_after_fork(self.engine)
@@ -123,28 +122,9 @@ class Store:
         """Run ``work`` in a write transaction, retrying transient failures."""
         return self._run(work, write=True)
 
-    def write_unsynced(self, work: Callable[[Connection], T]) -> T:
-        """Run an id allocation whose every statement is atomic on its own, holding its mutex
-        (a sequence row lock) as briefly as possible.
-
-        On PostgreSQL it runs in autocommit mode on a connection with
-        ``synchronous_commit=off``: the row lock is released without waiting for the WAL flush
-        (the flush otherwise serialises every allocation). The caller must then make the
-        result durable with an ordinary :meth:`write` that writes the same rows, before
-        handing the ids out: that commit flushes the WAL up to and including the allocation,
-        so an id is never given to a client and then lost in a server crash. Elsewhere this is
-        an ordinary :meth:`write`.
-        """
-        if self.dialect != "postgresql":
-            return self._run(work, write=True)
-        if self._unsynced_engine is None:
-            self._unsynced_engine = _create_unsynced_pg_engine(self.url)
-            _dispose_after_fork(self._unsynced_engine)
-        engine = self._unsynced_engine
-        return self._run(lambda conn: work(conn), write=True, autocommit_engine=engine)
-
     def write_single(self, work: Callable[[Connection], T]) -> T:
-        """Run ``work``, a single statement that is atomic on its own, committed as it runs.
+        """Run ``work``, a single statement that is atomic on its own, committed as it runs
+        (or a ``CALL`` of a procedure that commits by itself).
 
         On PostgreSQL it runs in autocommit mode (synchronous commit, as every write): one round
         trip instead of BEGIN, the statement and COMMIT. Elsewhere this is an ordinary
@@ -165,8 +145,6 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
-        if self._unsynced_engine is not None:
-            self._unsynced_engine.dispose()
         if self._autocommit_engine is not None:
             self._autocommit_engine.dispose()
         if self._writer_mutex is not None:
@@ -407,18 +385,6 @@ def _create_engine(url: str, *, read_only: bool = False) -> Engine:
         f"unsupported metastore database {backend!r} in {parsed.render_as_string()}; "
         "use sqlite, postgresql or mysql/mariadb"
     )
-
-
-def _create_unsynced_pg_engine(url: str) -> Engine:
-    """Autocommit connections whose commits do not wait for the WAL flush (see write_unsynced)."""
-    engine = create_engine(url, isolation_level="AUTOCOMMIT", pool_size=1, max_overflow=4)
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        with dbapi_conn.cursor() as cur:
-            cur.execute("SET synchronous_commit = off")
-
-    return engine
 
 
 def _create_sqlite_engine(url: str, *, in_memory: bool, synchronous: str) -> Engine:

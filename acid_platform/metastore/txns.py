@@ -19,7 +19,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, func, insert, literal, or_, select, update
+from sqlalchemy import (
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import Connection, Row
 
 from acid_platform.errors import (
@@ -34,7 +46,6 @@ from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.metastore import file_records, sources, write_sets
 from acid_platform.metastore.model import OperationType, TxnState, TxnType
 from acid_platform.metastore.schema import (
-    acid_sequences,
     completed_txn_components,
     hive_locks,
     txn_components,
@@ -104,10 +115,14 @@ def open_txns(
     agent_info: str | None,
     txn_type: TxnType,
     counter: OpenTxnCounter,
+    autocommit: bool = False,
 ) -> list[int]:
     """Open ``n`` transactions with consecutive ids (Hive ``openTxns``).
 
-    Call :meth:`OpenTxnCounter.opened` once the surrounding transaction has committed.
+    ``autocommit``: ``conn`` commits each statement as it runs (:meth:`Store.write_single`),
+    so on PostgreSQL the open is one ``CALL``, durable when it returns; otherwise the rows are
+    part of the surrounding transaction (a compactor's claim). Call
+    :meth:`OpenTxnCounter.opened` once the txns are committed.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"number of transactions to open must be a positive int, not {n!r}")
@@ -119,10 +134,23 @@ def open_txns(
         "b_agent": _clip(agent_info),
         "b_type": int(txn_type),
     }
-    if store.dialect == "postgresql":
-        # One statement takes the ids and inserts the rows: the NEXT_TXN_ID row lock is held
-        # for a single round trip even when the caller runs in autocommit mode.
-        return sorted(r[0] for r in conn.execute(_OPEN_TXNS_PG, {**values, "b_n": n}))
+    if autocommit and store.dialect == "postgresql":
+        # One CALL, two transactions: the allocation, committed without waiting for the WAL
+        # flush (the NEXT_TXN_ID row lock held only that long), then a synchronous commit
+        # whose flush makes it durable before the ids are handed out (migration 0004). One
+        # synchronous statement would hold the lock through the flush and serialise every
+        # open on the disk's sync latency; a SEQUENCE would hold no lock, but breaks the
+        # snapshot (an id taken, its row not yet visible, is below the high watermark and
+        # read as committed) and the update/delete commit's mutex with open (see commit_txn).
+        first, confirmed = tuples(
+            conn.execute(_OPEN_TXNS_PG, {**values, "b_n": n, "b_state": OPEN})
+        )[0]
+        if confirmed != n:
+            raise MetastoreError(
+                f"transactions {txn_str(first)}..{first + n - 1} vanished while being opened; "
+                "open new ones"
+            )
+        return list(range(first, first + n))
     first = store.allocate(conn, "txn", n)
     ids = list(range(first, first + n))
     rows = [
@@ -144,24 +172,12 @@ def open_txns(
     return ids
 
 
-def confirm_opened(conn: Connection, now: int, txn_ids: Sequence[int]) -> None:
-    """Touch freshly opened txns in a synchronous commit, making their allocation durable."""
-    changed = conn.execute(
-        _TOUCH_OPENED, {"b_low": min(txn_ids), "b_high": max(txn_ids), "b_now": now}
-    ).rowcount
-    if changed != len(txn_ids):
-        raise MetastoreError(
-            f"transactions {txn_str(min(txn_ids))}..{max(txn_ids)} vanished while being "
-            "opened (metastore database restarted?); open new ones"
-        )
-
-
 # --------------------------------------------------------------------------- state checks
 
 
 def lock_txn(conn: Connection, txn_id: int) -> Row[Any] | None:
     """``SELECT ... FOR UPDATE`` of one TXNS row (state and type)."""
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     return conn.execute(_LOCK_TXN, {"b_txn_id": txn_id}).first()
 
 
@@ -201,7 +217,7 @@ def purged_state(conn: Connection, txn_id: int) -> str | None:
 
 def get_txn_state(conn: Connection, txn_id: int) -> TxnState:
     """State of a txn, also of one whose TXNS row was purged (see :func:`purged_state`)."""
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     state = conn.execute(select(txns.c.txn_state).where(txns.c.txn_id == txn_id)).scalar()
     if state is None:
         state = purged_state(conn, txn_id)
@@ -219,7 +235,7 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
     Returns the commit id (``NEXT_TXN_ID - 1`` under the txn mutex) for write-set and
     compactor txns, ``None`` for the rest.
     """
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     probe = conn.execute(_COMMIT_PROBE, {"b_txn_id": txn_id}).first()
     if probe is None or probe.txn_state != OPEN:
         raise_unexpected_state(txn_id, None if probe is None else probe.txn_state, conn)
@@ -238,7 +254,11 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
         commit_id = store.lock_sequence(conn, "txn") - 1
     elif txn_type != TxnType.READ_ONLY and probe.has_update_delete:
         # Mutex with openTxns and other update/delete commits (Hive's S4U on NEXT_TXN_ID), so
-        # every committed write set is visible to the check below.
+        # every committed write set is visible to the check below, and the commit id is exact:
+        # a txn opened after this commit id was read waits for the commit, so it gets a higher
+        # id *and* a snapshot that sees this commit. Without the mutex a txn could take
+        # commit_id + 1 and its snapshot before this commit is visible, update the same rows,
+        # and pass its own check (commit_id < its id): a lost update.
         commit_id = store.lock_sequence(conn, "txn") - 1
         conflict = write_sets.find_conflict(conn, txn_id)
         if conflict is not None:
@@ -249,7 +269,9 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
         write_sets.record(conn, txn_id, commit_id)
     if probe.has_components:
         if txn_type not in (TxnType.READ_ONLY, TxnType.COMPACTION):
-            _move_components_to_completed(conn, now, txn_id, update_delete=commit_id is not None)
+            conn.execute(
+                move_to_completed(txn_id, literal(now), update_delete=commit_id is not None)
+            )
         conn.execute(delete(txn_components).where(txn_components.c.tc_txnid == txn_id))
     if probe.has_sources:
         sources.publish(conn, now, txn_id)
@@ -259,33 +281,32 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
     return commit_id
 
 
-def _move_components_to_completed(
-    conn: Connection, now: int, txn_id: int, *, update_delete: bool
-) -> None:
+def move_to_completed(txn_id: Any, now: Any, *, update_delete: bool, when: Any = None) -> Any:
+    """``INSERT INTO completed_txn_components SELECT … FROM txn_components`` of ``txn_id``
+    (a value or a bound parameter), stamped ``now`` (an SQL expression), flagged ``Y`` if
+    ``update_delete``; ``when``: a further condition (the one-statement commit's)."""
     tc = txn_components
     source = select(
         tc.c.tc_txnid,
         tc.c.tc_database,
         tc.c.tc_table,
         tc.c.tc_partition,
-        literal(now),
+        now,
         tc.c.tc_writeid,
         literal("Y" if update_delete else "N"),
-    ).where(tc.c.tc_txnid == txn_id)
+    ).where(tc.c.tc_txnid == txn_id, *([] if when is None else [when]))
     ctc = completed_txn_components
-    conn.execute(
-        insert(ctc).from_select(
-            [
-                ctc.c.ctc_txnid,
-                ctc.c.ctc_database,
-                ctc.c.ctc_table,
-                ctc.c.ctc_partition,
-                ctc.c.ctc_timestamp,
-                ctc.c.ctc_writeid,
-                ctc.c.ctc_update_delete,
-            ],
-            source,
-        )
+    return insert(ctc).from_select(
+        [
+            ctc.c.ctc_txnid,
+            ctc.c.ctc_database,
+            ctc.c.ctc_table,
+            ctc.c.ctc_partition,
+            ctc.c.ctc_timestamp,
+            ctc.c.ctc_writeid,
+            ctc.c.ctc_update_delete,
+        ],
+        source,
     )
 
 
@@ -299,7 +320,7 @@ def abort_txns(conn: Connection, txn_ids: Iterable[int]) -> list[int]:
     """
     ids = sorted(set(txn_ids))
     for txn_id in ids:
-        _check_txn_id(txn_id)
+        check_txn_id(txn_id)
     found: dict[int, str] = {}
     for chunk in chunks(ids):
         for row in conn.execute(
@@ -357,7 +378,7 @@ def empty_aborted() -> Any:
 
 def heartbeat_txn(conn: Connection, now: int, txn_id: int) -> None:
     """Refresh the txn's last heartbeat (Hive ``heartbeatTxn``)."""
-    _check_txn_id(txn_id)
+    check_txn_id(txn_id)
     changed = conn.execute(_HEARTBEAT_TXN, {"b_txn_id": txn_id, "b_now": now}).rowcount
     if changed != 1:
         state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar()
@@ -377,7 +398,7 @@ def valid_txns(store: Store, conn: Connection, txn_id: int | None = None) -> Val
     hwm = store.peek_sequence(conn, "txn") - 1
     below = hwm + 1
     if txn_id is not None:
-        _check_txn_id(txn_id)
+        check_txn_id(txn_id)
         state = conn.execute(_TXN_STATE, {"b_txn_id": txn_id}).scalar() or purged_state(
             conn, txn_id
         )
@@ -401,7 +422,7 @@ def min_open_txn(conn: Connection) -> int | None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_txn_id(txn_id: object) -> None:
+def check_txn_id(txn_id: object) -> None:
     if isinstance(txn_id, bool) or not isinstance(txn_id, int):
         raise NoSuchTxnError(f"No such transaction {txn_id!r} (txn ids are ints)")
     if txn_id <= 0:
@@ -422,7 +443,7 @@ def _clip(value: str | None, limit: int = 128) -> str | None:
 # Hot statements are built once: building SQLAlchemy constructs costs more than running them.
 
 
-def _is_update_delete(column: Any) -> Any:
+def is_update_delete(column: Any) -> Any:
     # Two equalities instead of IN: an IN list is re-expanded on every execution.
     return or_(column == UPDATE_DELETE[0], column == UPDATE_DELETE[1])
 
@@ -436,7 +457,7 @@ def _build_commit_probe() -> Any:
             txns.c.txn_state,
             txns.c.txn_type,
             exists()
-            .where(tc.c.tc_txnid == txn_id, _is_update_delete(tc.c.tc_operation_type))
+            .where(tc.c.tc_txnid == txn_id, is_update_delete(tc.c.tc_operation_type))
             .label("has_update_delete"),
             exists().where(tc.c.tc_txnid == txn_id).label("has_components"),
             exists().where(hl.c.hl_txnid == txn_id).label("has_locks"),
@@ -455,47 +476,11 @@ _MARK_COMMITTED = (
 )
 
 
-def _build_open_txns_pg() -> Any:
-    """``WITH s AS (UPDATE acid_sequences ... RETURNING) INSERT INTO txns SELECT ...``."""
-    seq = acid_sequences
-    n: Any = bindparam("b_n")
-    taken = (
-        update(seq)
-        .where(seq.c.seq_name == "txn")
-        .values(next_val=seq.c.next_val + n)
-        .returning(seq.c.next_val)
-        .cte("taken")
-    )
-    rows = select(
-        func.generate_series(taken.c.next_val - n, taken.c.next_val - 1),
-        literal(OPEN),
-        bindparam("b_now"),
-        bindparam("b_now"),
-        bindparam("b_user"),
-        bindparam("b_host"),
-        bindparam("b_agent"),
-        literal(0),
-        bindparam("b_type"),
-    ).select_from(taken)
-    columns = [
-        "txn_id",
-        "txn_state",
-        "txn_started",
-        "txn_last_heartbeat",
-        "txn_user",
-        "txn_host",
-        "txn_agent_info",
-        "txn_heartbeat_count",
-        "txn_type",
-    ]
-    return insert(txns).from_select(columns, rows).returning(txns.c.txn_id)
-
-
-_OPEN_TXNS_PG = _build_open_txns_pg()
-_TOUCH_OPENED = (
-    update(txns)
-    .where(txns.c.txn_id.between(bindparam("b_low"), bindparam("b_high")))
-    .values(txn_last_heartbeat=bindparam("b_now"))
+# ``conn`` must be in autocommit mode: the procedure commits twice (see migration 0004).
+_OPEN_TXNS_PG = text(
+    "CALL acid_open_txns(CAST(:b_n AS BIGINT), CAST(:b_state AS VARCHAR), "
+    "CAST(:b_now AS BIGINT), CAST(:b_user AS VARCHAR), CAST(:b_host AS VARCHAR), "
+    "CAST(:b_agent AS VARCHAR), CAST(:b_type AS SMALLINT))"
 )
 _LOCK_TXN = (
     select(txns.c.txn_id, txns.c.txn_state, txns.c.txn_type)

@@ -153,6 +153,7 @@ class Table:
         """
 
         def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> TableScan:
+            tree = resolve_filter(spec, filter) if isinstance(filter, str) else filter  # parse once
             return plan_scan(
                 spec,
                 self.location,
@@ -160,13 +161,10 @@ class Table:
                 columns=columns,
                 with_row_id=with_row_id,
                 include_partition_columns=include_partition_columns,
-                where=hive_filter(spec, self.warehouse.engine, filter, exact=exact_filter),
+                where=hive_filter(spec, self.warehouse.engine, tree, exact=exact_filter),
                 release=release,
                 delete_events_cap=conf_delete_events_cap(self.warehouse.conf),
-                force_wide=force_wide
-                or has_wide_constant(
-                    resolve_filter(spec, filter) if isinstance(filter, str) else filter
-                ),
+                force_wide=force_wide or has_wide_constant(tree),
             )
 
         return self._plan_read(snapshot, plan)

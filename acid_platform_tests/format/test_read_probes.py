@@ -1,6 +1,9 @@
 """The delete-set probe and the stripe reads of merge-on-read (issue 15): a vectorized probe that
 answers as a plain set does, stripes whose key range holds no delete event read without a probe,
-and the ``row`` struct filtered child by child as Arrow's own filter would."""
+the ``row`` struct filtered child by child as Arrow's own filter would, and stripes whose
+statistics show one (originalTransaction, bucket) read decoding only rowId: the same rows and
+ROW__IDs as a read of all three key columns, whether a stripe's keys are constant or mixed, with
+deletes on the first and last row of a stripe, on every row of one, and on rows with NULLs."""
 
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.format.merge_on_read import ReadStats
-from acid_platform.format.reader import OrcDataFile, filter_batch
+from acid_platform.format.reader import OrcDataFile
+from acid_platform.format.row_filter import filter_rows
 
 B0, B1 = encode_bucket(0), encode_bucket(1)
 ALL = 9223372036854775807
@@ -123,7 +127,116 @@ def test_struct_filtered_child_by_child_equals_arrows_filter(nulls: bool) -> Non
     batch = pa.RecordBatch.from_arrays(
         [pa.array(np.arange(n, dtype=np.int64)), row], names=["rowId", "row"]
     ).slice(7, 900)
-    keep = pa.array([i % 4 != 1 for i in range(900)])
-    got = filter_batch(batch, keep)
-    assert got.equals(batch.filter(keep))
-    assert got.num_rows == sum(keep.to_pylist())
+    keep = np.array([i % 4 != 1 for i in range(900)])
+    got = filter_rows(batch, keep)
+    assert got.equals(batch.filter(pa.array(keep)))
+    assert got.num_rows == int(keep.sum())
+
+
+# --------------------------------------------------------------------------- constant keys
+SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.float64())])
+# (write id, statement id, rows): a compacted base holds several write ids and statements; these
+# rows against 8,192-row stripes gives stripes of one key pair and stripes that mix two
+SECTIONS = [(1, 0, 12_000), (1, 1, 5_000), (2, 0, 10_000), (3, 0, 9_000)]
+
+
+def _rows(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 1 << 60, n)  # random: pyarrow cuts stripes by encoded size
+    v = rng.random(n)
+    return pa.table({"k": values, "v": pa.array(v, mask=rng.random(n) < 0.2)}, schema=SCHEMA)
+
+
+def _base(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The base file, and the (owid, bucket, rowid) of its rows in file order."""
+    f = path / base_dir_name(3) / bucket_file_name(0)
+    write_acid_version_file(f.parent)
+    parts, keys = [], []
+    for seed, (write_id, stmt, n) in enumerate(SECTIONS):
+        rows = _rows(n, seed)
+        prop = encode_bucket(0, stmt)
+        parts.append(insert_events(rows, write_id, prop))
+        keys.append((np.full(n, write_id), np.full(n, prop), np.arange(n)))
+    events = pa.concat_tables(parts)
+    with EventWriter(f, SCHEMA, stripe_size=1024, batch_size=1024) as w:
+        for start in range(0, events.num_rows, 1024):
+            w.write(events.slice(start, 1024))
+    owid, bucket, rowid = (np.concatenate([k[i] for k in keys]) for i in range(3))
+    return owid, bucket, rowid
+
+
+def _expected_rows() -> pa.Table:
+    return pa.concat_tables([_rows(n, seed) for seed, (_, _, n) in enumerate(SECTIONS)])
+
+
+def _stripe_starts(path: Path) -> list[int]:
+    f = path / base_dir_name(3) / bucket_file_name(0)
+    with OrcDataFile(pafs.LocalFileSystem(), str(f)) as orc:
+        sizes = orc.stripe_rows()
+        consts = [orc.constant_keys(i) for i in range(orc.num_stripes)]
+    # both kinds of stripe are there
+    assert any(c is not None for c in consts) and any(c is None for c in consts), consts
+    return [int(s) for s in np.cumsum([0, *sizes])]
+
+
+@pytest.mark.parametrize("cap", [None, 0])  # 0: the delete events merged in key order
+@pytest.mark.parametrize("with_row_id", [False, True])
+def test_constant_and_mixed_stripes_read_the_same_rows(
+    tmp_path: Path, with_row_id: bool, cap: int | None
+) -> None:
+    owid, bucket, rowid = _base(tmp_path)
+    n = len(rowid)
+    starts = _stripe_starts(tmp_path)
+    victims = set()
+    for s, e in zip(starts[:-1], starts[1:], strict=True):
+        victims |= {s, e - 1}  # first and last row of every stripe
+    victims |= set(range(starts[2], starts[3]))  # every row of one stripe
+    rng = np.random.default_rng(5)
+    victims |= set(rng.choice(n, 300, replace=False).tolist())
+    gone = np.array(sorted(victims))
+    d = tmp_path / delete_delta_dir_name(4, 4)
+    write_acid_version_file(d)
+    with EventWriter(d / bucket_file_name(0), SCHEMA) as w:
+        w.write(delete_events(owid[gone], bucket[gone], rowid[gone], 4, SCHEMA))
+    stats = ReadStats()
+    out = read_acid(
+        tmp_path,
+        ValidWriteIdList.parse(f"db.t:4:{ALL}::"),
+        with_row_id=with_row_id,
+        stats=stats,
+        delete_events_cap=cap,
+    )
+    keep = np.ones(n, bool)
+    keep[gone] = False
+    want = _expected_rows().filter(pa.array(keep))
+    assert out.select(["k", "v"]).equals(want)
+    assert stats.rows_deleted == len(gone)
+    assert stats.delete_sort_merges == (1 if cap == 0 else 0)
+    if with_row_id:
+        ids = out.column("row__id").combine_chunks()
+        assert ids.field("writeid").to_numpy().tolist() == owid[keep].tolist()
+        assert ids.field("bucketid").to_numpy().tolist() == bucket[keep].tolist()
+        assert ids.field("rowid").to_numpy().tolist() == rowid[keep].tolist()
+
+
+def test_row_ids_kept_across_constant_and_mixed_stripes(tmp_path: Path) -> None:
+    owid, bucket, rowid = _base(tmp_path)
+    pick = np.random.default_rng(9).choice(len(rowid), 200, replace=False)
+    wanted = DeleteSet.from_arrays(owid[pick], bucket[pick], rowid[pick])
+    out = read_acid(
+        tmp_path, ValidWriteIdList.parse(f"db.t:4:{ALL}::"), with_row_id=True, row_ids=wanted
+    )
+    ids = out.column("row__id").combine_chunks()
+    got = set(
+        zip(
+            ids.field("writeid").to_pylist(),
+            ids.field("bucketid").to_pylist(),
+            ids.field("rowid").to_pylist(),
+            strict=True,
+        )
+    )
+    picked = (owid[pick].tolist(), bucket[pick].tolist(), rowid[pick].tolist())
+    assert got == set(zip(*picked, strict=True))
+    keep = np.zeros(len(rowid), bool)
+    keep[pick] = True
+    assert out.select(["k", "v"]).equals(_expected_rows().filter(pa.array(keep)))

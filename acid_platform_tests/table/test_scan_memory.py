@@ -81,7 +81,7 @@ if sys.argv[1] == "sql":  # the same rows through a streamed SELECT on the embed
     from acid_platform.sql.select import Relation, stream_query
 
     def relation(name):
-        return Relation("default.big", ("id", "payload", "p"), lambda columns, _f, row_id:
+        return Relation("default.big", ("id", "payload", "p"), lambda columns, _f, row_id, _wide:
                         plan_scan(SPEC, resolve(ROOT), SNAPSHOT, columns=columns,
                                   with_row_id=row_id))
 
