@@ -48,7 +48,7 @@ from pyspark.sql.types import StructType
 
 from acid_platform.engines.spark.options import SourceOptions, table_location
 from acid_platform.engines.spark.reader import keep_lease, parsed_write_ids
-from acid_platform.engines.spark.schema import spark_arrow_schema, to_spark_batch
+from acid_platform.engines.spark.schema import spark_arrow_schema, spark_batches
 from acid_platform.errors import UnknownColumnError
 from acid_platform.format import Snapshot
 from acid_platform.format.change_events import WriteIdWindow
@@ -151,7 +151,7 @@ def read_partition(
     changes = scan.partition_changes(partition.part).select(columns.columns)
     for batch in changes.to_batches():
         out = pa.RecordBatch.from_arrays(batch.columns, names=columns.names)
-        yield to_spark_batch(out, columns.arrow_schema)
+        yield from spark_batches(out, columns.arrow_schema)
 
 
 def newest_final(options: SourceOptions, spec: TableSpec) -> int:

@@ -44,7 +44,7 @@ from acid_platform.engines.spark.query_snapshot import (
     planned_tasks,
     query_splits,
 )
-from acid_platform.engines.spark.schema import output_columns, spark_arrow_schema, to_spark_batch
+from acid_platform.engines.spark.schema import output_columns, spark_arrow_schema, spark_batches
 from acid_platform.format import ReadSplit, Snapshot, ValidTxnList, ValidWriteIdList
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.read_lease import take_snapshot
@@ -163,7 +163,7 @@ class AcidReader(DataSourceReader):
                 out = pa.RecordBatch.from_struct_array(
                     pa.array([{}] * batch.num_rows, pa.struct([]))
                 )
-            yield to_spark_batch(out, self._arrow_schema)
+            yield from spark_batches(out, self._arrow_schema)
 
     def _query_share(self, partition: SlotPartition) -> tuple[Sequence[ScanTask], ValidWriteIdList]:
         """The splits this task reads, and the write ids of the snapshot they are read at."""
