@@ -7,7 +7,17 @@ that a Spark worker reading files pulls in only the format layer.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
+
+#: pyarrow's allocator (mimalloc) hands freed pages back to the system after a short delay, so
+#: the next stripe of a scan faults them in and zeroes them again: a scan after 10 MERGEs spent
+#: ~15% of its time there (benchmarks/REPORT.md, issue 15). Freed memory is kept for reuse
+#: instead, unless the user chose otherwise. mimalloc reads the setting once, when pyarrow
+#: loads; every module of this package imports pyarrow lazily, after this line, and processes
+#: started from here (Spark's JVM and its Python workers, the CLI's children) inherit it.
+#: Processes keep their peak memory; set MIMALLOC_PURGE_DELAY (milliseconds) to return it.
+os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
 
 __version__ = "0.1.0"
 __all__ = ["StorageOptions", "Warehouse", "__version__"]
