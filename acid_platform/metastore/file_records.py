@@ -37,6 +37,17 @@ class WrittenEntry:
     rows: int = 0
 
 
+@dataclass(frozen=True)
+class TableWrite:
+    """What one transaction's write id wrote into one table: recorded with its commit
+    (:meth:`~acid_platform.metastore.Metastore.commit_txn`)."""
+
+    db: str
+    table: str
+    write_id: int
+    entries: tuple[WrittenEntry, ...]
+
+
 def record(
     conn: Connection,
     txn_id: int,
@@ -137,4 +148,13 @@ def identity(conn: Connection, now: int) -> str:
     return new
 
 
-__all__ = ["WrittenEntry", "discard", "forget", "identity", "load", "read_identity", "record"]
+__all__ = [
+    "TableWrite",
+    "WrittenEntry",
+    "discard",
+    "forget",
+    "identity",
+    "load",
+    "read_identity",
+    "record",
+]

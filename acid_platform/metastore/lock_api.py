@@ -8,13 +8,15 @@ so a crashed client never holds a table longer than its time-out.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from acid_platform.errors import LockTimeoutError
-from acid_platform.metastore import locks
+from acid_platform.metastore import locks, txns
 from acid_platform.metastore.compaction_api import MetastorePlumbing
-from acid_platform.metastore.model import LockComponent, LockResponse, LockState
+from acid_platform.metastore.model import LockComponent, LockResponse, LockState, TxnType
 
 _POLL_START_S, _POLL_MAX_S = 0.002, 0.02
 
@@ -62,6 +64,68 @@ class LockApi(MetastorePlumbing):
         if response.state == LockState.ACQUIRED or wait_s <= 0:
             return response
         return self._wait(response.lock_id, wait_s)
+
+    def open_txn_and_lock(
+        self, components: Sequence[LockComponent], *, agent_info: str | None = None
+    ) -> tuple[int, LockResponse]:
+        """Open a transaction and request ``components``' locks for it (an autocommit
+        statement's), as :meth:`~acid_platform.metastore.Metastore.open_txn` then
+        :meth:`lock` without waiting do: its id, and the request (acquired, or waiting for
+        :meth:`wait_for_lock` while the caller heartbeats the transaction). On SQLite the
+        open and the request are one metastore transaction, one durable commit fewer per
+        statement; on PostgreSQL the open stays its one ``CALL``. A failure here aborts the
+        transaction."""
+        comps = list(components)
+        store = self._store
+        if store.dialect == "postgresql":
+            txn_id = self.open_txns(1, agent_info=agent_info)[0]
+            try:
+                return txn_id, self.lock(txn_id, comps, agent_info=agent_info)
+            except BaseException:
+                self._abort_quietly(txn_id)
+                raise
+
+        def work(c: Any, now: int) -> tuple[int, LockResponse]:
+            [opened] = txns.open_txns(
+                store,
+                c,
+                now,
+                1,
+                user=self._user,
+                host=self._host,
+                agent_info=agent_info,
+                txn_type=TxnType.DEFAULT,
+                counter=self._open_counter,
+            )
+            request = locks.enqueue_and_check(
+                store,
+                c,
+                now,
+                opened,
+                comps,
+                user=self._user,
+                host=self._host,
+                agent_info=agent_info,
+            )
+            return opened, request
+
+        txn_id, first = self._write(work)
+        self._open_counter.opened(1)
+        try:
+            return txn_id, self._unless_blocked_by_dead(first)
+        except BaseException:
+            self._abort_quietly(txn_id)
+            raise
+
+    def _abort_quietly(self, txn_id: int) -> None:
+        with contextlib.suppress(Exception):  # else the time-out reaper aborts it
+            self.abort_txns([txn_id])
+
+    def open_txns(self, n: int, *, agent_info: str | None = None) -> list[int]:
+        raise NotImplementedError
+
+    def abort_txns(self, txn_ids: Iterable[int]) -> None:
+        raise NotImplementedError
 
     def check_lock(self, lock_id: int) -> LockResponse:
         """Try again to acquire a waiting request (a blocker whose txn has timed out is reaped

@@ -31,6 +31,7 @@ from acid_platform.metastore import (
     catalog,
     commit_fast,
     compaction_recovery,
+    file_records,
     housekeeping,
     leases,
     locks,
@@ -42,6 +43,7 @@ from acid_platform.metastore.batch_api import TxnBatchApi
 from acid_platform.metastore.clock import TimeSource
 from acid_platform.metastore.compaction_api import CompactionQueueApi, ReadLeaseApi
 from acid_platform.metastore.file_record_api import FileRecordApi
+from acid_platform.metastore.file_records import TableWrite
 from acid_platform.metastore.lock_api import LockApi
 from acid_platform.metastore.migrate import ensure_schema
 from acid_platform.metastore.model import (
@@ -291,20 +293,34 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
         self._open_counter.opened(len(ids))
         return ids
 
-    def commit_txn(self, txn_id: int) -> None:
-        """Commit: release locks, publish components; :class:`WriteConflictError` (and the txn
-        is aborted) if an overlapping txn committed an update/delete on the same partition.
+    def commit_txn(self, txn_id: int, written: Sequence[TableWrite] = ()) -> None:
+        """Commit: record what it wrote (``written``, as :meth:`record_written_files` does), release
+        locks, publish components — all in one database transaction, so a write's file record
+        costs no durable commit of its own; :class:`WriteConflictError` (and the txn is
+        aborted, its record dropped) if an overlapping txn committed an update/delete on the
+        same partition.
 
-        On PostgreSQL a txn whose commit checks nothing (read-only, lock-only, insert-only)
-        commits in one autocommit statement (:mod:`.commit_fast`); any other, and every txn
-        elsewhere, takes the full path.
+        On PostgreSQL a txn with nothing to record whose commit checks nothing (read-only,
+        lock-only, insert-only) commits in one autocommit statement (:mod:`.commit_fast`); any
+        other, and every txn elsewhere, takes the full path.
         """
         store = self._store
-        if store.dialect == "postgresql" and store.write_single(
-            lambda c: commit_fast.commit_unchecked(c, store.now_ms(c), txn_id)
+        batch = [w for w in written if w.entries]
+        if (
+            not batch
+            and store.dialect == "postgresql"
+            and store.write_single(
+                lambda c: commit_fast.commit_unchecked(c, store.now_ms(c), txn_id)
+            )
         ):
             return
-        self._write(lambda c, now: txns.commit_txn(store, c, now, txn_id))
+
+        def work(c: Any, now: int) -> None:
+            for w in batch:
+                file_records.record(c, txn_id, w.db, w.table, w.write_id, list(w.entries))
+            txns.commit_txn(store, c, now, txn_id)
+
+        self._write(work)
 
     def abort_txn(self, txn_id: int) -> None:
         """Abort an open txn (no-op if already aborted; :class:`NoSuchTxnError` otherwise)."""

@@ -241,7 +241,7 @@ def run_write(
             duration_s=time.perf_counter() - started,
         )
 
-    return run_statement(warehouse, run)
+    return run_statement(warehouse, run, request.locks)
 
 
 @dataclass(frozen=True)
@@ -360,9 +360,15 @@ def record_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequ
         )
 
 
-def run_statement(warehouse: TableWarehouse, run: Callable[[Transaction], T]) -> T:
+def run_statement(
+    warehouse: TableWarehouse,
+    run: Callable[[Transaction], T],
+    locks: Sequence[LockComponent] = (),
+) -> T:
     """Run ``run`` in the open multi-statement transaction (aborting it if ``run`` fails) or
-    in a transaction of its own, committed on success (re-run on a stale snapshot)."""
+    in a transaction of its own, committed on success (re-run on a stale snapshot). A
+    transaction of its own is opened holding ``locks`` (the statement's first
+    :meth:`Transaction.lock` of them then asks nothing more)."""
     txn = warehouse.current_transaction
     if txn is not None:
         txn.check_open()
@@ -372,7 +378,7 @@ def run_statement(warehouse: TableWarehouse, run: Callable[[Transaction], T]) ->
             txn.abort()  # Hive: a failed statement aborts its multi-statement transaction
             raise
     for attempt in range(OUTDATED_RETRIES + 1):
-        auto = Transaction(warehouse)
+        auto = Transaction(warehouse, locks=locks)
         try:
             result = run(auto)
         except OutdatedSnapshot as exc:

@@ -38,15 +38,17 @@ from acid_platform.errors import (
 )
 from acid_platform.format import Snapshot, ValidTxnList, ValidWriteIdList
 from acid_platform.format.file_record import TableRecord
+from acid_platform.metastore.file_records import TableWrite
 from acid_platform.metastore.model import (
     LockComponent,
+    LockResponse,
     LockType,
     OperationType,
     Source,
     TableSpec,
 )
 from acid_platform.table.writes import WriteMetrics
-from acid_platform.table.written_files import record_written
+from acid_platform.table.written_files import written_entries
 
 if TYPE_CHECKING:
     from acid_platform.metastore import Metastore
@@ -81,32 +83,54 @@ class Transaction:
             wh.table("t").insert([{"id": 1, "v": "new"}])
     """
 
-    def __init__(self, warehouse: TableWarehouse, *, explicit: bool = False) -> None:
+    def __init__(
+        self,
+        warehouse: TableWarehouse,
+        *,
+        explicit: bool = False,
+        locks: Sequence[LockComponent] = (),
+    ) -> None:
+        """Open it; with ``locks``, holding them (requested with the open, waited for as
+        :meth:`lock` waits): the first :meth:`lock` of exactly these asks nothing more."""
         self.warehouse = warehouse
         self.explicit = explicit
         ms = warehouse.metastore
-        self.txn_id: int = ms.open_txn(
-            agent_info=f"acid_platform {'multi' if explicit else 'auto'}-statement"
-        )
+        agent = f"acid_platform {'multi' if explicit else 'auto'}-statement"
+        request: LockResponse | None = None
+        if locks:
+            self.txn_id, request = ms.open_txn_and_lock(locks, agent_info=agent)
+        else:
+            self.txn_id = ms.open_txn(agent_info=agent)
+        self._held_at_open: tuple[LockComponent, ...] | None = tuple(locks) or None
         self.state = "open"
         self._tables: dict[str, _TableState] = {}
         #: Partitions this transaction registered, per table: unregistered if it aborts.
         self._new_partitions: dict[str, tuple[TableSpec, list[str]]] = {}
+        #: What its statements wrote, not yet recorded: recorded with the commit (one durable
+        #: metastore commit fewer per write), or first if a statement reads it back.
+        self._unrecorded: list[TableWrite] = []
         self._heartbeat = Heartbeat(
             lambda: ms.heartbeat(txn_id=self.txn_id), ms.txn_timeout_s / 2, self._on_heartbeat_error
         )
+        self._heartbeat.start()
         try:
+            # the snapshot before any wait, as Hive compiles before it locks: a write another
+            # txn commits meanwhile makes it outdated (check_outdated: the statement re-runs
+            # in a new txn, which the write-set check at commit needs)
             self.valid_txns: ValidTxnList = ms.valid_txns(self.txn_id)
+            if request is not None and not request.acquired:
+                ms.wait_for_lock(request.lock_id, lock_wait_s(warehouse.conf))
         except BaseException:
+            self._heartbeat.stop()
             self._abort_quietly()
             raise
-        self._heartbeat.start()
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self, spec: TableSpec) -> Snapshot:
         """What this transaction's statements read ``spec`` with."""
         state = self._table(spec)
         if state.files is None:
+            self._record_unrecorded()
             state.files = self.warehouse.metastore.recorded_files(spec.db, spec.name)
         return Snapshot(self.valid_txns, state.write_ids, state.files)
 
@@ -128,6 +152,9 @@ class Transaction:
         """Acquire locks for a statement (held until commit/abort); waits up to the configured
         time, then raises :class:`~acid_platform.errors.LockTimeoutError`."""
         self.check_open()
+        if self._held_at_open is not None and self._held_at_open == tuple(components):
+            self._held_at_open = None  # taken with the open
+            return
         response = self.warehouse.metastore.lock(
             self.txn_id, list(components), wait_s=lock_wait_s(self.warehouse.conf)
         )
@@ -198,14 +225,21 @@ class Transaction:
 
     def record_files(self, spec: TableSpec, table_root: str, metrics: WriteMetrics) -> None:
         """Record what a statement of this transaction wrote into ``spec`` (its directories
-        and files, with sizes and row counts), before the commit."""
+        and files, with sizes and row counts): with the commit, in its metastore transaction,
+        or before a later statement of this transaction reads the table."""
         state = self._table(spec)
         if state.write_id is None or not (metrics.dirs or metrics.infos):
             return
-        record_written(
-            self.warehouse.metastore, self.txn_id, spec, state.write_id, table_root, [metrics]
-        )
+        entries = tuple(written_entries(table_root, metrics))
+        self._unrecorded.append(TableWrite(spec.db, spec.name, state.write_id, entries))
         state.files = None  # its own writes are part of what it reads next
+
+    def _record_unrecorded(self) -> None:
+        """Record what its statements wrote so far (a statement is about to read it)."""
+        ms = self.warehouse.metastore
+        for w in self._unrecorded:
+            ms.record_written_files(self.txn_id, w.db, w.table, w.write_id, w.entries)
+        self._unrecorded.clear()
 
     def record_source(self, spec: TableSpec, *sources: Source) -> None:
         """Record that this transaction loads ``sources`` into the table: committed into it
@@ -228,7 +262,7 @@ class Transaction:
         self.check_open()
         self._heartbeat.stop()
         try:
-            self.warehouse.metastore.commit_txn(self.txn_id)
+            self.warehouse.metastore.commit_txn(self.txn_id, self._unrecorded)
         except BaseException:
             self.state = "aborted"
             self._abort_quietly()

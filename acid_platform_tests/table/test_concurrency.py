@@ -49,6 +49,29 @@ def test_update_update_same_partition_second_committer_conflicts(
     assert rows_of(a.table("t")) == [(1, 1, 1), (2, 0, 2)]
 
 
+def test_the_loser_of_a_write_conflict_leaves_no_file_record(
+    pair: tuple[Warehouse, Warehouse],
+) -> None:
+    # what a transaction wrote is recorded in its commit's own database transaction: the
+    # conflict that aborts it drops the record with it
+    a, b = pair
+    a.begin()
+    b.begin()
+    a.table("t").update({"v": "v + 1"}, "p = 1")  # write id 2
+    b.table("t").update({"v": "v + 10"}, "p = 1")  # write id 3
+    a.commit()
+    with pytest.raises(WriteConflictError):
+        b.commit()
+    record = a.metastore.recorded_files("default", "t").partition("p=1")
+    assert record is not None
+    assert sorted(record.dirs) == [
+        "delete_delta_0000002_0000002_0000",
+        "delta_0000001_0000001_0000",
+        "delta_0000002_0000002_0000",
+    ]
+    assert rows_of(a.table("t")) == [(1, 1, 1), (2, 0, 2)]
+
+
 def test_update_delete_on_different_partitions_both_commit(
     pair: tuple[Warehouse, Warehouse],
 ) -> None:
