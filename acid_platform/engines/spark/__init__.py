@@ -62,7 +62,7 @@ def register(
     :class:`~acid_platform.errors.EngineError` naming ``PYSPARK_PYTHON`` /
     ``spark.pyspark.python`` if it cannot import the project. Returns the registered class.
     """
-    from acid_platform.engines.spark.catalog import install_catalog
+    from acid_platform.engines.spark.catalog_install import install_catalog
     from acid_platform.engines.spark.datasource import AcidDataSource
     from acid_platform.engines.spark.options import warehouse_options
     from acid_platform.engines.spark.python_workers import use_driver_python

@@ -25,36 +25,8 @@ source and reads through one built per scan (:mod:`.table_scans`: columns and pa
 per query, the table's size reported), with ``table`` added to the options. The warehouse's
 metastore stays the one catalog.
 
-Why ``format("acid")`` is a JVM data source too. Spark 4.0 – 4.3 give a Python data source's
-reader no column-pruning and no statistics hook, and reuse its planned reader across the
-queries of a loaded relation; so ``spark.read.format("acid").load("db.t")`` (or ``load`` of the
-table's warehouse path) would read every column and never be broadcast by size. The jar's
-:file:`jvm/AcidSource.java` is a ``TableProvider`` + ``DataSourceRegister`` whose short name is
-the format's: its ``inferSchema`` asks the ``load`` operation for the table and its
-``getTable`` returns the catalog's ``AcidTable`` — the scans of a table read by name, columns
-and partitions pruned per query, sized for broadcasts, pinned by ``as_of_write_id`` /
-``snapshot`` like any read (the options travel with every scan). Everything else goes to the
-Python data source unchanged, registered under the internal name :data:`PYTHON_SOURCE`: writes
-and streaming sinks (Spark hands them the DataFrame's schema, so ``inferSchema`` is never
-called: ``getTable`` returns the source's ``PythonTable`` as before), reads with a schema the
-user gives, and reads whose schema is not the table's (``read_changes``, ``with_row_id``) or
-that push filters (``pushdown``). The Python source needs another name: Spark's
-``DataSource.lookupDataSource`` finds a JVM short name with ``ServiceLoader`` first — 4.3 then
-ignores a Python source of the same name, earlier 4.x sources raise ``foundMultipleDataSources``
-— and registering a Python source under a name a JVM source has is refused.
-
-:func:`install_catalog` (called by :func:`~acid_platform.engines.spark.register`) compiles the
-classes against the session's Spark jars once per Spark version (``javac`` of the JDK Spark runs
-on; cached under ``~/.cache/acid_platform``), puts the jar on the driver's class path, adds it
-to the session (``ADD JAR``) and sets the extension. The class path matters because Spark looks
-a format up through the *calling thread's* context class loader, and ``ADD JAR`` sets that of
-the calling thread only (another Python thread is another JVM thread, which would not find
-``acid``); so the jar also goes on the class loader every driver thread inherits, SparkSubmit's
-``MutableURLClassLoader`` (``addURL``, what ``--jars`` at launch does) — possible on a session
-already running. A session whose ``spark_catalog`` is already another extension keeps it
-(tables by name are then off, with a warning, and ``acid`` stays the Python data source alone:
-``load()`` reads every column); so does a driver without that class loader (tables by name
-on).
+How the JVM part is installed, and why ``format("acid")`` is a JVM data source too:
+:mod:`.catalog_install`.
 
 Semantics: ``INSERT OVERWRITE`` (and ``saveAsTable`` / ``save`` with mode ``overwrite`` into an
 existing table) is Hive's: one transaction that replaces the partitions it writes (the whole
@@ -69,16 +41,9 @@ or ``saveAsTable`` whose write fails is dropped again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
-import shutil
-import subprocess
-import tempfile
-import zipfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -87,7 +52,6 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.engines.spark.table_scans import partition_conjuncts, scan_bytes
 from acid_platform.errors import (
-    EngineError,
     InvalidNameError,
     NoSuchObjectError,
     SchemaMismatchError,
@@ -98,8 +62,6 @@ from acid_platform.format import to_hive_type
 from acid_platform.metastore.model import TableSpec
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from acid_platform.engines.spark.options import SourceOptions
     from acid_platform.table.warehouse import TableWarehouse
 
@@ -107,22 +69,6 @@ log = logging.getLogger(__name__)
 
 #: The option that makes the data source's ``schema()`` a catalog operation.
 CATALOG_OP = "_catalog_op"
-CATALOG_CLASS = "acid_platform.spark.AcidCatalog"
-#: The name the Python data source is registered under when the JVM source has the format's.
-PYTHON_SOURCE = "{}__python"
-_SOURCES = (
-    Path(__file__).with_name("jvm") / "AcidCatalog.java",
-    Path(__file__).with_name("jvm") / "AcidScans.java",
-    Path(__file__).with_name("jvm") / "AcidSource.java",
-)
-#: The jar's service registration: ``AcidSource`` is a Spark data source (``format(name)``).
-_SERVICES = (
-    "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister",
-    b"acid_platform.spark.AcidSource\n",
-)
-_SESSION_CATALOG = "spark.sql.catalog.spark_catalog"
-#: The Python data source's name, set while ``AcidSource`` has the format's name.
-_SOURCE = f"{_SESSION_CATALOG}.source"
 #: Spark's own keys among a CREATE's properties (not TBLPROPERTIES of the table).
 _SPARK_KEYS = {
     "provider",
@@ -134,125 +80,6 @@ _SPARK_KEYS = {
     "collation",
     "path",
 }
-
-
-# --------------------------------------------------------------------------- installing
-
-
-def install_catalog(spark: SparkSession, format_name: str) -> str:
-    """Make the warehouse's tables Spark tables by name on ``spark`` and ``format_name`` the JVM
-    data source (see module docs). Returns the name to register the Python data source under:
-    :data:`PYTHON_SOURCE` of ``format_name`` once the JVM source has the format's name, else
-    ``format_name`` itself — with a warning if the session already has another session catalog
-    extension or no JDK is at hand (no tables by name then)."""
-    current = spark.conf.get(_SESSION_CATALOG, None)
-    if current not in (None, "", CATALOG_CLASS):
-        log.warning(
-            "%s is %s: the warehouse's tables are not Spark tables by name in this session "
-            "(read and write them with format('acid'))",
-            _SESSION_CATALOG,
-            current,
-        )
-        return format_name
-    source = PYTHON_SOURCE.format(format_name)
-    if current == CATALOG_CLASS:
-        shared = spark.conf.get(_SOURCE, None) is not None
-        spark.conf.set(f"{_SESSION_CATALOG}.format", format_name)
-        if shared:
-            spark.conf.set(_SOURCE, source)
-        return source if shared else format_name
-    try:
-        jar = catalog_jar(spark.version)
-    except (EngineError, OSError) as exc:
-        log.warning("tables by name are off in this session: %s", exc)
-        return format_name
-    shared = _on_driver_class_path(spark, jar)
-    spark.sql(f"ADD JAR '{jar}'")
-    spark.conf.set(f"{_SESSION_CATALOG}.format", format_name)
-    spark.conf.set(_SESSION_CATALOG, CATALOG_CLASS)
-    # load it now, on the thread whose class loader has the jar
-    jvm_session = spark._jsparkSession  # noqa: SLF001 - PySpark's handle on the JVM session
-    jvm_session.sessionState().catalogManager().catalog("spark_catalog")
-    if not shared:
-        log.warning(
-            "the driver has no class loader shared by its threads: format(%r).load() reads "
-            "every column and reports no size (tables by name are on)",
-            format_name,
-        )
-        return format_name
-    spark.conf.set(_SOURCE, source)
-    return source
-
-
-def _on_driver_class_path(spark: SparkSession, jar: Path) -> bool:
-    """Put ``jar`` on the class loader every thread of the driver inherits — what ``--jars``
-    at launch does (``SparkSubmit``'s ``MutableURLClassLoader``, the parent of the session's
-    ``ADD JAR`` loader) — so that Spark's ``ServiceLoader`` finds the format's JVM source
-    (``META-INF/services``) on every thread: ``ADD JAR`` alone reaches the calling thread only.
-    False if the driver has no such loader."""
-    jvm = spark._jvm  # noqa: SLF001 - PySpark's handle on the JVM
-    if jvm is None:  # a Spark Connect session: no JVM of ours
-        return False
-    session = spark._jsparkSession  # noqa: SLF001
-    mutable = jvm.org.apache.spark.util.MutableURLClassLoader._java_lang_class
-    loader = session.sharedState().jarClassLoader().getParent()
-    while loader is not None and not mutable.isInstance(loader):
-        loader = loader.getParent()
-    if loader is None:
-        return False
-    url = jvm.java.io.File(str(jar)).toURI().toURL()
-    if not any(url.equals(u) for u in loader.getURLs()):
-        loader.addURL(url)
-    return True
-
-
-def catalog_jar(spark_version: str) -> Path:
-    """The catalog class compiled for this Spark version (cached; built with ``javac``)."""
-    import pyspark
-
-    source = b"".join(p.read_bytes() for p in _SOURCES) + _SERVICES[1]
-    key = hashlib.sha256(source + spark_version.encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    jar = cache / "acid_platform" / "spark-catalog" / key / "acid-catalog.jar"
-    if jar.exists():
-        return jar
-    javac = _javac()
-    jars = os.environ.get("SPARK_HOME")
-    classpath = (
-        os.path.join(jars, "jars", "*")
-        if jars
-        else os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
-    )
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=jar.parent) as tmp:
-        done = subprocess.run(
-            [javac, "-nowarn", "-d", tmp, "-cp", classpath, *map(str, _SOURCES)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise EngineError(f"compiling {_SOURCES[0].name} failed: {done.stderr.strip()[-2000:]}")
-        staging = Path(tmp) / "acid-catalog.jar"
-        with zipfile.ZipFile(staging, "w") as out:
-            for cls in sorted(Path(tmp).rglob("*.class")):
-                out.write(cls, cls.relative_to(tmp).as_posix())
-            out.writestr(*_SERVICES)
-        os.replace(staging, jar)
-    return jar
-
-
-def _javac() -> str:
-    home = os.environ.get("JAVA_HOME")
-    candidates = [os.path.join(home, "bin", "javac")] if home else []
-    found = shutil.which("javac")
-    candidates += [found] if found else []
-    for c in candidates:
-        if os.access(c, os.X_OK):
-            return c
-    raise EngineError(
-        "no javac (JDK) found for the acid session catalog: install a JDK or set JAVA_HOME"
-    )
 
 
 # --------------------------------------------------------------------------- the operations

@@ -102,7 +102,7 @@ class AcidDataSource(DataSource):
     format_name: ClassVar[str] = NAME
     #: The name Spark registers this class under: the format name, or an internal one when the
     #: format is the JVM source that hands its writes and other reads to this class
-    #: (:func:`~.catalog.install_catalog`).
+    #: (:func:`~.catalog_install.install_catalog`).
     source_name: ClassVar[str] = NAME
 
     @classmethod

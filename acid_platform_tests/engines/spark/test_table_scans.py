@@ -156,3 +156,23 @@ def test_load_resolves_the_format_on_any_thread(spark: SparkSession, wh: Warehou
     thread.start()
     thread.join()
     assert got == [["id"], [1, 2, 3, 4]]
+
+
+def test_a_second_format_name_is_a_python_source_and_leaves_the_first_intact(
+    spark: SparkSession, wh: Warehouse, tmp_path: Path
+) -> None:
+    """A warehouse registered under another name reads its own tables (every column: the
+    Python data source); ``acid`` keeps its warehouse, its tables by name and its pruning."""
+    from acid_platform.engines.spark import register
+
+    _table(wh)
+    with Warehouse.open(tmp_path / "other") as other:
+        other.create_database("db")
+        other.create_table("db.t", [("id", "int"), ("v", "string")]).insert({"id": [7], "v": ["z"]})
+        register(spark, other, name="acid_other")
+        second = spark.read.format("acid_other").load("db.t")
+        assert [(r.id, r.v) for r in second.collect()] == [(7, "z")]
+        first = spark.read.format("acid").load("db.t")
+        assert _scans(first.select("id")) == [(["id"], "acid table db.t PartitionFilters: []")]
+        assert sorted(r.id for r in first.collect()) == [1, 2, 3]
+        assert sorted(r.id for r in spark.table("db.t").collect()) == [1, 2, 3]
