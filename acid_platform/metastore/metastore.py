@@ -185,30 +185,47 @@ class Metastore(
         read_only: bool = False,
     ) -> list[int]:
         """Open ``n`` transactions with consecutive ids (a streaming batch)."""
-        return self._open(
-            n, user, host, agent_info, TxnType.READ_ONLY if read_only else TxnType.DEFAULT
-        )
+        kind = TxnType.READ_ONLY if read_only else TxnType.DEFAULT
+        return self._open(n, kind, user=user, host=host, agent_info=agent_info)[0]
 
     def _open(
-        self, n: int, user: str | None, host: str | None, agent_info: str | None, kind: TxnType
-    ) -> list[int]:
-        # PostgreSQL: one CALL from an autocommit connection (see txns.open_txns)
-        ids: list[int] = self._store.write_single(
-            lambda c: txns.open_txns(
-                self._store,
+        self,
+        n: int,
+        kind: TxnType,
+        *,
+        user: str | None = None,
+        host: str | None = None,
+        agent_info: str | None = None,
+        then: Callable[[Any, int, list[int]], Any] | None = None,
+    ) -> tuple[list[int], Any]:
+        """Open ``n`` txns: their ids, and what ``then(conn, now, ids)`` returned (``None``
+        without it). ``then`` runs in the same database transaction (an autocommit
+        statement's lock request), the open then an ordinary write, not PostgreSQL's ``CALL``.
+        """
+        store = self._store
+
+        def work(c: Any) -> tuple[list[int], Any]:
+            now = store.now_ms(c)
+            ids = txns.open_txns(
+                store,
                 c,
-                self._store.now_ms(c),
+                now,
                 n,
                 user=user or self._user,
                 host=host or self._host,
                 agent_info=agent_info,
                 txn_type=kind,
                 counter=self._open_counter,
-                autocommit=True,
+                autocommit=then is None,
             )
-        )
+            return ids, None if then is None else then(c, now, ids)
+
+        if then is None:  # PostgreSQL: one CALL from an autocommit connection (txns.open_txns)
+            ids, after = store.write_single(work)
+        else:
+            ids, after = store.write(work)
         self._open_counter.opened(len(ids))
-        return ids
+        return ids, after
 
     def commit_txn(self, txn_id: int, written: Sequence[TableWrite] = ()) -> None:
         """Commit: record what it wrote (``written``, as :meth:`record_written_files` does), release
