@@ -250,8 +250,7 @@ class Metastore(
             return
 
         def work(c: Any, now: int) -> None:
-            for w in batch:
-                file_records.record(c, txn_id, w.db, w.table, w.write_id, list(w.entries))
+            file_records.record_writes(c, txn_id, batch)
             txns.commit_txn(store, c, now, txn_id)
 
         self._write(work)

@@ -249,3 +249,18 @@ def test_a_statement_records_its_files_in_the_commits_own_database_transaction(
     record = wh.metastore.recorded_files("default", "t").partition("")
     assert record is not None and "delete_delta_0000006_0000006_0000" in record.dirs
     assert _count(t) == 89
+
+
+def test_a_read_records_every_pending_write_in_one_database_transaction(wh: Warehouse) -> None:
+    a = wh.create_table("a", [("id", "int")])
+    b = wh.create_table("b", [("id", "int")])
+    with wh.transaction():
+        a.insert([{"id": 1}])
+        b.insert([{"id": 2}])
+        with _Commits() as commits:
+            assert _count(a) == 1  # a statement reads: what both inserts wrote is recorded
+        assert len(commits.recording) == 2  # one INSERT per table …
+        assert len(set(commits.recording)) == 1  # … in one database transaction
+    for name in ("a", "b"):
+        record = wh.metastore.recorded_files("default", name).partition("")
+        assert record is not None and "delta_0000001_0000001_0000" in record.dirs
