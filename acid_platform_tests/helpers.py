@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pytest
-from sqlalchemy import create_engine, delete, text, update
+from sqlalchemy import create_engine, delete, event, text, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 from sqlglot.parser import Parser
@@ -289,6 +289,44 @@ def count_parses(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
 
     monkeypatch.setattr(Parser, "parse", parse)
     return parses
+
+
+# --------------------------------------------------------------------------- what databases are sent
+
+
+class SentStatements:
+    """While entered, what every SQLAlchemy engine sends: each statement, as one upper-case
+    line with the number of database transactions committed before it (which transaction it
+    ran in), and the COMMITs."""
+
+    def __init__(self) -> None:
+        self.commits = 0
+        self.statements: list[tuple[int, str]] = []
+
+    def __enter__(self) -> SentStatements:
+        event.listen(Engine, "commit", self._commit)
+        event.listen(Engine, "before_cursor_execute", self._statement)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        event.remove(Engine, "commit", self._commit)
+        event.remove(Engine, "before_cursor_execute", self._statement)
+
+    def _commit(self, *_: Any) -> None:
+        self.commits += 1
+
+    def _statement(self, conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        self.statements.append((self.commits, " ".join(statement.split()).upper()))
+
+    @property
+    def total(self) -> int:
+        """Statements and COMMITs sent (as ``benchmarks/bench_limits.py`` counts them)."""
+        return len(self.statements) + self.commits
+
+    def transactions_of(self, *prefixes: str) -> list[int]:
+        """The transaction (commits before it) of each statement beginning with one of
+        ``prefixes`` (upper case), in order."""
+        return [n for n, text in self.statements if text.startswith(prefixes)]
 
 
 # --------------------------------------------------------------------------- test artifacts

@@ -3,18 +3,19 @@ wrote, read a table's record, forget what the cleaner deleted (see :mod:`.file_r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from acid_platform.format.file_record import TableRecord
 from acid_platform.metastore.compaction_api import MetastorePlumbing
 from acid_platform.metastore.file_records import (
+    TableWrite,
     WrittenEntry,
     forget,
     identity,
     load,
     read_identity,
-    record,
+    record_writes,
 )
 
 
@@ -25,9 +26,14 @@ class FileRecordApi(MetastorePlumbing):
         self, txn_id: int, db: str, table: str, write_id: int, entries: Iterable[WrittenEntry]
     ) -> None:
         """Record what open txn ``txn_id`` wrote into ``db.table`` (see module docs)."""
-        batch = list(entries)
+        self.record_table_writes(txn_id, [TableWrite(db, table, write_id, tuple(entries))])
+
+    def record_table_writes(self, txn_id: int, writes: Sequence[TableWrite]) -> None:
+        """:meth:`record_written_files` of several writes (tables, write ids) of open txn
+        ``txn_id``, in one metastore transaction (none when nothing was written)."""
+        batch = [w for w in writes if w.entries]
         if batch:
-            self._write(lambda c, now: record(c, txn_id, db, table, write_id, batch))
+            self._write(lambda c, now: record_writes(c, txn_id, batch))
 
     def recorded_files(self, db: str, table: str) -> TableRecord:
         """What committed (and open) writes recorded for ``db.table``."""

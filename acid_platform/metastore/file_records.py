@@ -92,6 +92,12 @@ def record(
         conn.execute(insert(write_files), rows[start : start + _BATCH])
 
 
+def record_writes(conn: Connection, txn_id: int, writes: Sequence[TableWrite]) -> None:
+    """:func:`record` each of ``writes`` as written by ``txn_id``."""
+    for w in writes:
+        record(conn, txn_id, w.db, w.table, w.write_id, w.entries)
+
+
 def load(conn: Connection, db: str, table: str) -> TableRecord:
     """The record of ``db.table`` (one query)."""
     wf = write_files.c
@@ -157,4 +163,5 @@ __all__ = [
     "load",
     "read_identity",
     "record",
+    "record_writes",
 ]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from acid_platform.errors import LockTimeoutError
-from acid_platform.metastore import locks, txns
+from acid_platform.metastore import locks
 from acid_platform.metastore.compaction_api import MetastorePlumbing
 from acid_platform.metastore.model import LockComponent, LockResponse, LockState, TxnType
 
@@ -77,41 +77,25 @@ class LockApi(MetastorePlumbing):
         transaction."""
         comps = list(components)
         store = self._store
-        if store.dialect == "postgresql":
-            txn_id = self.open_txns(1, agent_info=agent_info)[0]
-            try:
-                return txn_id, self.lock(txn_id, comps, agent_info=agent_info)
-            except BaseException:
-                self._abort_quietly(txn_id)
-                raise
 
-        def work(c: Any, now: int) -> tuple[int, LockResponse]:
-            [opened] = txns.open_txns(
+        def request(c: Any, now: int, ids: list[int]) -> LockResponse:
+            return locks.enqueue_and_check(
                 store,
                 c,
                 now,
-                1,
-                user=self._user,
-                host=self._host,
-                agent_info=agent_info,
-                txn_type=TxnType.DEFAULT,
-                counter=self._open_counter,
-            )
-            request = locks.enqueue_and_check(
-                store,
-                c,
-                now,
-                opened,
+                ids[0],
                 comps,
                 user=self._user,
                 host=self._host,
                 agent_info=agent_info,
             )
-            return opened, request
 
-        txn_id, first = self._write(work)
-        self._open_counter.opened(1)
+        # PostgreSQL: the open's one CALL, then the request; elsewhere one database transaction
+        then = None if store.dialect == "postgresql" else request
+        [txn_id], first = self._open(1, TxnType.DEFAULT, agent_info=agent_info, then=then)
         try:
+            if first is None:
+                return txn_id, self.lock(txn_id, comps, agent_info=agent_info)
             return txn_id, self._unless_blocked_by_dead(first)
         except BaseException:
             self._abort_quietly(txn_id)
@@ -121,7 +105,14 @@ class LockApi(MetastorePlumbing):
         with contextlib.suppress(Exception):  # else the time-out reaper aborts it
             self.abort_txns([txn_id])
 
-    def open_txns(self, n: int, *, agent_info: str | None = None) -> list[int]:
+    def _open(
+        self,
+        n: int,
+        kind: TxnType,
+        *,
+        agent_info: str | None = None,
+        then: Callable[[Any, int, list[int]], Any] | None = None,
+    ) -> tuple[list[int], Any]:
         raise NotImplementedError
 
     def abort_txns(self, txn_ids: Iterable[int]) -> None:

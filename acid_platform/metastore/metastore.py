@@ -22,13 +22,12 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.write_id_list import ValidWriteIdList
 from acid_platform.metastore import (
-    catalog,
     commit_fast,
     compaction_recovery,
     file_records,
@@ -40,26 +39,23 @@ from acid_platform.metastore import (
     writeids,
 )
 from acid_platform.metastore.batch_api import TxnBatchApi
+from acid_platform.metastore.catalog_api import CatalogApi
 from acid_platform.metastore.clock import TimeSource
 from acid_platform.metastore.compaction_api import CompactionQueueApi, ReadLeaseApi
 from acid_platform.metastore.file_record_api import FileRecordApi
 from acid_platform.metastore.file_records import TableWrite
 from acid_platform.metastore.lock_api import LockApi
 from acid_platform.metastore.migrate import ensure_schema
-from acid_platform.metastore.model import (
-    Database,
-    OperationType,
-    TableSpec,
-    TxnState,
-    TxnType,
-)
+from acid_platform.metastore.model import OperationType, TxnState, TxnType
 from acid_platform.metastore.source_api import SourceApi
 from acid_platform.metastore.store import open_store
 
 METASTORE_FILE = "_metastore.db"
 
 
-class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRecordApi):
+class Metastore(
+    CatalogApi, LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchApi, FileRecordApi
+):
     """Catalog, transactions, write ids, locks, compaction queue, reader leases, the
     sources transactions loaded and the files each write wrote.
 
@@ -165,85 +161,6 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
             raise ValueError(f"txn_timeout_s must be a positive number, not {value!r}")
         self._txn_timeout_s = float(value)
 
-    # ------------------------------------------------------------------ catalog
-    def create_database(
-        self, name: str, location: str | None = None, if_not_exists: bool = False
-    ) -> None:
-        """Create a database (:class:`AlreadyExistsError` unless ``if_not_exists``)."""
-        self._write(lambda c, now: catalog.create_database(c, now, name, location, if_not_exists))
-
-    def get_database(self, name: str) -> Database:
-        return self._read(catalog.get_database, name)  # type: ignore[no-any-return]
-
-    def drop_database(self, name: str, *, if_exists: bool = False, cascade: bool = False) -> None:
-        """Drop a database; it must be empty unless ``cascade`` (then its tables go too)."""
-        self._write(lambda c, now: catalog.drop_database(c, name, if_exists, cascade))
-
-    def list_databases(self) -> list[str]:
-        return self._read(catalog.list_databases)  # type: ignore[no-any-return]
-
-    def create_table(self, spec: TableSpec, if_not_exists: bool = False) -> None:
-        """Create a table (its first write id will be 1)."""
-        if not isinstance(spec, TableSpec):
-            raise TypeError(f"create_table takes a TableSpec, not {type(spec).__name__}")
-        self._write(lambda c, now: catalog.create_table(c, now, spec, if_not_exists))
-
-    def get_table(self, db: str, table: str) -> TableSpec:
-        """The table's spec (:class:`NoSuchObjectError` if absent)."""
-        return self._read(catalog.get_table, db, table)  # type: ignore[no-any-return]
-
-    def alter_table_properties(
-        self,
-        db: str,
-        table: str,
-        set: Mapping[str, str] | None = None,  # noqa: A002
-        unset: Iterable[str] = (),
-    ) -> TableSpec:
-        """Set/unset table properties (e.g. ``no_auto_compaction``); returns the new spec."""
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: catalog.alter_table_properties(c, db, table, set or {}, list(unset))
-        )
-
-    def set_table_location(self, db: str, table: str, location: str) -> TableSpec:
-        """Change the table's location (metadata only, as Hive); returns the new spec."""
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: catalog.set_table_location(c, db, table, location)
-        )
-
-    def drop_table(self, db: str, table: str, *, if_exists: bool = False) -> None:
-        """Drop a table and all its txn, write id and compaction metadata."""
-        self._write(lambda c, now: catalog.drop_table(c, db, table, if_exists))
-
-    def list_tables(self, db: str) -> list[str]:
-        return self._read(catalog.list_tables, db)  # type: ignore[no-any-return]
-
-    def add_partition(
-        self, db: str, table: str, partition_name: str, *, if_not_exists: bool = False
-    ) -> bool:
-        """Register a partition by Hive's escaped name ``k1=v1/k2=v2``; False if it existed
-        (with ``if_not_exists``)."""
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: catalog.add_partition(c, now, db, table, partition_name, if_not_exists)
-        )
-
-    def drop_partition(
-        self, db: str, table: str, partition_name: str, *, if_exists: bool = False
-    ) -> None:
-        self._write(lambda c, now: catalog.drop_partition(c, db, table, partition_name, if_exists))
-
-    def drop_partitions_left_by(
-        self, txn_id: int, db: str, table: str, partition_names: Sequence[str]
-    ) -> list[str]:
-        """Once ``txn_id`` aborted, unregister the partitions it registered that nothing else
-        wrote into (a rolled-back INSERT leaves no partition behind); returns those dropped."""
-        names = list(partition_names)
-        return self._write(  # type: ignore[no-any-return]
-            lambda c, now: catalog.drop_partitions_left_by(c, txn_id, db, table, names)
-        )
-
-    def list_partitions(self, db: str, table: str) -> list[str]:
-        return self._read(catalog.list_partitions, db, table)  # type: ignore[no-any-return]
-
     # ------------------------------------------------------------------ transactions
     def open_txn(
         self,
@@ -268,30 +185,47 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
         read_only: bool = False,
     ) -> list[int]:
         """Open ``n`` transactions with consecutive ids (a streaming batch)."""
-        return self._open(
-            n, user, host, agent_info, TxnType.READ_ONLY if read_only else TxnType.DEFAULT
-        )
+        kind = TxnType.READ_ONLY if read_only else TxnType.DEFAULT
+        return self._open(n, kind, user=user, host=host, agent_info=agent_info)[0]
 
     def _open(
-        self, n: int, user: str | None, host: str | None, agent_info: str | None, kind: TxnType
-    ) -> list[int]:
-        # PostgreSQL: one CALL from an autocommit connection (see txns.open_txns)
-        ids: list[int] = self._store.write_single(
-            lambda c: txns.open_txns(
-                self._store,
+        self,
+        n: int,
+        kind: TxnType,
+        *,
+        user: str | None = None,
+        host: str | None = None,
+        agent_info: str | None = None,
+        then: Callable[[Any, int, list[int]], Any] | None = None,
+    ) -> tuple[list[int], Any]:
+        """Open ``n`` txns: their ids, and what ``then(conn, now, ids)`` returned (``None``
+        without it). ``then`` runs in the same database transaction (an autocommit
+        statement's lock request), the open then an ordinary write, not PostgreSQL's ``CALL``.
+        """
+        store = self._store
+
+        def work(c: Any) -> tuple[list[int], Any]:
+            now = store.now_ms(c)
+            ids = txns.open_txns(
+                store,
                 c,
-                self._store.now_ms(c),
+                now,
                 n,
                 user=user or self._user,
                 host=host or self._host,
                 agent_info=agent_info,
                 txn_type=kind,
                 counter=self._open_counter,
-                autocommit=True,
+                autocommit=then is None,
             )
-        )
+            return ids, None if then is None else then(c, now, ids)
+
+        if then is None:  # PostgreSQL: one CALL from an autocommit connection (txns.open_txns)
+            ids, after = store.write_single(work)
+        else:
+            ids, after = store.write(work)
         self._open_counter.opened(len(ids))
-        return ids
+        return ids, after
 
     def commit_txn(self, txn_id: int, written: Sequence[TableWrite] = ()) -> None:
         """Commit: record what it wrote (``written``, as :meth:`record_written_files` does), release
@@ -316,8 +250,7 @@ class Metastore(LockApi, CompactionQueueApi, ReadLeaseApi, SourceApi, TxnBatchAp
             return
 
         def work(c: Any, now: int) -> None:
-            for w in batch:
-                file_records.record(c, txn_id, w.db, w.table, w.write_id, list(w.entries))
+            file_records.record_writes(c, txn_id, batch)
             txns.commit_txn(store, c, now, txn_id)
 
         self._write(work)

@@ -235,10 +235,9 @@ class Transaction:
         state.files = None  # its own writes are part of what it reads next
 
     def _record_unrecorded(self) -> None:
-        """Record what its statements wrote so far (a statement is about to read it)."""
-        ms = self.warehouse.metastore
-        for w in self._unrecorded:
-            ms.record_written_files(self.txn_id, w.db, w.table, w.write_id, w.entries)
+        """Record what its statements wrote so far, in one metastore transaction (a
+        statement is about to read it)."""
+        self.warehouse.metastore.record_table_writes(self.txn_id, self._unrecorded)
         self._unrecorded.clear()
 
     def record_source(self, spec: TableSpec, *sources: Source) -> None:

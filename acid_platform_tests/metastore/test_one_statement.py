@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy import Engine, create_engine, select
 
 from acid_platform.errors import (
     DuplicateSourceError,
@@ -31,7 +31,7 @@ from acid_platform.metastore.schema import (
     txns,
     write_set,
 )
-from acid_platform_tests.helpers import make_table
+from acid_platform_tests.helpers import SentStatements, make_table
 
 from .conftest import FakeClock
 
@@ -245,25 +245,6 @@ def test_a_txn_reaped_while_it_commits_is_never_both(url: str, clock: FakeClock)
         assert ms.show_locks() == []
 
 
-class Sent:
-    """Counts the statements and COMMITs every engine sends (as ``bench_limits`` counts)."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def __enter__(self) -> Sent:
-        event.listen(Engine, "before_cursor_execute", self.count)
-        event.listen(Engine, "commit", self.count)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        event.remove(Engine, "before_cursor_execute", self.count)
-        event.remove(Engine, "commit", self.count)
-
-    def count(self, *_: Any) -> None:
-        self.n += 1
-
-
 def test_a_commit_that_checks_nothing_is_one_statement_on_postgresql(
     ms: Metastore, backend: str
 ) -> None:
@@ -272,9 +253,9 @@ def test_a_commit_that_checks_nothing_is_one_statement_on_postgresql(
     txns_by_shape = {shape: make(ms) for shape, make in SHAPES.items()}
     counts = {}
     for shape, txn in txns_by_shape.items():
-        with Sent() as sent:
+        with SentStatements() as sent:
             ms.commit_txn(txn)
-        counts[shape] = sent.n
+        counts[shape] = sent.total
     assert all(ms.get_txn_state(t) == "committed" for t in txns_by_shape.values())
     if backend == "postgresql":
         assert counts == dict.fromkeys(SHAPES, 1)
@@ -284,14 +265,14 @@ def test_a_commit_that_checks_nothing_is_one_statement_on_postgresql(
 
 def test_an_open_is_one_statement_on_postgresql(ms: Metastore, backend: str) -> None:
     ms.commit_txn(ms.open_txn())  # warm; the open-txn count is fresh (the clock stands still)
-    with Sent() as one:
+    with SentStatements() as one:
         first = ms.open_txn()
-    with Sent() as batch:
+    with SentStatements() as batch:
         ids = ms.open_txns(3)
     assert ids == [first + 1, first + 2, first + 3]
     assert [ms.get_txn_state(t) for t in (first, *ids)] == ["open"] * 4
     assert ms.valid_txns().open_txns == (first, *ids)
     if backend == "postgresql":
-        assert (one.n, batch.n) == (1, 1)
+        assert (one.total, batch.total) == (1, 1)
     else:  # SQLite: BEGIN IMMEDIATE, the allocation, the rows, COMMIT, in process
-        assert one.n >= 4 and batch.n >= 4
+        assert one.total >= 4 and batch.total >= 4

@@ -4,12 +4,9 @@ and the cleaner check what they list against it (SQLite, PostgreSQL, the S3 serv
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pyarrow.orc as po
 import pytest
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
 
 from acid_platform import Warehouse
 from acid_platform.errors import (
@@ -21,8 +18,16 @@ from acid_platform.errors import (
 from acid_platform.format import to_hive_type
 from acid_platform.table import Table
 from acid_platform.table.fsck import fsck_table
-from acid_platform_tests.helpers import HIVE_FIXTURES, copy_nation_table, warehouse_fixture
+from acid_platform_tests.helpers import (
+    HIVE_FIXTURES,
+    SentStatements,
+    copy_nation_table,
+    warehouse_fixture,
+)
 from acid_platform_tests.store_path import StorePath
+
+#: The statements that write the file record, and that mark a txn committed.
+RECORDING, COMMITTING = "INSERT INTO WRITE_FILES", "UPDATE TXNS SET TXN_STATE"
 
 #: File records on local disk (SQLite and PostgreSQL metastores) and on the S3 server.
 wh = warehouse_fixture(
@@ -200,52 +205,38 @@ def test_fsck_repair_of_a_lost_compacted_base_reads_its_deltas_again(wh: Warehou
     assert fsck_table(wh, "t").ok
 
 
-class _Commits:
-    """Counts the database transactions every SQLAlchemy engine commits, and notes which of
-    them wrote the file record and which marked a txn committed."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.recording: list[int] = []
-        self.committing: list[int] = []
-        self.writing: set[int] = set()  # the transactions that changed something
-
-    def __enter__(self) -> _Commits:
-        event.listen(Engine, "commit", self._commit)
-        event.listen(Engine, "before_cursor_execute", self._statement)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        event.remove(Engine, "commit", self._commit)
-        event.remove(Engine, "before_cursor_execute", self._statement)
-
-    def _commit(self, *_: Any) -> None:
-        self.n += 1
-
-    def _statement(self, conn: Any, cursor: Any, statement: str, *_: Any) -> None:
-        text = " ".join(statement.split()).upper()
-        if text.startswith(("INSERT", "UPDATE", "DELETE")):
-            self.writing.add(self.n)
-        if text.startswith("INSERT INTO WRITE_FILES"):
-            self.recording.append(self.n)
-        if text.startswith("UPDATE TXNS SET TXN_STATE"):
-            self.committing.append(self.n)
-
-
 def test_a_statement_records_its_files_in_the_commits_own_database_transaction(
     wh: Warehouse,
 ) -> None:
     # One durable metastore commit fewer per write: the record is no transaction of its own.
     t = _written(wh)
-    with _Commits() as commits:
+    with SentStatements() as sent:
         t.delete("id = 50")
-    assert commits.recording  # the record was written …
-    assert len(commits.committing) == 1  # … in the database transaction that commits
-    assert set(commits.recording) == set(commits.committing)
+    recording = sent.transactions_of(RECORDING)
+    committing = sent.transactions_of(COMMITTING)
+    assert recording  # the record was written …
+    assert len(committing) == 1  # … in the database transaction that commits
+    assert set(recording) == set(committing)
     if wh.metastore.dialect == "sqlite":
         # three durable commits in all: the open with the statement's lock request, its write
         # id and write-set components, and the commit with the file record
-        assert len(commits.writing) == 3
+        assert len(set(sent.transactions_of("INSERT", "UPDATE", "DELETE"))) == 3
     record = wh.metastore.recorded_files("default", "t").partition("")
     assert record is not None and "delete_delta_0000006_0000006_0000" in record.dirs
     assert _count(t) == 89
+
+
+def test_a_read_records_every_pending_write_in_one_database_transaction(wh: Warehouse) -> None:
+    a = wh.create_table("a", [("id", "int")])
+    b = wh.create_table("b", [("id", "int")])
+    with wh.transaction():
+        a.insert([{"id": 1}])
+        b.insert([{"id": 2}])
+        with SentStatements() as sent:
+            assert _count(a) == 1  # a statement reads: what both inserts wrote is recorded
+        recording = sent.transactions_of(RECORDING)
+        assert len(recording) == 2  # one INSERT per table …
+        assert len(set(recording)) == 1  # … in one database transaction
+    for name in ("a", "b"):
+        record = wh.metastore.recorded_files("default", name).partition("")
+        assert record is not None and "delta_0000001_0000001_0000" in record.dirs
