@@ -87,7 +87,7 @@ from acid_platform.engines.spark.catalog import CATALOG_OP, catalog_answer, crea
 from acid_platform.engines.spark.options import SourceOptions
 from acid_platform.engines.spark.reader import AcidReader, PushdownReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
-from acid_platform.engines.spark.table_scans import partition_conjuncts
+from acid_platform.engines.spark.table_scans import partition_conjuncts, unscaled_decimals
 from acid_platform.engines.spark.writer import AcidWriter, begin_insert
 from acid_platform.errors import NoSuchObjectError, UnsupportedOperationError
 from acid_platform.metastore.model import TableSpec
@@ -135,7 +135,10 @@ class AcidDataSource(DataSource):
             return AcidChangeReader(options, spec, schema)
         if options.pushdown and options.pinned:
             return PushdownReader(options, spec, schema)
-        return AcidReader(options, spec, schema, partition_conjuncts(self._raw_options(), spec))
+        raw = self._raw_options()
+        return AcidReader(
+            options, spec, schema, partition_conjuncts(raw, spec), unscaled_decimals(raw)
+        )
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - Spark's name
         """The change feed as a streaming source (needs ``read_changes``)."""

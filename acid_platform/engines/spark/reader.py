@@ -97,6 +97,7 @@ class AcidReader(DataSourceReader):
         spec: TableSpec,
         schema: StructType,
         partition_filters: Sequence[Conjunct] = (),
+        unscaled: frozenset[str] = frozenset(),
     ) -> None:
         self._options = options
         self._spec = spec
@@ -106,6 +107,9 @@ class AcidReader(DataSourceReader):
         self._columns = data_columns + partition_columns
         self._names = [f.name for f in schema.fields]
         self._arrow_schema = spark_arrow_schema(schema)
+        #: decimal columns ``schema`` has as ``long``: sent as their unscaled values (the JVM
+        #: scan's request, :func:`~.schema.unscaled_int64`)
+        self._unscaled = unscaled
         self._row_filters: list[Conjunct] = []
         #: partitions to read: a scan by name's (planned for that scan only, see
         #: :mod:`.table_scans`) or, in :class:`PushdownReader`, the filters Spark pushed
@@ -163,7 +167,7 @@ class AcidReader(DataSourceReader):
                 out = pa.RecordBatch.from_struct_array(
                     pa.array([{}] * batch.num_rows, pa.struct([]))
                 )
-            yield from spark_batches(out, self._arrow_schema)
+            yield from spark_batches(out, self._arrow_schema, unscaled=self._unscaled)
 
     def _query_share(self, partition: SlotPartition) -> tuple[Sequence[ScanTask], ValidWriteIdList]:
         """The splits this task reads, and the write ids of the snapshot they are read at."""

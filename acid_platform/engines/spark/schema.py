@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
@@ -66,15 +67,47 @@ def output_columns(
     return want_row_id, data_cols, part_cols
 
 
-def to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    """``batch`` with exactly ``target``'s names and types (columns picked by name)."""
+def to_spark_batch(
+    batch: pa.RecordBatch, target: pa.Schema, unscaled: frozenset[str] = frozenset()
+) -> pa.RecordBatch:
+    """``batch`` with exactly ``target``'s names and types (columns picked by name); a decimal
+    column named in ``unscaled`` that ``target`` wants as ``int64`` becomes its unscaled values
+    (:func:`unscaled_int64`: what the JVM scan asks for, see :file:`jvm/AcidScans.java`)."""
     if batch.schema.equals(target):
         return batch
     arrays = []
     for f in target:
         col = batch.column(f.name)
-        arrays.append(col if col.type == f.type else col.cast(f.type, safe=False))
+        if col.type == f.type:
+            arrays.append(col)
+        elif f.name.lower() in unscaled and f.type == pa.int64():
+            arrays.append(unscaled_int64(col))
+        else:
+            arrays.append(col.cast(f.type, safe=False))
     return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def unscaled_int64(array: pa.Array) -> pa.Array:
+    """The unscaled values of a ``decimal128`` array of at most 18 digits as ``int64``: the low
+    8 bytes of each little-endian 16-byte value (such a value fits them), nulls kept.
+
+    >>> import decimal
+    >>> unscaled_int64(pa.array([decimal.Decimal("-1.25"), None], pa.decimal128(5, 2))).to_pylist()
+    [-125, None]
+    """
+    typ = array.type
+    if not pa.types.is_decimal128(typ) or typ.precision > 18:
+        raise TypeError(f"not a decimal of at most 18 digits: {typ}")
+    end = array.offset + len(array)
+    validity, data = array.buffers()
+    words = np.frombuffer(data, dtype="<i8", count=2 * end)[0::2]
+    return pa.Array.from_buffers(
+        pa.int64(),
+        len(array),
+        [validity, pa.py_buffer(np.ascontiguousarray(words, dtype=np.int64))],
+        null_count=array.null_count,
+        offset=array.offset,
+    )
 
 
 #: Rows per Arrow batch handed to Spark. A stripe decodes as one batch (often a whole split);
@@ -85,11 +118,14 @@ BATCH_ROWS = 32_768
 
 
 def spark_batches(
-    batch: pa.RecordBatch, target: pa.Schema, rows: int = BATCH_ROWS
+    batch: pa.RecordBatch,
+    target: pa.Schema,
+    rows: int = BATCH_ROWS,
+    unscaled: frozenset[str] = frozenset(),
 ) -> Iterator[pa.RecordBatch]:
     """``batch`` as :func:`to_spark_batch` gives it, in zero-copy slices of at most ``rows``
     rows (a batch of no more rows as itself)."""
-    out = to_spark_batch(batch, target)
+    out = to_spark_batch(batch, target, unscaled)
     if out.num_rows <= rows:
         yield out
         return

@@ -42,6 +42,9 @@ from acid_platform.table.schema import table_schema
 
 #: The option :file:`jvm/AcidScans.java` hands a scan's partition conjuncts in.
 PARTITION_FILTER = "_partition_filter"
+#: The option naming the decimal columns the scan asks for as unscaled ``int64`` (at most 18
+#: digits: Spark keeps such a decimal as that long in its rows; see :file:`jvm/AcidScans.java`).
+UNSCALED_DECIMALS = "_unscaled_decimals"
 _EPOCH = dt.date(1970, 1, 1)
 _OPS = {"=", "<", "<=", ">", ">=", "in"}
 
@@ -55,6 +58,11 @@ def partition_conjuncts(raw: Mapping[str, str], spec: TableSpec) -> list[Conjunc
     parts = set(spec.partition_column_names)
     types = {f.name: f.type for f in table_schema(spec) if f.name in parts}
     return conjuncts_of(text, types)
+
+
+def unscaled_decimals(raw: Mapping[str, str]) -> frozenset[str]:
+    """The columns a scan reads as unscaled ``int64`` (option :data:`UNSCALED_DECIMALS`)."""
+    return frozenset(c for c in (raw.get(UNSCALED_DECIMALS) or "").split(",") if c)
 
 
 def conjuncts_of(text: str, types: Mapping[str, pa.DataType]) -> list[Conjunct]:

@@ -176,3 +176,52 @@ def test_a_second_format_name_is_a_python_source_and_leaves_the_first_intact(
         assert _scans(first.select("id")) == [(["id"], "acid table db.t PartitionFilters: []")]
         assert sorted(r.id for r in first.collect()) == [1, 2, 3]
         assert sorted(r.id for r in spark.table("db.t").collect()) == [1, 2, 3]
+
+
+def test_decimals_read_as_the_tables_values_by_every_way_and_query(
+    spark: SparkSession, wh: Warehouse, read: Read
+) -> None:
+    """Decimals of at most 18 digits travel from the Python reader as unscaled longs (see
+    AcidScans.java): every value, sign, scale, null and extreme reads back as the embedded
+    engine reads it — collected, filtered, aggregated, joined — and the scan's types stay the
+    table's; wider decimals are unchanged."""
+    from decimal import Decimal
+
+    wh.create_database("db")
+    t = wh.create_table(
+        "db.t",
+        [("id", "int"), ("a", "decimal(7,2)"), ("b", "decimal(18,4)"), ("c", "decimal(38,10)")],
+        partition_columns=[("ds", "string")],
+    )
+    values = {
+        "id": [1, 2, 3, 4, 5, 6],
+        "a": ["-99999.99", "99999.99", "0.01", None, "-0.01", "12345.67"],
+        "b": ["99999999999999.9999", "-99999999999999.9999", None, "0", "-1.0001", "42.4242"],
+        "c": ["1234567890123456789012345678.0123456789", None, "-1", "0", "0.0000000001", "7"],
+        "ds": ["x", "x", "y", "y", "x", "y"],
+    }
+    t.insert({k: [Decimal(v) if k in "abc" and v else v for v in vs] for k, vs in values.items()})
+    expected = {r["id"]: r for r in t.scan().to_pylist()}
+    df = read()
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    assert types == {
+        "id": "int",
+        "a": "decimal(7,2)",
+        "b": "decimal(18,4)",
+        "c": "decimal(38,10)",
+        "ds": "string",
+    }
+    assert {r.id: r.asDict() for r in df.collect()} == expected
+    assert [(r.id, r.b) for r in df.where("b < 0").orderBy("id").collect()] == [
+        (2, Decimal("-99999999999999.9999")),
+        (5, Decimal("-1.0001")),
+    ]
+    sums = df.groupBy("ds").agg({"a": "sum", "b": "max"}).orderBy("ds").collect()
+    assert [(r.ds, r["sum(a)"], r["max(b)"]) for r in sums] == [
+        ("x", Decimal("-0.01"), Decimal("99999999999999.9999")),
+        ("y", Decimal("12345.68"), Decimal("42.4242")),
+    ]
+    joined = df.alias("l").join(read().alias("r"), "a").select("l.id", "r.b").collect()
+    assert sorted((r.id, r.b) for r in joined) == sorted(
+        (i, e["b"]) for i, e in expected.items() if e["a"] is not None
+    )

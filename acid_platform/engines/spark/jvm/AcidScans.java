@@ -40,6 +40,9 @@ import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
@@ -52,6 +55,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 final class AcidScans {
   /** Option carrying a scan's partition conjuncts to the Python reader (JSON). */
   static final String PARTITION_FILTER = "_partition_filter";
+  /** Option naming the columns the Python reader sends as unscaled longs (see Builder). */
+  static final String UNSCALED = "_unscaled_decimals";
   /** Options whose reads have another schema than the table's: planned as Spark plans them. */
   private static final String[] OTHER_SCHEMA = {"read_changes", "with_row_id"};
 
@@ -116,11 +121,39 @@ final class AcidScans {
       if (!conjuncts.isEmpty()) {
         opts.put(PARTITION_FILTER, "[" + String.join(",", conjuncts) + "]");
       }
+      StructType python = required;
+      if (!otherSchema()) {
+        List<String> unscaled = new ArrayList<>();
+        python = unscaledDecimals(required, unscaled);
+        if (!unscaled.isEmpty()) {
+          opts.put(UNSCALED, String.join(",", unscaled));
+        }
+      }
       // a new provider instance per scan: its Python reader serves this scan only
-      Table reads = AcidCatalog.provider().getTable(required, new Transform[0], Map.of());
+      Table reads = AcidCatalog.provider().getTable(python, new Transform[0], Map.of());
       CaseInsensitiveStringMap scanOptions = new CaseInsensitiveStringMap(opts);
       Scan inner = ((SupportsRead) reads).newScanBuilder(scanOptions).build();
-      return new AcidScan(table, inner, scanOptions, fraction(), pushed);
+      return new AcidScan(table, inner, required, scanOptions, fraction(), pushed);
+    }
+
+    /**
+     * The schema the Python reader is asked for: each decimal of at most 18 digits as a long,
+     * its unscaled value (names added to {@code unscaled}). Spark's reader of a Python data
+     * source turns every value into an UnsafeRow, where such a decimal is stored as exactly
+     * that long (UnsafeRow.getDecimal: Decimal.createUnsafe(getLong)), so the rows read as the
+     * table's decimals, without a BigDecimal made per value from Arrow's decimal128.
+     */
+    private static StructType unscaledDecimals(StructType schema, List<String> unscaled) {
+      StructField[] fields = schema.fields().clone();
+      for (int i = 0; i < fields.length; i++) {
+        DataType t = fields[i].dataType();
+        if (t instanceof DecimalType && ((DecimalType) t).precision() <= Decimal.MAX_LONG_DIGITS()) {
+          StructField f = fields[i];
+          fields[i] = new StructField(f.name(), DataTypes.LongType, f.nullable(), f.metadata());
+          unscaled.add(f.name().toLowerCase());
+        }
+      }
+      return unscaled.isEmpty() ? schema : new StructType(fields);
     }
 
     /** The share of the row's bytes the scan reads (Spark's default sizes of the types). */
@@ -212,21 +245,24 @@ final class AcidScans {
   static final class AcidScan implements Scan, SupportsReportStatistics {
     private final String table;
     private final Scan inner;
+    private final StructType schema;
     private final CaseInsensitiveStringMap options;
     private final double fraction;
     private final List<Predicate> pushed;
     private Long bytes;
 
-    AcidScan(String table, Scan inner, CaseInsensitiveStringMap options, double fraction,
-        List<Predicate> pushed) {
+    AcidScan(String table, Scan inner, StructType schema, CaseInsensitiveStringMap options,
+        double fraction, List<Predicate> pushed) {
       this.table = table;
       this.inner = inner;
+      this.schema = schema;
       this.options = options;
       this.fraction = fraction;
       this.pushed = pushed;
     }
 
-    @Override public StructType readSchema() { return inner.readSchema(); }
+    /** The table's types (the inner scan may read decimals as their unscaled longs). */
+    @Override public StructType readSchema() { return schema; }
     @Override public Batch toBatch() { return inner.toBatch(); }
 
     @Override
