@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -193,7 +194,7 @@ def test_decimals_read_as_the_tables_values_by_every_way_and_query(
         [("id", "int"), ("a", "decimal(7,2)"), ("b", "decimal(18,4)"), ("c", "decimal(38,10)")],
         partition_columns=[("ds", "string")],
     )
-    values = {
+    values: dict[str, list[Any]] = {
         "id": [1, 2, 3, 4, 5, 6],
         "a": ["-99999.99", "99999.99", "0.01", None, "-0.01", "12345.67"],
         "b": ["99999999999999.9999", "-99999999999999.9999", None, "0", "-1.0001", "42.4242"],
