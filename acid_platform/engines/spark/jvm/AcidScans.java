@@ -141,7 +141,9 @@ final class AcidScans {
      * its unscaled value (names added to {@code unscaled}). Spark's reader of a Python data
      * source turns every value into an UnsafeRow, where such a decimal is stored as exactly
      * that long (UnsafeRow.getDecimal: Decimal.createUnsafe(getLong)), so the rows read as the
-     * table's decimals, without a BigDecimal made per value from Arrow's decimal128.
+     * table's decimals, without a BigDecimal made per value from Arrow's decimal128. Read from
+     * the 4.0.1 and 4.3.0 jars: PythonPartitionReaderFactory runs MapInBatchEvaluatorFactory,
+     * whose every row goes through an UnsafeProjection (the pin is pyspark < 4.4).
      */
     private static StructType unscaledDecimals(StructType schema, List<String> unscaled) {
       StructField[] fields = schema.fields().clone();
