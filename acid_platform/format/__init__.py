@@ -25,6 +25,7 @@ from acid_platform.format.bucket_codec import (
 )
 from acid_platform.format.bucketing import bucket_for, bucket_hash, bucket_ids, murmur3_32
 from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.flush_length import read_flush_length
 from acid_platform.format.fs import Location, resolve
 from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.merge_on_read import (
@@ -56,7 +57,7 @@ from acid_platform.format.names import (
     parse_bucket_file_name,
     parse_original_file_name,
 )
-from acid_platform.format.reader import EventKey, OrcDataFile, read_flush_length
+from acid_platform.format.reader import EventKey, OrcDataFile
 from acid_platform.format.snapshot import Snapshot
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.txn_write_id_list import ValidTxnWriteIdList

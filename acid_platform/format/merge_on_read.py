@@ -47,6 +47,7 @@ from acid_platform.format.file_reader import (
     to_dnf,
     valid_write_id_mask,
 )
+from acid_platform.format.flush_length import read_flush_length
 from acid_platform.format.fs import resolve
 from acid_platform.format.id_list import RangeResponse
 from acid_platform.format.parallel import run_parallel
@@ -57,7 +58,7 @@ from acid_platform.format.plain_files import (
     read_plain_batches,
     wide_parquet_columns,
 )
-from acid_platform.format.reader import OrcDataFile, read_flush_length
+from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.wide_timestamps import wide_columns, widen_schema
 from acid_platform.format.write_id_list import ValidWriteIdList

@@ -9,7 +9,6 @@ pyarrow, one stripe at a time.
 from __future__ import annotations
 
 import functools
-import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,11 +21,11 @@ import pyarrow.orc as po
 from acid_platform.errors import (
     AcidSchemaError,
     CorruptAcidFileError,
-    FlushLengthError,
     MissingAcidVersionError,
     TimestampRangeError,
 )
 from acid_platform.format import types as t
+from acid_platform.format.flush_length import TruncatedFile
 from acid_platform.format.fs import open_for_reading
 from acid_platform.format.orc_tail import read_stripe_int_bounds
 from acid_platform.format.parallel import (
@@ -76,7 +75,9 @@ class OrcDataFile:
             if isinstance(raw, pa.BufferReader):
                 self._whole = raw.read_buffer()
                 raw.seek(0)
-            self._file: Any = _Truncated(raw, logical_length) if logical_length is not None else raw
+            self._file: Any = (
+                TruncatedFile(raw, logical_length) if logical_length is not None else raw
+            )
             self._orc = po.ORCFile(self._file)
             self.schema: pa.Schema = self._orc.schema
             self.num_rows: int = self._orc.nrows
@@ -307,7 +308,7 @@ class OrcDataFile:
             )
             self._raw_files.append(raw)
             source: Any = (
-                _Truncated(raw, self.logical_length) if self.logical_length is not None else raw
+                TruncatedFile(raw, self.logical_length) if self.logical_length is not None else raw
             )
             self._extra.append(po.ORCFile(source))
         return [self._orc, *self._extra[: count - 1]]
@@ -389,32 +390,6 @@ def _read_filtered(
     return pa.RecordBatch.from_arrays(filter_arrays(batch.columns, mask), schema=batch.schema)
 
 
-def read_flush_length(filesystem: pafs.FileSystem, side_file: str) -> int | None:
-    """The logical length of a streaming ORC file: the last big-endian long in its side file.
-
-    As Hive 4's ``AcidUtils.getLogicalLength``: ``0`` means nothing is committed in the file yet
-    (Hive's writer puts a 0 there before the file's first byte); a side file gone since the
-    listing means its writer closed the file, which is then whole (``None``: read all of it);
-    an empty or unreadable side file is an error (:class:`FlushLengthError`).
-    """
-    try:
-        with filesystem.open_input_file(side_file) as f:
-            data = f.read()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise FlushLengthError(f"{side_file}: cannot read flush length ({exc})") from exc
-    usable = len(data) - len(data) % 8
-    if usable == 0:
-        raise FlushLengthError(
-            f"{side_file}: flush length side file is empty or shorter than 8 bytes"
-        )
-    length = int.from_bytes(data[usable - 8 : usable], "big", signed=True)
-    if length < 0:
-        raise FlushLengthError(f"{side_file}: flush length {length} is negative")
-    return length
-
-
 def _subtree_size(dtype: pa.DataType) -> int:
     if pa.types.is_struct(dtype):
         return 1 + sum(_subtree_size(f.type) for f in dtype)
@@ -423,45 +398,3 @@ def _subtree_size(dtype: pa.DataType) -> int:
     if pa.types.is_map(dtype):
         return 1 + _subtree_size(dtype.key_type) + _subtree_size(dtype.item_type)
     return 1
-
-
-class _Truncated(io.RawIOBase):
-    """A read-only view of the first ``length`` bytes of a random-access file."""
-
-    def __init__(self, raw: pa.NativeFile, length: int) -> None:
-        super().__init__()
-        self._raw = raw
-        self._length = min(length, raw.size())
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self._pos, 2: self._length}[whence]
-        self._pos = max(0, min(self._length, base + offset))
-        return self._pos
-
-    def tell(self) -> int:
-        return self._pos
-
-    def size(self) -> int:
-        return self._length
-
-    def read(self, n: int = -1) -> bytes:
-        end = self._length if n is None or n < 0 else min(self._length, self._pos + n)
-        data = self._raw.read_at(end - self._pos, self._pos) if end > self._pos else b""
-        self._pos = end
-        return bytes(data)
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()

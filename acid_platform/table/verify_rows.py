@@ -30,7 +30,7 @@ from acid_platform.errors import MissingAcidVersionError
 from acid_platform.format import AcidDir, AcidState, OrcDataFile, RangeResponse, ValidWriteIdList
 from acid_platform.format import types as t
 from acid_platform.format.file_reader import valid_write_id_mask
-from acid_platform.format.reader import read_flush_length
+from acid_platform.format.flush_length import read_flush_length
 from acid_platform.format.writer import ACID_STATS_KEY
 
 #: Examples kept per kind of problem (everything is counted).

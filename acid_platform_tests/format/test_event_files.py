@@ -19,8 +19,9 @@ from acid_platform.errors import (
     FlushLengthError,
     MissingAcidVersionError,
 )
+from acid_platform.format.flush_length import read_flush_length
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
-from acid_platform.format.reader import OrcDataFile, read_flush_length
+from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.types import event_schema
 from acid_platform.format.writer import (
     COMPRESSION,
