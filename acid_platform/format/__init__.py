@@ -24,7 +24,8 @@ from acid_platform.format.bucket_codec import (
     encode_bucket,
 )
 from acid_platform.format.bucketing import bucket_for, bucket_hash, bucket_ids, murmur3_32
-from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.delete_merge import load_delete_set
+from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.flush_length import read_flush_length
 from acid_platform.format.fs import Location, resolve
 from acid_platform.format.id_list import RangeResponse
@@ -32,10 +33,10 @@ from acid_platform.format.merge_on_read import (
     DataFileRef,
     ReadSplit,
     ReadStats,
-    load_delete_set,
     output_schema,
     plan_splits,
     read_acid,
+    read_balanced,
     read_split,
     row_schema_of,
     wide_columns_of_splits,
@@ -106,6 +107,7 @@ __all__ = [
     "AcidState",
     "CleanerWriteIdList",
     "DataFileRef",
+    "DeleteLookup",
     "DeleteSet",
     "EventKey",
     "EventWriter",
@@ -151,6 +153,7 @@ __all__ = [
     "plan_splits",
     "read_acid",
     "read_flush_length",
+    "read_balanced",
     "read_split",
     "resolve",
     "row_id_text",

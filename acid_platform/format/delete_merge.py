@@ -27,7 +27,7 @@ import pyarrow.fs as pafs
 
 from acid_platform.errors import InvalidSettingError
 from acid_platform.format import types as t
-from acid_platform.format.delete_set import DeleteSet
+from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.file_reader import ReadStats, valid_write_id_mask
 from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.write_id_list import ValidWriteIdList
@@ -261,6 +261,54 @@ class _Cursor:
             else:
                 hi = mid
         return lo
+
+
+def split_deletes(
+    filesystem: pafs.FileSystem,
+    paths: Sequence[str],
+    write_ids: ValidWriteIdList,
+    stats: ReadStats,
+    cap: int | None = None,
+) -> DeleteLookup:
+    """A split's delete events: held in memory (:func:`load_delete_set`) up to ``cap`` events
+    (counted from the files' footers), merged in key order above it (:class:`SortMergeDeletes`)."""
+    limit = delete_events_cap(cap)
+    if paths and limit >= 0:
+        total = count_delete_events(filesystem, paths)
+        if total > limit:
+            stats.delete_sort_merges += 1
+            return SortMergeDeletes(filesystem, paths, write_ids, total, stats=stats)
+    deleted = load_delete_set(filesystem, paths, write_ids, stats)
+    stats.delete_set_bytes = max(stats.delete_set_bytes, deleted.nbytes)
+    return deleted
+
+
+def load_delete_set(
+    filesystem: pafs.FileSystem,
+    paths: Sequence[str],
+    write_ids: ValidWriteIdList,
+    stats: ReadStats | None = None,
+) -> DeleteSet:
+    """Delete events of the given files whose deleting write id is valid in the snapshot, all
+    held in memory."""
+    chunks = []
+    exceptions = np.asarray(write_ids.exceptions, np.int64)
+    for p in paths:
+        with OrcDataFile(filesystem, p, expect_acid=True) as f:
+            for _, b in f.iter_stripes(t.ROW_VERSION_FIELDS):
+                ct = b.column(3).to_numpy()
+                ok = valid_write_id_mask(ct, write_ids.high_watermark, exceptions)
+                chunks.append(
+                    (
+                        b.column(0).to_numpy()[ok],
+                        b.column(1).to_numpy()[ok],
+                        b.column(2).to_numpy()[ok],
+                    )
+                )
+    ds = DeleteSet.from_chunks(chunks)
+    if stats is not None:
+        stats.delete_events += len(ds)
+    return ds
 
 
 def _ascending(owid: np.ndarray, bucket: np.ndarray, rowid: np.ndarray) -> bool:

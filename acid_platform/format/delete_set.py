@@ -93,8 +93,7 @@ class DeleteSet:
         owid = np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False)
         bucket = np.concatenate([p[1] for p in parts]).astype(np.int32, copy=False)
         rowid = np.concatenate([p[2] for p in parts]).astype(np.int64, copy=False)
-        order = np.lexsort((rowid, bucket, owid))
-        owid, bucket, rowid = owid[order], bucket[order], rowid[order]
+        owid, bucket, rowid = _sorted_keys(owid, bucket, rowid)
         if len(rowid) > 1:  # the same row deleted twice (e.g. two statements) counts once
             keep = np.ones(len(rowid), bool)
             keep[1:] = (
@@ -195,3 +194,32 @@ class DeleteSet:
         pos = np.searchsorted(deleted, probe)
         pos[pos == len(deleted)] = len(deleted) - 1
         hit[:] = deleted[pos] == probe
+
+
+def _sorted_keys(
+    owid: np.ndarray, bucket: np.ndarray, rowid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The keys in (owid, bucket, rowid) order. When the three ranges fit in 63 bits, they are
+    packed into one int64 and sorted once by timsort (``kind="stable"``), which merges the
+    already sorted runs (each delete delta's events are in key order) in a pass or two: a
+    quarter of ``np.lexsort``'s three indirect sorts and gathers."""
+    if len(rowid) < 2:
+        return owid, bucket, rowid
+    lows = [int(a.min()) for a in (owid, bucket, rowid)]
+    bits = [
+        (int(a.max()) - lo).bit_length() for a, lo in zip((owid, bucket, rowid), lows, strict=True)
+    ]
+    if sum(bits) > 63:
+        order = np.lexsort((rowid, bucket, owid))
+        return owid[order], bucket[order], rowid[order]
+    o_low, b_low, r_low = lows
+    _, b_bits, r_bits = bits
+    key = (owid - o_low) << (b_bits + r_bits)
+    key |= (bucket.astype(np.int64) - b_low) << r_bits
+    key |= rowid - r_low
+    key.sort(kind="stable")
+    return (
+        (key >> (b_bits + r_bits)) + o_low,
+        (((key >> r_bits) & ((1 << b_bits) - 1)) + b_low).astype(np.int32),
+        (key & ((1 << r_bits) - 1)) + r_low,
+    )

@@ -43,6 +43,7 @@ class DataFileRef:
     flush_length_path: str | None = None
     synthetic_write_id: int = 0  # originals: 0, raw dirs: the dir's write id
     synthetic_statement_id: int = 0
+    size: int = 0  # bytes: read tasks are ordered largest first
 
 
 @dataclass

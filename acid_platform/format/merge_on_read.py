@@ -14,11 +14,10 @@ from __future__ import annotations
 import functools
 import os
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -26,11 +25,7 @@ import pyarrow.parquet as pq
 from acid_platform.errors import AcidFormatError, AcidSchemaError, MissingDirectoryError
 from acid_platform.format import types as t
 from acid_platform.format.acid_state import AcidState, acid_state
-from acid_platform.format.delete_merge import (
-    SortMergeDeletes,
-    count_delete_events,
-    delete_events_cap,
-)
+from acid_platform.format.delete_merge import split_deletes
 from acid_platform.format.delete_set import DeleteLookup, DeleteSet
 from acid_platform.format.file_reader import (
     ACID_KIND,
@@ -45,7 +40,6 @@ from acid_platform.format.file_reader import (
     read_original,
     read_plain,
     to_dnf,
-    valid_write_id_mask,
 )
 from acid_platform.format.flush_length import read_flush_length
 from acid_platform.format.fs import resolve
@@ -62,6 +56,8 @@ from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.format.wide_timestamps import wide_columns, widen_schema
 from acid_platform.format.write_id_list import ValidWriteIdList
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -116,35 +112,80 @@ def read_acid(
     wanted = row_schema if columns is None else row_schema_of(row_schema, columns)
     row_schema = widen_schema(row_schema, wide_columns_of_splits(splits, loc.filesystem, wanted))
     out_schema = output_schema(row_schema, columns, with_row_id)
-    # Splits (bucket files) are independent: read them on the read threads, each with its own
-    # counters, and keep their order. File-level parallelism scales better than decoding one
-    # stripe's column groups on several threads, which each split still does when it can.
+    read = functools.partial(
+        _read_part,
+        filesystem=loc.filesystem,
+        write_ids=write_ids,
+        columns=columns,
+        with_row_id=with_row_id,
+        filters=filters,
+        schema=out_schema_row(out_schema),
+        row_ids=row_ids,
+    )
+    parts = read_balanced(splits, read, loc.filesystem, write_ids, stats, delete_events_cap)
+    return pa.Table.from_batches([b for part in parts for b in part], schema=out_schema)
+
+
+def _read_part(
+    _: int, split: ReadSplit, deleted: DeleteLookup, stats: ReadStats, **kwargs: Any
+) -> list[pa.RecordBatch]:
+    return list(read_split(split, deleted=deleted, stats=stats, **kwargs))
+
+
+def read_balanced(
+    splits: Sequence[ReadSplit],
+    read: Callable[[int, ReadSplit, DeleteLookup, ReadStats], list[T]],
+    filesystem: pafs.FileSystem,
+    write_ids: ValidWriteIdList,
+    stats: ReadStats | None = None,
+    delete_events_cap: int | None = None,
+) -> list[list[T]]:
+    """``read(i, split, deleted, stats)`` of every split (``i``: its index in ``splits``) on the
+    read threads; each split's results, in order.
+
+    Each split's delete events are loaded once (the splits in parallel). Then each data file of
+    a split is a task of its own, largest first, so that a table of one large base file and
+    many small deltas in one bucket keeps every thread busy to the end (a task per split left
+    one thread decoding the deltas after the other had finished). A split with original files
+    (their synthetic row ids count on from the file before) or with its delete events merged
+    in key order (one cursor, :mod:`.delete_merge`) is one task. Every split's delete set is
+    held until the read ends: a caller that streams one split at a time uses
+    :func:`read_split`."""
     counters = [ReadStats() for _ in splits]
-    tasks = [
-        functools.partial(
-            _read_split_batches,
-            split,
-            loc.filesystem,
-            write_ids,
-            columns=columns,
-            with_row_id=with_row_id,
-            filters=filters,
-            schema=out_schema_row(out_schema),
-            stats=counter,
-            row_ids=row_ids,
-            delete_events_cap=delete_events_cap,
+    deletes = run_parallel(
+        [
+            functools.partial(
+                split_deletes, filesystem, s.delete_files, write_ids, c, delete_events_cap
+            )
+            for s, c in zip(splits, counters, strict=True)
+        ]
+    )
+    parts: list[tuple[int, ReadSplit, int]] = []
+    for i, (split, deleted) in enumerate(zip(splits, deletes, strict=True)):
+        whole = not isinstance(deleted, DeleteSet) or any(
+            ref.kind == ORIGINAL_KIND for ref in split.data_files
         )
-        for split, counter in zip(splits, counters, strict=True)
-    ]
-    batches = [b for part in run_parallel(tasks) for b in part]
+        if whole or len(split.data_files) == 1:
+            parts.append((i, split, split.size))
+        else:
+            parts += [(i, replace(split, data_files=(ref,)), ref.size) for ref in split.data_files]
+    order = sorted(range(len(parts)), key=lambda k: -parts[k][2])
+    part_stats = [ReadStats() for _ in parts]
+    done = run_parallel(
+        [
+            functools.partial(read, parts[k][0], parts[k][1], deletes[parts[k][0]], part_stats[k])
+            for k in order
+        ]
+    )
+    results: list[list[T]] = [[] for _ in splits]
+    by_part = dict(zip(order, done, strict=True))
+    for k, (i, _, _) in enumerate(parts):
+        results[i].extend(by_part[k])
+        counters[i].add(part_stats[k])
     if stats is not None:
-        for counter in counters:
-            stats.add(counter)
-    return pa.Table.from_batches(batches, schema=out_schema)
-
-
-def _read_split_batches(*args: Any, **kwargs: Any) -> list[pa.RecordBatch]:
-    return list(read_split(*args, **kwargs))
+        for c in counters:
+            stats.add(c)
+    return results
 
 
 def plan_splits(
@@ -169,7 +210,7 @@ def plan_splits(
                 f"{f.path}: original file name does not follow Hive's NNNNNN_M[_copy_K] pattern; "
                 "its bucket (and so its rows' ROW__IDs) cannot be determined"
             )
-        data[f.bucket_id].append((0, DataFileRef(f.path, ORIGINAL_KIND)))
+        data[f.bucket_id].append((0, DataFileRef(f.path, ORIGINAL_KIND, size=f.size)))
         sizes[f.bucket_id] += f.size
     dirs = ([state.base] if state.base is not None else []) + list(state.deltas)
     for order, d in enumerate(dirs, start=1):
@@ -187,6 +228,7 @@ def plan_splits(
                 flush_length_path=af.flush_length_path if _honours_flush_length(d) else None,
                 synthetic_write_id=(d.write_id if d.is_base else d.min_write_id) if d.is_raw else 0,
                 synthetic_statement_id=max(d.statement_id, 0) if d.is_raw and not d.is_base else 0,
+                size=af.size,
             )
             data[af.bucket_id].append((order, ref))
             sizes[af.bucket_id] += af.size
@@ -217,7 +259,7 @@ def plan_plain_splits(
     files = [(f.path, f.size, max(f.bucket_id, 0)) for f in state.original_files]
     files += [(f.path, f.size, f.bucket_id) for d in dirs for f in d.files]
     return [
-        ReadSplit(bucket, (DataFileRef(path, kind),), (), partition, size)
+        ReadSplit(bucket, (DataFileRef(path, kind, size=size),), (), partition, size)
         for path, size, bucket in files
     ]
 
@@ -267,13 +309,17 @@ def read_split(
     stats: ReadStats | None = None,
     row_ids: DeleteSet | None = None,
     delete_events_cap: int | None = None,
+    deleted: DeleteLookup | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the visible rows of one split, one stripe at a time (only those named by
     ``row_ids`` when it is given). Above ``delete_events_cap`` delete events (Hive's
     ``hive.transactional.events.mem``; default :func:`~.delete_merge.delete_events_cap`) the
-    split's delete events are merged in key order instead of held (:mod:`.delete_merge`)."""
+    split's delete events are merged in key order instead of held (:mod:`.delete_merge`).
+    ``deleted``: the split's delete events when the caller already loaded them
+    (:func:`read_balanced`)."""
     stats = stats if stats is not None else ReadStats()
-    deleted = split_deletes(filesystem, split.delete_files, write_ids, stats, delete_events_cap)
+    if deleted is None:
+        deleted = split_deletes(filesystem, split.delete_files, write_ids, stats, delete_events_cap)
     original_offsets: dict[tuple[int, int], int] = defaultdict(
         int
     )  # (write id, stmt) -> next rowid
@@ -313,54 +359,6 @@ def read_split(
                 yield from read_original(f, ref, split.bucket_id, first, read)
             else:
                 yield from read_events(f, ref, write_ids, read)
-
-
-def split_deletes(
-    filesystem: pafs.FileSystem,
-    paths: Sequence[str],
-    write_ids: ValidWriteIdList,
-    stats: ReadStats,
-    cap: int | None = None,
-) -> DeleteLookup:
-    """A split's delete events: held in memory (:func:`load_delete_set`) up to ``cap`` events
-    (counted from the files' footers), merged in key order above it (:class:`SortMergeDeletes`)."""
-    limit = delete_events_cap(cap)
-    if paths and limit >= 0:
-        total = count_delete_events(filesystem, paths)
-        if total > limit:
-            stats.delete_sort_merges += 1
-            return SortMergeDeletes(filesystem, paths, write_ids, total, stats=stats)
-    deleted = load_delete_set(filesystem, paths, write_ids, stats)
-    stats.delete_set_bytes = max(stats.delete_set_bytes, deleted.nbytes)
-    return deleted
-
-
-def load_delete_set(
-    filesystem: pafs.FileSystem,
-    paths: Sequence[str],
-    write_ids: ValidWriteIdList,
-    stats: ReadStats | None = None,
-) -> DeleteSet:
-    """Delete events of the given files whose deleting write id is valid in the snapshot, all
-    held in memory."""
-    chunks = []
-    exceptions = np.asarray(write_ids.exceptions, np.int64)
-    for p in paths:
-        with OrcDataFile(filesystem, p, expect_acid=True) as f:
-            for _, b in f.iter_stripes(t.ROW_VERSION_FIELDS):
-                ct = b.column(3).to_numpy()
-                ok = valid_write_id_mask(ct, write_ids.high_watermark, exceptions)
-                chunks.append(
-                    (
-                        b.column(0).to_numpy()[ok],
-                        b.column(1).to_numpy()[ok],
-                        b.column(2).to_numpy()[ok],
-                    )
-                )
-    ds = DeleteSet.from_chunks(chunks)
-    if stats is not None:
-        stats.delete_events += len(ds)
-    return ds
 
 
 def output_schema(

@@ -20,9 +20,8 @@ returned, the reader exhausted or closed) or closed; it can then not be read aga
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -39,19 +38,21 @@ from acid_platform.format import (
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
     AcidState,
+    DeleteLookup,
     DeleteSet,
     ReadSplit,
+    ReadStats,
     Snapshot,
     ValidWriteIdList,
     acid_state,
     list_partition_dirs,
     plan_splits,
+    read_balanced,
     read_split,
     row_schema_of,
     wide_columns_of_splits,
 )
 from acid_platform.format.fs import Location, join
-from acid_platform.format.parallel import run_parallel
 from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_values_table
@@ -350,11 +351,14 @@ def read_task(
     row_ids: DeleteSet | None = None,
     delete_events_cap: int | None = None,
     wide: frozenset[str] = frozenset(),
+    deleted: DeleteLookup | None = None,
+    stats: ReadStats | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The visible rows of one task, one stripe at a time: ``row__id`` (when asked for), then
     ``columns`` (data and partition columns, in the order given); only the rows named by
     ``row_ids`` when it is given. ``wide``: timestamp columns read at microseconds
-    (:func:`wide_columns_of`)."""
+    (:func:`wide_columns_of`); ``deleted``: the split's delete events, when loaded already
+    (``format.read_balanced``)."""
     schema = output_schema(spec, columns, with_row_id, wide)
     parts = dict(zip(spec.partition_column_names, task.partition_values, strict=False))
     data_cols = [c for c in columns if c not in parts]
@@ -368,6 +372,8 @@ def read_task(
         schema=widen_schema(data_schema(spec), wide),
         row_ids=row_ids,
         delete_events_cap=delete_events_cap,
+        deleted=deleted,
+        stats=stats,
     ):
         if not schema.names:
             yield batch.select([])  # no columns (a count): the rows still count
@@ -409,24 +415,36 @@ def read_files(
     schema = output_schema(spec, columns, with_row_id, wide)
     if partition_index is not None:
         schema = schema.append(pa.field(partition_index, pa.int32()))
-    jobs = [
-        functools.partial(
-            _read_all,
-            t,
-            spec,
-            location.filesystem,
-            snapshot.write_ids,
-            columns,
-            with_row_id,
-            filters,
-            row_ids[t.partition] if row_ids is not None else None,
-            delete_events_cap,
-            wide,
+
+    def read(
+        i: int, split: ReadSplit, deleted: DeleteLookup, stats: ReadStats
+    ) -> list[pa.RecordBatch]:
+        task = tasks[i]
+        return list(
+            read_task(
+                replace(task, split=split),
+                spec,
+                location.filesystem,
+                snapshot.write_ids,
+                columns,
+                with_row_id=with_row_id,
+                filters=filters,
+                row_ids=row_ids[task.partition] if row_ids is not None else None,
+                wide=wide,
+                deleted=deleted,
+                stats=stats,
+            )
         )
-        for t in tasks
-    ]
+
+    parts = read_balanced(
+        [t.split for t in tasks],
+        read,
+        location.filesystem,
+        snapshot.write_ids,
+        delete_events_cap=delete_events_cap,
+    )
     batches = []
-    for task, part in zip(tasks, run_parallel(jobs), strict=True):
+    for task, part in zip(tasks, parts, strict=True):
         for b in part:
             if partition_index is not None:
                 index = pa.array(np.full(b.num_rows, task.partition, dtype=np.int32))
@@ -467,34 +485,6 @@ def wanted_columns(
             )
         out.append(name)
     return out
-
-
-def _read_all(
-    task: ScanTask,
-    spec: TableSpec,
-    filesystem: pafs.FileSystem,
-    write_ids: ValidWriteIdList,
-    columns: Sequence[str],
-    with_row_id: bool,
-    filters: Filters | None,
-    row_ids: DeleteSet | None,
-    delete_events_cap: int | None = None,
-    wide: frozenset[str] = frozenset(),
-) -> list[pa.RecordBatch]:
-    return list(
-        read_task(
-            task,
-            spec,
-            filesystem,
-            write_ids,
-            columns,
-            with_row_id=with_row_id,
-            filters=filters,
-            row_ids=row_ids,
-            delete_events_cap=delete_events_cap,
-            wide=wide,
-        )
-    )
 
 
 def wide_columns_of(

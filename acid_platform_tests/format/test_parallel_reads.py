@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import decimal
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +14,13 @@ import pyarrow.fs as pafs
 import pytest
 
 from acid_platform.format import (
+    DeleteLookup,
     DeleteSet,
     EventWriter,
+    ReadSplit,
     ValidWriteIdList,
+    acid_state,
+    base_dir_name,
     bucket_file_name,
     delete_delta_dir_name,
     delete_events,
@@ -23,9 +28,12 @@ from acid_platform.format import (
     encode_bucket,
     insert_events,
     parallel,
+    plan_splits,
     read_acid,
+    read_balanced,
     write_acid_version_file,
 )
+from acid_platform.format.file_reader import ORIGINAL_KIND
 from acid_platform.format.merge_on_read import ReadStats
 from acid_platform.format.reader import OrcDataFile
 
@@ -197,3 +205,86 @@ def test_read_by_row_ids_reads_only_stripes_that_hold_them(tmp_path: Path) -> No
     )
     assert read_acid(t, ids, with_row_id=True, schema=SCHEMA, row_ids=all_ids).equals(everything)
     assert read_acid(t, ids, schema=SCHEMA, row_ids=DeleteSet.empty()).num_rows == 0
+
+
+def _bucket_with_deltas(t: Path) -> pa.Table:
+    """Bucket 0: a base and six small deltas; bucket 1: one delta; deletes in both buckets.
+    Returns the rows a reader must see, in split then file order."""
+    B1 = encode_bucket(1)
+    base = _rows(20_000)
+    _write(t / base_dir_name(1) / bucket_file_name(0), insert_events(base, 1, B0))
+    parts = [base.filter(pa.array(np.arange(20_000) % 9 != 0))]
+    for w in range(2, 8):
+        rows = _rows(1_000, start=w * 100_000)
+        _write(t / delta_dir_name(w, w) / bucket_file_name(0), insert_events(rows, w, B0))
+        parts.append(rows.filter(pa.array(np.arange(1_000) % 9 != 0)) if w == 3 else rows)
+    other = _rows(5_000, start=900_000)
+    _write(t / delta_dir_name(8, 8) / bucket_file_name(1), insert_events(other, 8, B1))
+    parts.append(other.slice(1))
+    gone = np.arange(0, 20_000, 9)
+    gone3 = np.arange(0, 1_000, 9)
+    _write(
+        t / delete_delta_dir_name(9, 9) / bucket_file_name(0),
+        delete_events(
+            np.concatenate([np.ones(len(gone)), np.full(len(gone3), 3)]),
+            np.full(len(gone) + len(gone3), B0),
+            np.concatenate([gone, gone3]),
+            9,
+            SCHEMA,
+        ),
+    )
+    _write(
+        t / delete_delta_dir_name(10, 10) / bucket_file_name(1),
+        delete_events([8], [B1], [0], 10, SCHEMA),
+    )
+    return pa.concat_tables(parts)
+
+
+@pytest.mark.parametrize("read_threads", ["1", "2", "3"])
+def test_files_of_one_bucket_read_on_several_threads_keep_rows_and_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_threads: str
+) -> None:
+    """A base and many deltas in one bucket are read as one task per file (read_balanced): the
+    rows, their order and the read's counters are those of a serial read."""
+    t = tmp_path / "t"
+    want = _bucket_with_deltas(t)
+    ids = ValidWriteIdList.parse(f"db.t:10:{ALL}::")
+    monkeypatch.setenv("ACID_READ_THREADS", read_threads)
+    stats = ReadStats()
+    got = read_acid(t, ids, schema=SCHEMA, stats=stats)
+    assert got.equals(want)
+    assert stats.rows_deleted == 20_000 // 9 + 1 + 1_000 // 9 + 1 + 1
+    assert stats.delete_events == stats.rows_deleted
+    assert [Path(f).parent.name for f in stats.files] == [
+        base_dir_name(1),
+        *(delta_dir_name(w, w) for w in range(2, 8)),
+        delta_dir_name(8, 8),
+    ]
+
+
+def test_read_balanced_splits_files_only_where_each_file_stands_alone(tmp_path: Path) -> None:
+    """Each event file of a split is a task of its own; a split with original files (their
+    synthetic row ids count on from the file before) or with delete events merged in key order
+    (one cursor) is one task. Each split's results come back in file order."""
+    t = tmp_path / "t"
+    _bucket_with_deltas(t)
+    fs = pafs.LocalFileSystem()
+    ids = ValidWriteIdList.parse(f"db.t:10:{ALL}::")
+    splits = plan_splits(acid_state(str(t), ids, filesystem=fs), ids)
+    calls: list[tuple[int, int]] = []
+
+    def read(i: int, split: ReadSplit, deleted: DeleteLookup, stats: ReadStats) -> list[str]:
+        calls.append((i, len(split.data_files)))
+        return [Path(ref.path).parent.name for ref in split.data_files]
+
+    got = read_balanced(splits, read, fs, ids)
+    assert got == [[Path(ref.path).parent.name for ref in s.data_files] for s in splits]
+    assert sorted(calls) == [(0, 1)] * 7 + [(1, 1)]
+    calls.clear()
+    read_balanced(splits, read, fs, ids, delete_events_cap=0)  # above the cap: merged in order
+    assert sorted(calls) == [(0, 7), (1, 1)]
+    calls.clear()
+    original = replace(splits[0].data_files[0], kind=ORIGINAL_KIND)
+    with_original = replace(splits[0], data_files=(original, *splits[0].data_files[1:]))
+    read_balanced([with_original], read, fs, ids)
+    assert calls == [(0, 7)]

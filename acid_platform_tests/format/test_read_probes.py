@@ -13,6 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acid_platform.format import (
     DeleteSet,
@@ -240,3 +242,43 @@ def test_row_ids_kept_across_constant_and_mixed_stripes(tmp_path: Path) -> None:
     keep = np.zeros(len(rowid), bool)
     keep[pick] = True
     assert out.select(["k", "v"]).equals(_expected_rows().filter(pa.array(keep)))
+
+
+_KEYS = st.lists(
+    st.tuples(
+        st.sampled_from([0, 1, 2, 7, 2**40, 2**62]),
+        st.sampled_from([B0, B1, encode_bucket(5, 3), -1]),
+        st.one_of(st.integers(0, 50), st.integers(-(2**62), 2**62)),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(chunks=st.lists(_KEYS, max_size=4), probes=_KEYS)
+def test_delete_set_from_chunks_is_the_set_of_its_keys(
+    chunks: list[list[tuple[int, int, int]]], probes: list[tuple[int, int, int]]
+) -> None:
+    """Keys packed into one sortable integer when their ranges fit in 63 bits, sorted three
+    ways otherwise: either way the set holds each key once, in key order, and nothing else."""
+    ds = DeleteSet.from_chunks(
+        (
+            np.array([k[0] for k in c], np.int64),
+            np.array([k[1] for k in c], np.int32),
+            np.array([k[2] for k in c], np.int64),
+        )
+        for c in chunks
+    )
+    truth = {k for c in chunks for k in c}
+    assert len(ds) == len(truth)
+    asked = sorted(truth) + probes
+    got = ds.contains(
+        np.array([k[0] for k in asked], np.int64),
+        np.array([k[1] for k in asked], np.int32),
+        np.array([k[2] for k in asked], np.int64),
+    )
+    assert got.tolist() == [k in truth for k in asked]
+    keys = sorted(truth)
+    for lo, hi in zip(keys, keys[1:], strict=False):  # nothing between two neighbours
+        assert ds.intersects(lo, hi)
+        assert not ds.intersects(lo, (hi[0], hi[1], hi[2] - 1))
