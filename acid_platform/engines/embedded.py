@@ -2,7 +2,8 @@
 
 Relations are registered as DuckDB views over Arrow tables (zero copy); the Hive-dialect plan is
 transpiled to DuckDB's dialect with sqlglot and its result fetched as Arrow. Each call runs on
-its own cursor, so registrations never leak between calls and one engine serves several threads.
+its own cursor of the process's shared in-memory database, so registrations never leak between
+calls (or engines) and one engine serves several threads.
 
 The engine is sandboxed (:data:`SANDBOX`): it reads only the Arrow relations it is handed. File
 and network access is off (``read_text``, ``read_csv``, ``COPY``, ``ATTACH``, ``http://`` …),
@@ -20,6 +21,7 @@ scanned once, as read), and the result comes batch by batch as DuckDB computes i
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -50,6 +52,25 @@ SANDBOX: dict[str, str | bool | int | float | list[str]] = {
 }
 
 
+#: The process's in-memory DuckDB databases, one per (process, settings): a new database costs
+#: ~12 ms, a cursor on it well under one. Every engine with the same settings runs its statements
+#: on cursors of one database; a cursor's registrations and temporary objects are its own, so
+#: engines (and warehouses) never see each other's relations. Keyed by process id too: a forked
+#: child makes its own rather than using its parent's.
+_DATABASES: dict[tuple[int, str], duckdb.DuckDBPyConnection] = {}
+_DATABASES_LOCK = threading.Lock()
+
+
+def _database(config: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
+    """The shared sandboxed database of ``config`` in this process (made on first use)."""
+    key = (os.getpid(), repr(config))  # in order: ``lock_configuration`` is set last
+    with _DATABASES_LOCK:
+        database = _DATABASES.get(key)
+        if database is None:
+            database = _DATABASES[key] = duckdb.connect(":memory:", config=dict(config))
+        return database
+
+
 class EmbeddedEngine:
     """DuckDB engine over Arrow relations (the default engine of a warehouse)."""
 
@@ -59,10 +80,9 @@ class EmbeddedEngine:
         self._config: dict[str, str | bool | int | float | list[str]] = (
             {"threads": threads} if threads else {}
         ) | SANDBOX
-        # Connected on first use (~10 ms): a warehouse opened to read or write whole tables, as
-        # a Dagster step or a sensor tick does, never asks the engine anything.
-        self._con: duckdb.DuckDBPyConnection | None = None
-        self._lock = threading.Lock()
+        # Connected on first use: a warehouse opened to read or write whole tables, as a Dagster
+        # step or a sensor tick does, never asks the engine anything.
+        self._connected = False
         # Load sqlglot's DuckDB dialect now (~0.3 s, once per process), not in the first statement.
         sqlglot.Dialect.get_or_raise(DIALECT)
 
@@ -100,10 +120,8 @@ class EmbeddedEngine:
 
     def _cursor(self, relations: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
         """A cursor of its own with ``relations`` registered (closed by the caller)."""
-        with self._lock:
-            if self._con is None:
-                self._con = duckdb.connect(":memory:", config=self._config)
-            cursor = self._con.cursor()
+        cursor = _database(self._config).cursor()
+        self._connected = True
         try:
             for name, data in relations.items():
                 cursor.register(name, _as_arrow(name, data))
@@ -114,14 +132,12 @@ class EmbeddedEngine:
 
     @property
     def connected(self) -> bool:
-        """Whether DuckDB has been connected (on the first statement)."""
-        return self._con is not None
+        """Whether the engine has used DuckDB (on its first statement)."""
+        return self._connected
 
     def close(self) -> None:
-        """Close the DuckDB connection (if it was made)."""
-        with self._lock:
-            if self._con is not None:
-                self._con.close()
+        """Nothing to release: each statement's cursor is closed when it ends, and the
+        process's shared database (:func:`_database`) outlives any one engine."""
 
 
 def _run(cursor: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyConnection:

@@ -69,15 +69,6 @@ def conf_delete_events_cap(conf: Mapping[str, str]) -> int | None:
         ) from None
 
 
-def count_delete_events(filesystem: pafs.FileSystem, paths: Sequence[str]) -> int:
-    """Delete events in the files, from their footers (valid or not in a snapshot)."""
-    total = 0
-    for p in paths:
-        with OrcDataFile(filesystem, p, expect_acid=True) as f:
-            total += f.num_rows
-    return total
-
-
 class SortMergeDeletes:
     """A split's delete events, read in key order as the data is probed with ascending keys."""
 
@@ -271,14 +262,22 @@ def split_deletes(
     cap: int | None = None,
 ) -> DeleteLookup:
     """A split's delete events: held in memory (:func:`load_delete_set`) up to ``cap`` events
-    (counted from the files' footers), merged in key order above it (:class:`SortMergeDeletes`)."""
+    (counted from the files' footers as they are opened), merged in key order above it
+    (:class:`SortMergeDeletes`). Each file is opened once on the way to the set; past the cap,
+    the events read so far (at most ``cap``) are dropped for the merge."""
     limit = delete_events_cap(cap)
-    if paths and limit >= 0:
-        total = count_delete_events(filesystem, paths)
-        if total > limit:
-            stats.delete_sort_merges += 1
-            return SortMergeDeletes(filesystem, paths, write_ids, total, stats=stats)
-    deleted = load_delete_set(filesystem, paths, write_ids, stats)
+    chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    total = 0
+    for i, p in enumerate(paths):
+        with OrcDataFile(filesystem, p, expect_acid=True) as f:
+            total += f.num_rows
+            if 0 <= limit < total:
+                stats.delete_sort_merges += 1
+                total += sum(_event_count(filesystem, q) for q in paths[i + 1 :])
+                return SortMergeDeletes(filesystem, paths, write_ids, total, stats=stats)
+            chunks += _valid_keys(f, write_ids)
+    deleted = DeleteSet.from_chunks(chunks)
+    stats.delete_events += len(deleted)
     stats.delete_set_bytes = max(stats.delete_set_bytes, deleted.nbytes)
     return deleted
 
@@ -292,23 +291,33 @@ def load_delete_set(
     """Delete events of the given files whose deleting write id is valid in the snapshot, all
     held in memory."""
     chunks = []
-    exceptions = np.asarray(write_ids.exceptions, np.int64)
     for p in paths:
         with OrcDataFile(filesystem, p, expect_acid=True) as f:
-            for _, b in f.iter_stripes(t.ROW_VERSION_FIELDS):
-                ct = b.column(3).to_numpy()
-                ok = valid_write_id_mask(ct, write_ids.high_watermark, exceptions)
-                chunks.append(
-                    (
-                        b.column(0).to_numpy()[ok],
-                        b.column(1).to_numpy()[ok],
-                        b.column(2).to_numpy()[ok],
-                    )
-                )
+            chunks += _valid_keys(f, write_ids)
     ds = DeleteSet.from_chunks(chunks)
     if stats is not None:
         stats.delete_events += len(ds)
     return ds
+
+
+def _valid_keys(
+    f: OrcDataFile, write_ids: ValidWriteIdList
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(originalTransaction, bucket, rowId) of the file's events valid in the snapshot, per
+    stripe."""
+    chunks = []
+    exceptions = np.asarray(write_ids.exceptions, np.int64)
+    for _, b in f.iter_stripes(t.ROW_VERSION_FIELDS):
+        ok = valid_write_id_mask(b.column(3).to_numpy(), write_ids.high_watermark, exceptions)
+        chunks.append(
+            (b.column(0).to_numpy()[ok], b.column(1).to_numpy()[ok], b.column(2).to_numpy()[ok])
+        )
+    return chunks
+
+
+def _event_count(filesystem: pafs.FileSystem, path: str) -> int:
+    with OrcDataFile(filesystem, path, expect_acid=True) as f:
+        return f.num_rows
 
 
 def _ascending(owid: np.ndarray, bucket: np.ndarray, rowid: np.ndarray) -> bool:

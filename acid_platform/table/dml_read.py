@@ -40,6 +40,8 @@ from acid_platform.table.schema import has_wide_constant, table_schema
 PARTITION_INDEX = "__acid_part"
 #: Column of the probe's relation holding each row's position in the narrow relation.
 POSITION = "__acid_pos"
+#: The flattened ROW__ID columns and the partition index of a narrow relation.
+_KEYS = [dml.WRITE_ID, dml.BUCKET_ID, dml.ROW_ID, PARTITION_INDEX]
 #: Targets up to this size are read in one pass (every needed column), larger ones in two.
 SMALL_TARGET_BYTES = 16 << 20
 
@@ -79,10 +81,13 @@ def read_target(
         filters = pushdown_filters(spec, predicate) if predicate is not None else None
     narrow = _narrow_relation(spec, location, snapshot, partitions, columns, filters, force)
     candidates = _probe(engine, plan.probe, narrow, plan.probe_columns, source)
-    missing = [c for c in read_columns if c not in columns]
+    missing = tuple(c for c in read_columns if c not in columns)
     if not missing or candidates.num_rows == 0:
         return _with_nulls(candidates, spec, read_columns)
-    return _fetch(spec, location, snapshot, partitions, candidates, read_columns, force)
+    fetched = _fetch(spec, location, snapshot, partitions, candidates, missing, force)
+    # decoded once: the probe's columns come from the probe read, only the others are fetched
+    kept = [c for c in read_columns if c not in missing]
+    return _with_nulls(_append(candidates.select(_KEYS + kept), fetched), spec, read_columns)
 
 
 def target_relation(
@@ -202,7 +207,8 @@ def _fetch(
     columns: tuple[str, ...],
     force_wide: bool = False,
 ) -> pa.Table:
-    """``columns`` of the candidate rows, read by ROW__ID partition by partition."""
+    """``columns`` of the candidate rows, read by ROW__ID partition by partition, in the
+    candidates' order (a read of the same files keeps their order; checked here, key by key)."""
     part_index = candidates.column(PARTITION_INDEX).to_numpy()
     owid = candidates.column(dml.WRITE_ID).to_numpy()
     bucket = candidates.column(dml.BUCKET_ID).to_numpy()
@@ -229,4 +235,18 @@ def _fetch(
             "read back by ROW__ID; the table's files hold duplicate or vanished ROW__IDs "
             "(check them, or run a major compaction)"
         )
-    return target_relation(rows, spec, columns)
+    row_id = rows.column(ROW_ID_COLUMN)
+    for field, want in zip(ROW_ID_FIELDS, (owid, bucket, rowid), strict=True):
+        if not np.array_equal(pc.struct_field(row_id, field).to_numpy(), want):
+            raise AcidFormatError(
+                f"table {spec.full_name}: the rows read back by ROW__ID are not those the probe "
+                "selected, in its order (duplicate ROW__IDs, or files changed under the snapshot)"
+            )
+    return rows.select(list(columns))
+
+
+def _append(table: pa.Table, other: pa.Table) -> pa.Table:
+    """``table`` with the columns of ``other`` (the same rows) after its own."""
+    for name, column in zip(other.column_names, other.columns, strict=True):
+        table = table.append_column(name, column)
+    return table

@@ -104,6 +104,24 @@ def test_connects_duckdb_on_the_first_statement(tmp_path: Path) -> None:
         assert engine.connected
 
 
+def test_engines_share_a_database_but_never_relations() -> None:
+    # Every engine of the process runs on cursors of one DuckDB database (a new one costs
+    # ~12 ms per warehouse): one engine's relations, temporary tables and closing never reach
+    # another.
+    first, second = EmbeddedEngine(), EmbeddedEngine()
+    assert first.execute(
+        "SELECT sum(x) AS s FROM r", {"r": pa.table({"x": [1, 2]})}
+    ).to_pylist() == [{"s": 3}]
+    with pytest.raises(InvalidExpressionError):
+        second.execute("SELECT * FROM r", {})
+    first.execute("CREATE TEMP TABLE kept AS SELECT 1 AS x", {})
+    with pytest.raises(InvalidExpressionError):
+        second.execute("SELECT * FROM kept", {})
+    first.close()
+    assert second.execute("SELECT x FROM r", {"r": pa.table({"x": [7]})}).to_pylist() == [{"x": 7}]
+    assert first.execute("SELECT 1 AS one", {}).to_pylist() == [{"one": 1}]
+
+
 # --------------------------------------------------------------------------- sandbox
 def _settings(engine: EmbeddedEngine) -> dict[str, object]:
     rows = engine.execute("SELECT name, value FROM duckdb_settings()", {}).to_pylist()
