@@ -37,6 +37,24 @@ def timed(fn: Callable[[Any], Any], runs: int, setup: Callable[[], Any]) -> Timi
     return Timing(statistics.median(walls), statistics.median(cpus))
 
 
+def interleaved(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, list[float]]:
+    """Wall times of each of ``fns``, run in turn round after round (``runs`` rounds): a ratio
+    of two of them taken round by round sees the same machine state on both sides, so drifts
+    in the machine's speed between phases of a run cancel out."""
+    walls: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(runs):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            walls[k].append(time.perf_counter() - t0)
+    return walls
+
+
+def median_ratio(num: list[float], den: list[float]) -> float:
+    """Median of the round-by-round ratios of two :func:`interleaved` series."""
+    return statistics.median(a / b for a, b in zip(num, den, strict=True))
+
+
 def median_time(fn: Callable[[], Any], runs: int, reset: Callable[[], None] | None = None) -> float:
     """Median wall time of ``runs`` calls; ``reset`` runs between calls (not after the last)."""
     times = []
