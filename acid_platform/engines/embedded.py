@@ -61,14 +61,15 @@ _DATABASES: dict[tuple[int, str], duckdb.DuckDBPyConnection] = {}
 _DATABASES_LOCK = threading.Lock()
 
 
-def _database(config: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
-    """The shared sandboxed database of ``config`` in this process (made on first use)."""
+def _new_cursor(config: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
+    """A new cursor of the shared sandboxed database of ``config`` in this process (made on
+    first use); taken under the lock, as a connection is not thread-safe."""
     key = (os.getpid(), repr(config))  # in order: ``lock_configuration`` is set last
     with _DATABASES_LOCK:
         database = _DATABASES.get(key)
         if database is None:
             database = _DATABASES[key] = duckdb.connect(":memory:", config=dict(config))
-        return database
+        return database.cursor()
 
 
 class EmbeddedEngine:
@@ -120,7 +121,7 @@ class EmbeddedEngine:
 
     def _cursor(self, relations: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
         """A cursor of its own with ``relations`` registered (closed by the caller)."""
-        cursor = _database(self._config).cursor()
+        cursor = _new_cursor(self._config)
         self._connected = True
         try:
             for name, data in relations.items():
@@ -137,7 +138,7 @@ class EmbeddedEngine:
 
     def close(self) -> None:
         """Nothing to release: each statement's cursor is closed when it ends, and the
-        process's shared database (:func:`_database`) outlives any one engine."""
+        process's shared database (:func:`_new_cursor`) outlives any one engine."""
 
 
 def _run(cursor: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyConnection:
