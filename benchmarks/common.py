@@ -37,22 +37,27 @@ def timed(fn: Callable[[Any], Any], runs: int, setup: Callable[[], Any]) -> Timi
     return Timing(statistics.median(walls), statistics.median(cpus))
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, list[float]]:
-    """Wall times of each of ``fns``, run in turn round after round (``runs`` rounds): a ratio
-    of two of them taken round by round sees the same machine state on both sides, so drifts
-    in the machine's speed between phases of a run cancel out."""
-    walls: dict[str, list[float]] = {k: [] for k in fns}
+def interleaved(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, list[Timing]]:
+    """Wall and process CPU time of each of ``fns``, run in turn round after round (``runs``
+    rounds): a ratio of two of them taken round by round sees the same machine state on both
+    sides, so drifts in the machine's speed between phases of a run cancel out."""
+    out: dict[str, list[Timing]] = {k: [] for k in fns}
     for _ in range(runs):
         for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            walls[k].append(time.perf_counter() - t0)
-    return walls
+            out[k].append(timed(lambda _, fn=fn: fn(), 1, lambda: None))
+    return out
 
 
-def median_ratio(num: list[float], den: list[float]) -> float:
-    """Median of the round-by-round ratios of two :func:`interleaved` series."""
-    return statistics.median(a / b for a, b in zip(num, den, strict=True))
+def median_timing(timings: list[Timing]) -> Timing:
+    """Medians of wall and CPU time of one :func:`interleaved` series."""
+    return Timing(
+        statistics.median(t.wall_s for t in timings), statistics.median(t.cpu_s for t in timings)
+    )
+
+
+def median_ratio(num: list[Timing], den: list[Timing]) -> float:
+    """Median of the round-by-round wall-time ratios of two :func:`interleaved` series."""
+    return statistics.median(a.wall_s / b.wall_s for a, b in zip(num, den, strict=True))
 
 
 def median_time(fn: Callable[[], Any], runs: int, reset: Callable[[], None] | None = None) -> float:
