@@ -1,12 +1,19 @@
-"""pyarrow's allocator keeps freed pages for reuse in processes that import acid_platform first
-(``acid_platform/__init__.py``): the next stripe of a scan reuses them instead of faulting in
-and zeroing fresh pages. A user's own MIMALLOC_PURGE_DELAY wins."""
+"""The allocator settings of processes that import acid_platform first
+(``acid_platform/__init__.py``):
+
+* pyarrow's allocator keeps freed pages for reuse: the next stripe of a scan reuses them instead
+  of faulting in and zeroing fresh pages;
+* numpy no longer asks for transparent huge pages for its large arrays.
+
+A user's own MIMALLOC_PURGE_DELAY or NUMPY_MADVISE_HUGEPAGE wins."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -50,10 +57,63 @@ def test_the_users_setting_wins_and_is_what_pyarrow_obeys() -> None:
     assert faults >= 10 * 32 * 0.9
 
 
-def test_spark_python_workers_inherit_it(spark: SparkSession) -> None:
+# A 64 MiB numpy array, touched; prints the setting, numpy's own reading of it, and the kB of
+# the array's memory in transparent huge pages (from /proc/self/smaps).
+HUGE = """
+import os, re
+import acid_platform  # first, as the CLI, Dagster code and Spark's workers import it
+import numpy as np
+a = np.ones(8 << 20)
+start = a.__array_interface__["data"][0]
+end = start + a.nbytes
+huge, inside = 0, False
+for line in open("/proc/self/smaps"):  # the array's mappings (madvise may have split them)
+    m = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
+    if m:
+        inside = int(m.group(1), 16) < end and start < int(m.group(2), 16)
+    elif inside and line.startswith("AnonHugePages:"):
+        huge += int(line.split()[1])
+print(os.environ["NUMPY_MADVISE_HUGEPAGE"], int(np._core.multiarray._get_madvise_hugepage()), huge)
+"""
+
+
+def _huge(**env: str) -> tuple[str, int, int]:
+    base = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    out = subprocess.run(
+        [sys.executable, "-c", HUGE], env={**base, **env}, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    setting, numpy_reads, huge_kb = out.stdout.split()
+    return setting, int(numpy_reads), int(huge_kb)
+
+
+def _thp_mode() -> str:
+    """The kernel's transparent huge page mode: always, madvise or never."""
+    text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    found = re.search(r"\[(\w+)\]", text)
+    assert found is not None, text
+    return found.group(1)
+
+
+def test_numpy_asks_for_no_huge_pages() -> None:
+    setting, numpy_reads, huge_kb = _huge()
+    assert (setting, numpy_reads) == ("0", 0)
+    if _thp_mode() == "madvise":  # huge pages only where asked for: none here
+        assert huge_kb == 0
+
+
+def test_the_users_huge_page_setting_wins() -> None:
+    setting, numpy_reads, huge_kb = _huge(NUMPY_MADVISE_HUGEPAGE="1")
+    assert (setting, numpy_reads) == ("1", 1)
+    if _thp_mode() == "madvise":  # asked for, and given for most of the 64 MiB
+        assert huge_kb >= 32 << 10
+
+
+def test_spark_python_workers_inherit_them(spark: SparkSession) -> None:
+    names = ("MIMALLOC_PURGE_DELAY", "NUMPY_MADVISE_HUGEPAGE")
     got = (
         spark.sparkContext.parallelize([0], 1)
-        .map(lambda _: __import__("os").environ.get("MIMALLOC_PURGE_DELAY"))
+        .map(lambda _: [__import__("os").environ.get(n) for n in names])
         .collect()
     )
-    assert got == ["-1"]
+    assert got == [["-1", "0"]]
