@@ -60,8 +60,12 @@ def run(scale: float, runs: int) -> dict[str, Any]:
     try:
         # ---------------------------------------------------------------- writing insert events
         for codec in (CODEC, "SNAPPY"):
+            target = work / "w" / "bucket_00000"
+            target.unlink(missing_ok=True)
             ours = median_time(
-                lambda c=codec: write_events(work / "w" / "bucket_00000", rows, 1, c), runs
+                lambda c=codec, p=target: write_events(p, rows, 1, c),
+                runs,
+                reset=target.unlink,  # the writer never replaces a file
             )
             plain = median_time(
                 lambda c=codec: po.write_table(
