@@ -39,8 +39,7 @@ class DataFileRef:
     path: str
     kind: str  # ACID_KIND (event file) or ORIGINAL_KIND (plain rows, synthetic ROW__IDs)
     filter_write_ids: bool = False  # the dir's write-id range is only partly valid
-    logical_length: int | None = None  # streaming files: the committed length
-    flush_length_path: str | None = None
+    flush_length_path: str | None = None  # streaming files: the side file of the committed length
     synthetic_write_id: int = 0  # originals: 0, raw dirs: the dir's write id
     synthetic_statement_id: int = 0
     size: int = 0  # bytes: read tasks are ordered largest first
