@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
 #: numpy asks the kernel for transparent huge pages (madvise) for every array of 4 MiB or more.
 #: A statement's arrays live for milliseconds, and faulting in fresh 2 MiB pages for them cost
-#: more than it saved: a DELETE of 1% of store_sales SF1 run after an UPDATE took 0.14–0.19 s
-#: with it and 0.09 s without, a MERGE 0.37 s against 0.34 s (benchmarks/REPORT.md, issue 15).
+#: more than it saved: run in turn, a DELETE of 1% of store_sales SF1 took 0.13 s with it and
+#: 0.09 s without, an UPDATE of 0.08% 0.84 s against 0.75 s (benchmarks/REPORT.md, issue 15).
 #: numpy reads its documented switch once, when it is first imported; a user's own setting wins.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
