@@ -60,6 +60,7 @@ from acid_platform.format import (
     ValidWriteIdList,
     WrittenFile,
     acid_state,
+    pin_flush_lengths,
     plan_splits,
     read_split,
     resolve,
@@ -400,11 +401,13 @@ def _row_events(plan: RewritePlan, task: BucketTask, fs: pafs.FileSystem) -> Ite
     """Insert events of the rows that survive (with their ROW__IDs), one stripe at a time."""
     request = plan.request
     read_ids = reader_write_ids(request.write_ids)
+    # the check and the read see the same committed bytes of a streaming file
+    (split,) = pin_flush_lengths([task.split], fs)
     # timestamps beyond the nanosecond range stay at microseconds (format.wide_timestamps)
     schema = widen_schema(
-        request.row_schema, wide_columns_of_splits([task.split], fs, request.row_schema)
+        request.row_schema, wide_columns_of_splits([split], fs, request.row_schema)
     )
-    for batch in read_split(task.split, fs, read_ids, with_row_id=True, schema=schema):
+    for batch in read_split(split, fs, read_ids, with_row_id=True, schema=schema):
         yield _insert_events(batch, schema)
 
 

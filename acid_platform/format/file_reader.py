@@ -39,7 +39,10 @@ class DataFileRef:
     path: str
     kind: str  # ACID_KIND (event file) or ORIGINAL_KIND (plain rows, synthetic ROW__IDs)
     filter_write_ids: bool = False  # the dir's write-id range is only partly valid
-    flush_length_path: str | None = None  # streaming files: the side file of the committed length
+    # streaming files: the side file of the committed length, or (:func:`pin_flush_lengths`) the
+    # length read from it once for the whole read (``None``: the side file is gone, read it all)
+    flush_length_path: str | None = None
+    logical_length: int | None = None
     synthetic_write_id: int = 0  # originals: 0, raw dirs: the dir's write id
     synthetic_statement_id: int = 0
     size: int = 0  # bytes: read tasks are ordered largest first

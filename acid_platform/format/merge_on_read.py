@@ -107,7 +107,7 @@ def read_acid(
                 "directory; check the path)"
             )
         state = acid_state(loc.path, write_ids, txns, filesystem=loc.filesystem)
-    splits = plan_splits(state, write_ids)
+    splits = pin_flush_lengths(plan_splits(state, write_ids), loc.filesystem)
     row_schema = _table_schema(loc.filesystem, state, schema)
     wanted = row_schema if columns is None else row_schema_of(row_schema, columns)
     row_schema = widen_schema(row_schema, wide_columns_of_splits(splits, loc.filesystem, wanted))
@@ -264,6 +264,36 @@ def plan_plain_splits(
     ]
 
 
+def pin_flush_lengths(splits: Sequence[ReadSplit], filesystem: pafs.FileSystem) -> list[ReadSplit]:
+    """``splits`` with each streaming file's committed length read from its side file now, once.
+
+    The read's later steps (the check for wide timestamps, the read itself) then use the same
+    bytes of the file and read no side file again, however many commits land meanwhile (the
+    snapshot sees none of them: it was taken before the side file was read). A file whose side
+    file is not pinned is measured when it is read."""
+
+    def pinned(ref: DataFileRef) -> DataFileRef:
+        if ref.flush_length_path is None:
+            return ref
+        length = read_flush_length(filesystem, ref.flush_length_path)
+        return replace(ref, flush_length_path=None, logical_length=length)
+
+    return [
+        replace(s, data_files=tuple(pinned(f) for f in s.data_files))
+        if any(f.flush_length_path for f in s.data_files)
+        else s
+        for s in splits
+    ]
+
+
+def _committed_length(ref: DataFileRef, filesystem: pafs.FileSystem) -> int | None:
+    """The bytes of ``ref`` a read may use: its pinned or side-file length (``0``: nothing
+    committed yet), or ``None`` for the whole file."""
+    if ref.flush_length_path is None:
+        return ref.logical_length
+    return read_flush_length(filesystem, ref.flush_length_path)
+
+
 def wide_columns_of_splits(
     splits: Sequence[ReadSplit], filesystem: pafs.FileSystem, row_schema: pa.Schema
 ) -> frozenset[str]:
@@ -274,9 +304,7 @@ def wide_columns_of_splits(
     plain: list[tuple[str, int | None]] = []
     parquet: list[str] = []
     for ref in (f for s in splits for f in s.data_files):
-        length = (
-            read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
-        )
+        length = _committed_length(ref, filesystem)
         if length == 0:
             continue  # a streaming file with nothing committed yet
         if ref.kind == ACID_KIND:
@@ -334,9 +362,7 @@ def read_split(
         )
 
     for ref in split.data_files:
-        length = (
-            read_flush_length(filesystem, ref.flush_length_path) if ref.flush_length_path else None
-        )
+        length = _committed_length(ref, filesystem)
         if length == 0:
             continue  # a streaming file with nothing committed yet
         if ref.kind in (PARQUET_KIND, TEXT_KIND):

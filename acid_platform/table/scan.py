@@ -46,6 +46,7 @@ from acid_platform.format import (
     ValidWriteIdList,
     acid_state,
     list_partition_dirs,
+    pin_flush_lengths,
     plan_splits,
     read_balanced,
     read_split,
@@ -128,6 +129,7 @@ class TableScan:
         self._wide: frozenset[str] | None = None
         self._release = release
         self._files: list[PartitionFiles] | None = None
+        self._tasks: list[ScanTask] | None = None
         self._closed = False
 
     @property
@@ -158,8 +160,13 @@ class TableScan:
         return self._files
 
     def split_tasks(self) -> list[ScanTask]:
-        """One task per (partition, bucket), in partition then bucket order."""
-        return split_tasks(self.plan_files(), self.snapshot.write_ids)
+        """One task per (partition, bucket), in partition then bucket order (planned once, then
+        remembered: the check for wide timestamps and the read see the same files and lengths)."""
+        if self._tasks is None:
+            self._tasks = split_tasks(
+                self.plan_files(), self.snapshot.write_ids, self.location.filesystem
+            )
+        return self._tasks
 
     # ------------------------------------------------------------------ reading
     def to_batches(self) -> pa.RecordBatchReader:
@@ -184,6 +191,7 @@ class TableScan:
                 filters=self.where.pushed,
                 delete_events_cap=self.delete_events_cap,
                 wide=self.wide_columns(),
+                tasks=self.split_tasks(),
             )
             return self._keep(table).select(self.schema.names)
         finally:
@@ -327,14 +335,16 @@ def plan_files(
 
 
 def split_tasks(
-    partitions: Sequence[PartitionFiles], write_ids: ValidWriteIdList
+    partitions: Sequence[PartitionFiles], write_ids: ValidWriteIdList, filesystem: pafs.FileSystem
 ) -> list[ScanTask]:
-    """One :class:`ScanTask` per (partition, bucket) of planned ``partitions``, in order."""
+    """One :class:`ScanTask` per (partition, bucket) of planned ``partitions``, in order; each
+    streaming file's committed length is read now, once (``format.pin_flush_lengths``)."""
     return [
         ScanTask(split, i, part.values)
         for i, part in enumerate(partitions)
-        for split in plan_splits(
-            part.state, write_ids, part.name or None, plain_format=part.plain_format
+        for split in pin_flush_lengths(
+            plan_splits(part.state, write_ids, part.name or None, plain_format=part.plain_format),
+            filesystem,
         )
     ]
 
@@ -402,14 +412,17 @@ def read_files(
     delete_events_cap: int | None = None,
     force_wide: bool = False,
     wide: frozenset[str] | None = None,
+    tasks: Sequence[ScanTask] | None = None,
 ) -> pa.Table:
     """The visible rows of planned ``partitions`` (their splits read in parallel): ``row__id``
     first when asked for, then ``columns``.
 
     ``row_ids`` (one entry per partition) keeps only those ROW__IDs; ``partition_index`` names
     an int32 column appended with the index (into ``partitions``) of each row's partition.
+    ``tasks``: the partitions' :func:`split_tasks`, when ``wide`` was found from them already.
     """
-    tasks = split_tasks(partitions, snapshot.write_ids)
+    if tasks is None:
+        tasks = split_tasks(partitions, snapshot.write_ids, location.filesystem)
     if wide is None:  # timestamp columns at microseconds (``force_wide``: all of them)
         wide = wide_columns_of(spec, location, tasks, columns, force=force_wide)
     schema = output_schema(spec, columns, with_row_id, wide)

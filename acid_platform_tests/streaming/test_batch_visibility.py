@@ -194,3 +194,30 @@ def test_close_aborts_the_open_and_unused_transactions(wh: Warehouse) -> None:
     assert conn.stats.committed_transactions == 1 and conn.stats.aborted_transactions == 1
     with pytest.raises(Exception, match="closed"):
         conn.begin_transaction()
+
+
+def test_a_planned_scan_reads_each_side_file_once(wh: Warehouse) -> None:
+    """A scan's splits carry each streaming file's committed length, read when they were
+    planned: its check for wide timestamps and its read use the same bytes, and commits landing
+    in between change neither (to_arrow and to_batches alike)."""
+    t = wh.create_table("t", [("id", "int"), ("v", "string")])
+    conn = _connect(wh, 3, memory_limit=1)
+    conn.begin_transaction()
+    conn.write([b"1,a", b"2,b"])
+    conn.commit_transaction()
+    delta = Path(t.spec.location) / "delta_0000001_0000003"
+    committed = _side_lengths(delta / "bucket_00000_flush_length")[-1]
+    scans = [t.plan_scan(columns=["id"]) for _ in range(2)]
+    for scan in scans:
+        refs = [f for task in scan.split_tasks() for f in task.split.data_files]
+        assert [(f.flush_length_path, f.logical_length) for f in refs] == [(None, committed)]
+        assert scan.split_tasks() is scan.split_tasks()  # planned once
+    conn.begin_transaction()
+    conn.write([b"3,c"])
+    conn.commit_transaction()
+    assert _side_lengths(delta / "bucket_00000_flush_length")[-1] > committed
+    assert sorted(scans[0].to_arrow().column("id").to_pylist()) == [1, 2]
+    assert sorted(i for b in scans[1].to_batches() for i in b.column("id").to_pylist()) == [1, 2]
+    assert _ids(wh) == [1, 2, 3]
+    conn.close()
+    assert _ids(wh) == [1, 2, 3]
