@@ -22,9 +22,8 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +55,7 @@ from acid_platform.format import (
     write_acid_version_file,
 )
 from acid_platform.format.writer import COMPRESSION, DEFAULT_COMPRESSION, DEFAULT_STRIPE_SIZE
-from benchmarks.common import local_spark, median_time, raw_orc_limit
+from benchmarks.common import interleaved, local_spark, median_time, median_walls, raw_orc_limit
 from benchmarks.data import store_sales
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -68,23 +67,10 @@ BUCKETS = 4
 def paired_times(
     ours: Callable[[], Any], reference: Callable[[], Any], runs: int
 ) -> tuple[float, float]:
-    """Medians of ``runs`` alternating calls (reference, ours, reference, ours …), so that both
-    see the same machine load."""
-    a, b = [], []
-    for _ in range(runs):
-        b.append(median_time(reference, 1))
-        a.append(median_time(ours, 1))
-    return statistics.median(a), statistics.median(b)
-
-
-def interleaved_times(fns: Sequence[Callable[[], Any]], runs: int) -> list[float]:
-    """Medians of ``runs`` rounds, each calling every function once in turn, so that all see
-    the same machine load."""
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(runs):
-        for i, fn in enumerate(fns):
-            times[i].append(median_time(fn, 1))
-    return [statistics.median(t) for t in times]
+    """Median wall times of ``ours`` and ``reference`` over ``runs`` rounds (reference, ours,
+    reference, ours …), so that both see the same machine load."""
+    ref, mine = median_walls(interleaved({"reference": reference, "ours": ours}, runs))
+    return mine, ref
 
 
 def spark_session(cores: int) -> Any:
@@ -262,8 +248,11 @@ def run(
             first_call = median_time(compact_on_spark, 1)  # starts Spark's Python workers
             spark_out = po.read_table(Path(outputs[-1].output_dirs[0]) / bucket_file_name(0))
             assert spark_out.equals(out_events), "the Spark executor wrote other events"
-            ref, ours, t_spark = interleaved_times(
-                [pyarrow_read_write, compact_again, compact_on_spark], runs
+            ref, ours, t_spark = median_walls(
+                interleaved(
+                    {"ref": pyarrow_read_write, "ours": compact_again, "spark": compact_on_spark},
+                    runs,
+                )
             )
             compact_again()  # the last base is the embedded one, as without Spark
             results["major_on_spark"] = {
@@ -309,8 +298,11 @@ def run(
                     on_spark.execute(plan_rewrite(request("major", bucketed, bhwm, next(txn))))
                 )
 
-            t_one, t_all, t_sp = interleaved_times(
-                [embedded_one_thread, embedded_buckets, spark_buckets], runs
+            t_one, t_all, t_sp = median_walls(
+                interleaved(
+                    {"one": embedded_one_thread, "all": embedded_buckets, "spark": spark_buckets},
+                    runs,
+                )
             )
             results["major_4_buckets"] = {
                 "buckets": BUCKETS,

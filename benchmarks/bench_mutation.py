@@ -29,9 +29,7 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from benchmarks.common import Timing, timed
+from benchmarks.common import interleaved, median_timing
 from benchmarks.data import store_sales
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -137,23 +135,6 @@ def by_mutation(wh: Any) -> None:
         txn.commit([report])
 
 
-def interleaved(
-    paths: list[Callable[[Any], None]], runs: int, setup: Callable[[], Any]
-) -> list[Timing]:
-    """Medians of each path over ``runs`` rounds, the paths taking turns within a round (on a
-    shared machine, the load then weighs on both alike)."""
-    walls: list[list[float]] = [[] for _ in paths]
-    cpus: list[list[float]] = [[] for _ in paths]
-    for _ in range(runs):
-        for i, path in enumerate(paths):
-            one = timed(path, 1, setup)
-            walls[i].append(one.wall_s)
-            cpus[i].append(one.cpu_s)
-    return [
-        Timing(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus, strict=True)
-    ]
-
-
 def state(wh: Any) -> pa.Table:
     """Every row with its ROW__ID, sorted by ROW__ID (the table's exact state)."""
     rows = wh.table(TABLE).scan(with_row_id=True)
@@ -182,9 +163,10 @@ def run(scale: float, runs: int, fraction: float) -> dict[str, Any]:
             "cpus": os.cpu_count(),
             "load_average_start": os.getloadavg(),
         }
-        merge, mutation = interleaved(
-            [lambda wh: by_merge(wh, sql), by_mutation], runs, copies.fresh
+        rounds = interleaved(
+            {"merge": lambda wh: by_merge(wh, sql), "mutation": by_mutation}, runs, copies.fresh
         )
+        merge, mutation = median_timing(rounds["merge"]), median_timing(rounds["mutation"])
         by_merge(copies.fresh(), sql)
         merged = state(copies._wh)
         by_mutation(copies.fresh())

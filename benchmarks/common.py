@@ -37,14 +37,20 @@ def timed(fn: Callable[[Any], Any], runs: int, setup: Callable[[], Any]) -> Timi
     return Timing(statistics.median(walls), statistics.median(cpus))
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, list[Timing]]:
+def interleaved(
+    fns: dict[str, Callable[..., Any]], runs: int, setup: Callable[[], Any] | None = None
+) -> dict[str, list[Timing]]:
     """Wall and process CPU time of each of ``fns``, run in turn round after round (``runs``
     rounds): a ratio of two of them taken round by round sees the same machine state on both
-    sides, so drifts in the machine's speed between phases of a run cancel out."""
+    sides, so drifts in the machine's speed between phases of a run cancel out. With ``setup``,
+    each call is ``fn(setup())`` and ``setup`` is not timed; without, ``fn()``."""
     out: dict[str, list[Timing]] = {k: [] for k in fns}
     for _ in range(runs):
         for k, fn in fns.items():
-            out[k].append(timed(lambda _, fn=fn: fn(), 1, lambda: None))
+            if setup is None:
+                out[k].append(timed(lambda _, fn=fn: fn(), 1, lambda: None))
+            else:
+                out[k].append(timed(fn, 1, setup))
     return out
 
 
@@ -53,6 +59,11 @@ def median_timing(timings: list[Timing]) -> Timing:
     return Timing(
         statistics.median(t.wall_s for t in timings), statistics.median(t.cpu_s for t in timings)
     )
+
+
+def median_walls(rounds: dict[str, list[Timing]]) -> list[float]:
+    """The median wall time of each :func:`interleaved` series, in the series' order."""
+    return [median_timing(series).wall_s for series in rounds.values()]
 
 
 def median_ratio(num: list[Timing], den: list[Timing]) -> float:
