@@ -69,6 +69,16 @@ class Tick:
 
 
 @dataclass(frozen=True)
+class CheckExecution:
+    """One execution of an asset check: the run, its status and the evaluation's severity."""
+
+    run_id: str
+    status: str
+    severity: str | None
+    description: str | None
+
+
+@dataclass(frozen=True)
 class CheckResult:
     """The latest execution of an asset check."""
 
@@ -137,10 +147,6 @@ class DagsterApi:
         return bool(locations) and all(
             e["loadStatus"] == "LOADED" and e["locationOrLoadError"] for e in locations
         )
-
-    def set_nux_seen(self) -> None:
-        """Dismiss the "Join the Dagster community" dialog the UI shows a new instance once."""
-        self.query("mutation { setNuxSeen }")
 
     # ------------------------------------------------------------------ runs
 
@@ -235,6 +241,43 @@ class DagsterApi:
         return [
             {"run_id": m["runId"], "partition": m["partition"], **entries(m["metadataEntries"])}
             for m in found
+        ]
+
+    def observations(self, asset: str, limit: int = 10) -> list[dict[str, Any]]:
+        """The latest observations of ``asset``, newest first: their metadata plus ``run_id``
+        and ``description``."""
+        data = self.query(
+            ENTRY
+            + """query($key: AssetKeyInput!, $limit: Int) { assetOrError(assetKey: $key) {
+                 __typename ... on Asset { assetObservations(limit: $limit) { runId
+                 description metadataEntries { ...Entry } } } } }""",
+            key={"path": asset.split("/")},
+            limit=limit,
+        )
+        found = self._one(data, "assetOrError").get("assetObservations") or []
+        return [
+            {"run_id": o["runId"], "description": o["description"], **entries(o["metadataEntries"])}
+            for o in found
+        ]
+
+    def check_executions(self, asset: str, check: str, limit: int = 25) -> list[CheckExecution]:
+        """The executions of ``asset``'s check ``check``, newest first."""
+        data = self.query(
+            """query($key: AssetKeyInput!, $check: String!, $limit: Int!) {
+               assetCheckExecutions(assetKey: $key, checkName: $check, limit: $limit) {
+               runId status evaluation { severity description } } }""",
+            key={"path": asset.split("/")},
+            check=check,
+            limit=limit,
+        )
+        return [
+            CheckExecution(
+                e["runId"],
+                e["status"],
+                (e.get("evaluation") or {}).get("severity"),
+                (e.get("evaluation") or {}).get("description"),
+            )
+            for e in data["assetCheckExecutions"]
         ]
 
     def checks(self, asset: str) -> dict[str, CheckResult]:

@@ -36,7 +36,6 @@ LAYERS = (
     "sql",
     "warehouse",
     "orchestration",
-    "definitions",
     "cli",
 )
 #: Third-party packages only a layer at or above the given one may import.

@@ -20,7 +20,8 @@ def test_materialize_prints_what_the_run_did(tmp_path: Path) -> None:
     home.mkdir()
     (home / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
     env = platform_env(home, tmp_path / "wh", COLUMNS="100")
-    result = CliRunner().invoke(app, ["platform", "materialize"], env=env)
+    shown = ["--layout", "retail.sales:ds=2024-01-01"]
+    result = CliRunner().invoke(app, ["platform", "materialize", *shown], env=env)
     assert result.exit_code == 0, result.output
     text = result.output
     assert "SUCCESS" in text and "days 2024-01-01 to 2024-01-03" in text

@@ -97,7 +97,7 @@ def test_the_dagster_services_serve_the_project_workspace(compose: dict[str, Any
     assert web[web.index("-w") + 1] == daemon[daemon.index("-w") + 1] == "workspace.yaml"
     workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
     module = workspace["load_from"][0]["python_module"]["module_name"]
-    assert module == "acid_platform.definitions"
+    assert module == "acid_platform_example.definitions"
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
     assert f"COPY docker/dagster.yaml {COMPOSE_HOME}/dagster.yaml" in dockerfile
     assert f"DAGSTER_HOME={COMPOSE_HOME}" in dockerfile
@@ -158,10 +158,17 @@ def test_the_compose_instance_serves_the_webserver_on_postgresql(
 
 
 def test_dagster_yaml_configures_an_instance(tmp_path: Path) -> None:
-    """The project's dagster.yaml is a valid instance configuration: SQLite storage, the
-    compactor pool limited to one, queued runs."""
+    """The project's dagster.yaml is a valid instance configuration: SQLite storage, one
+    compaction run at a time and no other limit (no pool of the user's is limited), queued
+    runs, telemetry and the UI's community dialog off."""
     ref = InstanceRef.from_dir(str(tmp_path), config_dir=str(ROOT))
     with DagsterInstance.from_ref(ref) as instance:
         assert type(instance.run_storage).__name__ == "SqliteRunStorage"
-        assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
+        concurrency = instance.get_concurrency_config()
+        assert concurrency.pool_config.default_pool_limit is None
+        assert concurrency.run_queue_config is not None
+        assert concurrency.run_queue_config.tag_concurrency_limits == [
+            {"key": "acid/service", "value": "compaction", "limit": 1}
+        ]
+        assert not instance.nux_enabled and not instance.telemetry_enabled
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"

@@ -1,6 +1,6 @@
-"""The example platform (``acid_platform/definitions.py``): it loads as ``dagster dev`` loads it,
-its settings come from the environment, and one run materializes it end to end on embedded
-defaults with every blocking check passing."""
+"""The example platform (``acid_platform_example``): it loads as ``dagster dev`` and ``dg``
+load it, its settings come from the environment (secrets as ``EnvVar``), and one run materializes
+it end to end on embedded defaults with every blocking check passing."""
 
 from __future__ import annotations
 
@@ -12,34 +12,32 @@ from typing import Any
 import pytest
 from dagster import (
     AssetKey,
+    AutomationCondition,
     DagsterInstance,
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
+    EnvVar,
     SensorResult,
     build_sensor_context,
     instance_for_test,
 )
 
 from acid_platform import Warehouse
-from acid_platform.definitions import (
+from acid_platform.cli.materialize import materialize_job
+from acid_platform_example.data import (
     EMAIL_SUMMARY,
+    EVENT_TYPES,
+    FORGOTTEN,
+    MEMBERS,
     PLATFORM_JOB,
     SALES,
     STORE_SALES_DAILY,
     STORES,
-    PlatformSettings,
-    defs,
-    materialize_platform,
-    platform_definitions,
-)
-from acid_platform.orchestration.example import (
-    EVENT_TYPES,
-    FORGOTTEN,
-    MEMBERS,
     email_events_of,
     sales_of,
 )
+from acid_platform_tests.example import example_defs
 
 TABLES = {
     "retail/stores": "retail.stores",
@@ -57,24 +55,37 @@ def instance() -> Any:
         yield inst
 
 
-def no_spark(root: Path) -> Definitions:
-    return platform_definitions(PlatformSettings(str(root / "wh"), spark_master="none"))
-
-
-def test_the_module_loads_as_dagster_dev_loads_it() -> None:
+def test_the_code_location_loads_as_dagster_dev_loads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    defs = example_defs(monkeypatch, tmp_path / "wh", ACID_SPARK_MASTER="local[1]")
     Definitions.validate_loadable(defs)
     repo = defs.get_repository_def()
     assert repo.has_job(PLATFORM_JOB)
     assert {s.name for s in repo.sensor_defs} >= {
         "acid_compaction_sensor",
         "acid_housekeeping_sensor",
+        "acid_returns_ingest",
+        "acid_store_changes",
     }
-    assert all(s.default_status == DefaultSensorStatus.RUNNING for s in repo.sensor_defs)
+    assert all(
+        s.default_status == DefaultSensorStatus.RUNNING
+        for s in repo.sensor_defs
+        if s.name.startswith("acid_")
+    )
     assert all(s.default_status == DefaultScheduleStatus.RUNNING for s in repo.schedule_defs)
-    assert {s.name for s in repo.schedule_defs} == {"acid_cleaner_schedule", "acid_stores_daily"}
+    # the daily dimension is declarative automation now, not a schedule
+    assert {s.name for s in repo.schedule_defs} == {"acid_cleaner_schedule"}
+    specs = {s.key: s for s in defs.resolve_all_asset_specs()}
+    assert specs[STORES].automation_condition == AutomationCondition.on_cron("0 6 * * *")
+    assert specs[EMAIL_SUMMARY].automation_condition == AutomationCondition.eager()
+    assert specs[SALES].owners == ["team:data-platform"] and specs[SALES].code_version == "1"
 
 
-def test_every_table_has_checks_and_the_assets_have_groups_and_kinds() -> None:
+def test_every_table_has_checks_and_the_assets_have_groups_and_kinds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    defs = example_defs(monkeypatch, tmp_path / "wh", ACID_SPARK_MASTER="local[1]")
     specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
     assert specs[STORE_SALES_DAILY.to_user_string()].kinds == {"spark", "hive", "orc"}
     assert all({"hive", "orc"} <= s.kinds for s in specs.values())
@@ -89,54 +100,66 @@ def test_every_table_has_checks_and_the_assets_have_groups_and_kinds() -> None:
     )
     # 6 consistency, 1 files (fsck), 4 health checks per table
     assert checked == {key: 11 for key in [*TABLES, STORE_SALES_DAILY.to_user_string()]}
+    freshness = specs["retail/returns"].freshness_policy
+    assert freshness is not None
 
 
-def test_the_settings_come_from_the_environment(tmp_path: Path) -> None:
-    env = {
-        "ACID_WAREHOUSE": "s3://bucket/wh",
-        "ACID_METASTORE_URL": "postgresql+psycopg://u@h/db",
-        "ACID_SPARK_MASTER": "spark://h:7077",
-        "ACID_CONF": "hive.compactor.check.interval=10s, hive.txn.timeout=60s",
-        "ACID_CLEANER_CRON": "* * * * *",
-    }
-    settings = PlatformSettings.from_env(env)
-    assert settings == PlatformSettings(
+def test_the_settings_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "postgresql+psycopg://u:SECRETPW@h/db"
+    defs = example_defs(
+        monkeypatch,
         "s3://bucket/wh",
-        "postgresql+psycopg://u@h/db",
-        "spark://h:7077",
-        {"hive.compactor.check.interval": "10s", "hive.txn.timeout": "60s"},
-        "* * * * *",
+        ACID_METASTORE_URL=secret,
+        ACID_SPARK_MASTER="spark://h:7077",
+        ACID_CONF="hive.compactor.check.interval=10s, hive.txn.timeout=60s",
+        ACID_CLEANER_CRON="* * * * *",
     )
-    home = PlatformSettings.from_env({"DAGSTER_HOME": str(tmp_path)})
-    assert home.warehouse == str(tmp_path / "warehouse") and home.metastore_url is None
-    assert home.with_spark and not PlatformSettings("w", spark_master="none").with_spark
-    without = platform_definitions(PlatformSettings.from_env({**env, "ACID_SPARK_MASTER": "none"}))
-    keys = {s.key for s in without.resolve_all_asset_specs()}
-    assert STORE_SALES_DAILY not in keys and SALES in keys
-    schedule = without.resolve_schedule_def("acid_cleaner_schedule")
-    assert schedule.cron_schedule == "* * * * *"
+    acid = (defs.resources or {})["acid_warehouse"]
+    # the warehouse and the metastore are EnvVars: the config names the variable, never the value
+    assert acid.warehouse == EnvVar("ACID_WAREHOUSE")
+    assert acid.metastore_url == EnvVar("ACID_METASTORE_URL")
+    assert "SECRETPW" not in repr(acid.model_dump())
+    assert acid.conf == {"hive.compactor.check.interval": "10s", "hive.txn.timeout": "60s"}
+    assert defs.resolve_schedule_def("acid_cleaner_schedule").cron_schedule == "* * * * *"
+
+    home = example_defs(monkeypatch, None, DAGSTER_HOME=str(tmp_path))
+    assert (home.resources or {})["acid_warehouse"].warehouse == str(tmp_path / "warehouse")
+    assert (home.resources or {})["acid_warehouse"].metastore_url is None
+    keys = {s.key for s in home.resolve_all_asset_specs()}
+    assert STORE_SALES_DAILY not in keys and SALES in keys  # ACID_SPARK_MASTER=none
 
 
-def test_the_sensor_intervals_come_from_the_environment(tmp_path: Path) -> None:
-    env = {
-        "ACID_WAREHOUSE": str(tmp_path / "wh"),
-        "ACID_SPARK_MASTER": "none",
-        "ACID_COMPACTION_SENSOR_INTERVAL": "5",
-        "ACID_HOUSEKEEPING_SENSOR_INTERVAL": "7",
+def test_the_sensor_intervals_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    platform = example_defs(
+        monkeypatch,
+        tmp_path / "wh",
+        ACID_COMPACTION_SENSOR_INTERVAL="5",
+        ACID_HOUSEKEEPING_SENSOR_INTERVAL="7",
+        ACID_INGEST_SENSOR_INTERVAL="9",
+        ACID_CHANGES_SENSOR_INTERVAL="11",
+    )
+    interval = {
+        name: platform.resolve_sensor_def(name).minimum_interval_seconds
+        for name in (
+            "acid_compaction_sensor",
+            "acid_housekeeping_sensor",
+            "acid_returns_ingest",
+            "acid_store_changes",
+        )
     }
-    platform = platform_definitions(PlatformSettings.from_env(env))
-    assert platform.resolve_sensor_def("acid_compaction_sensor").minimum_interval_seconds == 5
-    assert platform.resolve_sensor_def("acid_housekeeping_sensor").minimum_interval_seconds == 7
+    assert list(interval.values()) == [5, 7, 9, 11]
 
-    def housekeeping(conf: str) -> int:
-        return PlatformSettings.from_env({"ACID_CONF": conf}).housekeeping_sensor_interval_s
+    def housekeeping(conf: str) -> int | None:
+        defs = example_defs(monkeypatch, tmp_path / "wh", ACID_CONF=conf)
+        return defs.resolve_sensor_def("acid_housekeeping_sensor").minimum_interval_seconds
 
     # by default every half hive.txn.timeout, between 5 and 30 s
-    assert PlatformSettings.from_env({}).compaction_interval_s == 30
     assert [housekeeping(""), housekeeping("hive.txn.timeout=20s")] == [30, 10]
     assert housekeeping("hive.txn.timeout=2s") == 5
-    with pytest.raises(ValueError, match="ACID_COMPACTION_SENSOR_INTERVAL='0'"):
-        PlatformSettings.from_env({"ACID_COMPACTION_SENSOR_INTERVAL": "0"})
 
 
 def rows(wh: Warehouse, table: str) -> list[dict[str, Any]]:
@@ -145,11 +168,11 @@ def rows(wh: Warehouse, table: str) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_one_run_materializes_the_platform_end_to_end(
-    tmp_path: Path, instance: DagsterInstance
+    tmp_path: Path, instance: DagsterInstance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    platform = no_spark(tmp_path)
+    platform = example_defs(monkeypatch, tmp_path / "wh")
     as_of = {"ops": {"retail__stores": {"config": {"as_of": "2024-01-02"}}}}
-    result = materialize_platform(platform, instance, run_config=as_of)
+    result = materialize_job(platform, instance, run_config=as_of)
     assert result.success
     checks = result.get_asset_check_evaluations()
     assert len(checks) == 44  # with the files_match_record check of each of the 4 ACID tables
@@ -208,13 +231,12 @@ def materialization(instance: DagsterInstance, key: AssetKey) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_the_maintenance_jobs_run_beside_the_acid_tables_io_manager(
-    tmp_path: Path, instance: DagsterInstance
+    tmp_path: Path, instance: DagsterInstance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The platform's ``io_manager`` is the ACID tables' one: the maintenance ops' outputs
     (metadata only) must not go through it."""
-    conf = {"hive.compactor.check.interval": "0"}
-    platform = platform_definitions(
-        PlatformSettings(str(tmp_path / "wh"), spark_master="none", conf=conf)
+    platform = example_defs(
+        monkeypatch, tmp_path / "wh", ACID_CONF="hive.compactor.check.interval=0"
     )
     with Warehouse.open(str(tmp_path / "wh"), create=True) as wh:
         table = wh.create_table("t", [("id", "int")])

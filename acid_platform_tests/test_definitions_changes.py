@@ -19,13 +19,8 @@ from dagster import (
 )
 
 from acid_platform import Warehouse
-from acid_platform.definitions import (
-    STORE_CHANGES,
-    STORE_CHANGES_SENSOR,
-    STORES,
-    PlatformSettings,
-    platform_definitions,
-)
+from acid_platform_example.data import STORE_CHANGES, STORE_CHANGES_SENSOR, STORES
+from acid_platform_tests.example import example_defs
 from acid_platform_tests.platform_sensors import platform_tick
 
 
@@ -72,9 +67,9 @@ def changes(wh: Warehouse, name: str) -> list[tuple[Any, ...]]:
 
 @pytest.mark.slow
 def test_the_store_dimensions_changes_land_in_its_change_log_once(
-    tmp_path: Path, instance: DagsterInstance
+    tmp_path: Path, instance: DagsterInstance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    platform = platform_definitions(PlatformSettings(str(tmp_path / "wh"), spark_master="none"))
+    platform = example_defs(monkeypatch, tmp_path / "wh")
     sensor = platform.resolve_sensor_def(STORE_CHANGES_SENSOR)
     assert sensor.default_status == DefaultSensorStatus.RUNNING
     before = tick(platform, instance, None)  # no warehouse yet: the sensor skips
@@ -101,5 +96,3 @@ def test_the_store_dimensions_changes_land_in_its_change_log_once(
         wh.close()
     again = tick(platform, instance, first.cursor)  # nothing new: nothing requested
     assert not again.run_requests and again.cursor == first.cursor
-    told = PlatformSettings.from_env({"ACID_CHANGES_SENSOR_INTERVAL": "9"})
-    assert told.changes_interval_s == 9

@@ -1,5 +1,5 @@
 """The example platform's ingest: the ``acid_returns_ingest`` sensor watches the landing
-directory (``ACID_LANDING``, default beside the warehouse), RUNNING by default; a day's returns
+directory (``ACID_LANDING``, default ``landing`` in ``DAGSTER_HOME``), RUNNING by default; a day's returns
 file landing there is loaded into ``retail.returns`` once, reported as the asset's
 materialization."""
 
@@ -21,15 +21,9 @@ from dagster import (
 )
 
 from acid_platform import Warehouse
-from acid_platform.definitions import (
-    RETURNS,
-    RETURNS_SENSOR,
-    RETURNS_TABLE,
-    PlatformSettings,
-    platform_definitions,
-)
-from acid_platform.orchestration.example import returns_of
 from acid_platform.table.verify import verify_table
+from acid_platform_example.data import RETURNS, RETURNS_SENSOR, RETURNS_TABLE, returns_of
+from acid_platform_tests.example import example_defs
 from acid_platform_tests.platform_sensors import platform_tick
 
 
@@ -43,28 +37,27 @@ def tick(platform: Definitions, instance: DagsterInstance, cursor: str | None) -
     return platform_tick(platform, instance, RETURNS_SENSOR, cursor)
 
 
-def test_the_landing_directory_defaults_beside_the_warehouse(tmp_path: Path) -> None:
-    home = PlatformSettings.from_env({"DAGSTER_HOME": str(tmp_path)})
-    assert home.landing_location == str(tmp_path / "landing")
-    assert PlatformSettings("s3://bucket/wh").landing_location == "s3://bucket/landing"
-    told = PlatformSettings.from_env(
-        {
-            "ACID_LANDING": "s3://in/returns",
-            "ACID_WAREHOUSE": "/w",
-            "ACID_INGEST_SENSOR_INTERVAL": "7",
-        }
+def test_the_landing_directory_defaults_into_dagster_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = example_defs(monkeypatch, tmp_path / "wh", DAGSTER_HOME=str(tmp_path))
+    assert f"{tmp_path / 'landing'} " in (home.resolve_sensor_def(RETURNS_SENSOR).description or "")
+    told = example_defs(
+        monkeypatch, "/w", ACID_LANDING="s3://in/returns", ACID_INGEST_SENSOR_INTERVAL="7"
     )
-    assert told.landing_location == "s3://in/returns"
-    sensor = platform_definitions(told).resolve_sensor_def(RETURNS_SENSOR)
+    sensor = told.resolve_sensor_def(RETURNS_SENSOR)
+    assert "s3://in/returns " in (sensor.description or "")
     assert sensor.default_status == DefaultSensorStatus.RUNNING
     assert sensor.minimum_interval_seconds == 7
 
 
-def test_a_returns_file_landing_is_loaded_once(tmp_path: Path, instance: DagsterInstance) -> None:
-    platform = platform_definitions(PlatformSettings(str(tmp_path / "wh"), spark_master="none"))
+def test_a_returns_file_landing_is_loaded_once(
+    tmp_path: Path, instance: DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    landing = tmp_path / "landing"
+    platform = example_defs(monkeypatch, tmp_path / "wh", ACID_LANDING=str(landing))
     skipped = tick(platform, instance, None)  # no landing directory yet: the sensor skips
     assert not skipped.run_requests and skipped.skip_reason is not None
-    landing = tmp_path / "landing"
     landing.mkdir()
     day = returns_of(dt.date(2024, 1, 2))
     pcsv.write_csv(day, landing / "returns-2024-01-02.csv")

@@ -27,8 +27,14 @@ from dagster_graphql import DagsterGraphQLClient
 from sqlalchemy import create_engine, text
 
 from acid_platform import Warehouse
-from acid_platform.definitions import PLATFORM_JOB, STORE_SALES_DAILY, platform_run_tags
-from acid_platform.orchestration.example import DAYS, FORGOTTEN, sales_of
+from acid_platform_example.data import (
+    DAYS,
+    FORGOTTEN,
+    PLATFORM_JOB,
+    STORE_SALES_DAILY,
+    platform_run_tags,
+    sales_of,
+)
 from acid_platform_tests.dagster_server import DagsterServer, bin_path, dagster_home
 from acid_platform_tests.helpers import fresh_pg_database
 from acid_platform_tests.topology import (

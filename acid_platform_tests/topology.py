@@ -1,7 +1,7 @@
 """The platform's topology, the one description both ``docker-compose.yml`` (checked by
 ``test_compose``) and the native run on 127.0.0.1 (``test_native_topology``) are held to: the
 services, the ports each listens on, the command each runs, and the environment of the services
-that run the project's code (``acid_platform.definitions`` and the Dagster instance of
+that run the project's code (``acid_platform_example.definitions`` and the Dagster instance of
 ``docker/dagster.yaml`` read it).
 
 A :class:`Placement` says where the services are: compose's (:data:`COMPOSE`: each service at its

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from acid_platform.definitions import PLATFORM_JOB, platform_run_tags
+from acid_platform_example.data import PLATFORM_JOB, platform_run_tags
 from acid_platform_tests.dagster_api import RunInfo
 from acid_platform_tests.dagster_server import DagsterServer, dagster_dev_command, dagster_home
 from acid_platform_tests.pg_server import free_port

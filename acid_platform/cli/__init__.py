@@ -41,6 +41,7 @@ from acid_platform.cli import (
     ingest,  # noqa: F401 - registers `acid ingest`
     maintenance,  # noqa: F401 - registers the maintenance commands
     materialize,  # noqa: F401 - registers `acid platform`
+    new,  # noqa: F401 - registers `acid new`
 )
 from acid_platform.cli.commands import app, main
 

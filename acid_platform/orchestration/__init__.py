@@ -1,11 +1,13 @@
 """Dagster for acid_platform: ACID tables as assets, and the maintenance that runs by itself.
 Only this layer (and those above it) imports Dagster.
 
->>> # acid = AcidWarehouseResource(warehouse="/data/wh")
->>> # Definitions(assets=[...], resources={
->>> #     "acid_warehouse": acid,
->>> #     "io_manager": AcidTableIOManager(acid_warehouse=acid),
->>> #     "reader": AcidReader(acid_warehouse=acid)})
+>>> # defs = acid_definitions(assets=[...], warehouse=AcidWarehouseResource(warehouse="/data/wh"))
+
+* :mod:`.platform` — :func:`acid_definitions` (your assets + a warehouse's resources,
+  maintenance and checks), :func:`warehouse_definitions`, :func:`with_acid_checks`;
+* :mod:`.components` — the same as Dagster Components (``defs.yaml``), each with a scaffolder:
+  ``AcidWarehouseComponent``, ``AcidTableComponent``, ``AcidIngestComponent``,
+  ``AcidChangeFeedComponent`` (``dg list components`` shows them);
 
 * :mod:`.resources` — :class:`AcidWarehouseResource` (warehouse, tables, transactions,
   snapshots), :class:`AcidReader` (loads under one snapshot), :func:`spark_resource`;
@@ -38,10 +40,22 @@ from acid_platform.orchestration.ingest import ingest_job, ingest_sensor
 from acid_platform.orchestration.io_manager import AcidTableIOManager
 from acid_platform.orchestration.maintenance import maintenance_definitions
 from acid_platform.orchestration.options import MergeOptions, WriteMode
+from acid_platform.orchestration.platform import (
+    acid_definitions,
+    acid_tables,
+    warehouse_definitions,
+    with_acid_checks,
+)
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
-from acid_platform.orchestration.resources import AcidReader, AcidWarehouseResource, spark_resource
+from acid_platform.orchestration.resources import (
+    DEFAULT_RESOURCE_KEY,
+    AcidReader,
+    AcidWarehouseResource,
+    spark_resource,
+)
 
 __all__ = [
+    "DEFAULT_RESOURCE_KEY",
     "AcidReader",
     "AcidTableIOManager",
     "AcidWarehouseResource",
@@ -51,7 +65,9 @@ __all__ = [
     "TableRead",
     "TableSnapshot",
     "WriteMode",
+    "acid_definitions",
     "acid_table_checks",
+    "acid_tables",
     "append_changes",
     "change_feed_sensor",
     "cleaner_job",
@@ -65,4 +81,6 @@ __all__ = [
     "maintenance_definitions",
     "spark_resource",
     "table_health",
+    "warehouse_definitions",
+    "with_acid_checks",
 ]

@@ -55,7 +55,12 @@ from pydantic import Field
 from acid_platform.errors import DuplicateSourceError, NoSuchObjectError
 from acid_platform.format import ROW_ID_COLUMN
 from acid_platform.metastore.model import Source
-from acid_platform.orchestration.resources import AcidWarehouseResource, no_warehouse_yet
+from acid_platform.orchestration.resources import (
+    DEFAULT_RESOURCE_KEY,
+    AcidWarehouseResource,
+    no_warehouse_yet,
+    warehouse_resource,
+)
 from acid_platform.table.changes import newest_final_write_id
 from acid_platform.table.statement import StatementMetrics
 
@@ -142,10 +147,12 @@ def change_feed_sensor(
     max_write_ids_per_run: int | None = None,
     minimum_interval_seconds: int = 30,
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
 ) -> SensorDefinition:
     """A sensor requesting runs of ``target`` — an asset taking a :class:`ChangeWindow`
     config, or a job whose op ``op_name`` takes one — that consume ``table``'s change feed
-    window by window (see module docs); ``key`` pairs updates. RUNNING by default."""
+    window by window (see module docs); ``key`` pairs updates; ``resource_key``: the
+    warehouse. RUNNING by default."""
     if op_name is None:
         if not isinstance(target, AssetsDefinition):
             raise ValueError("change_feed_sensor: name the op of the job that takes the window")
@@ -158,12 +165,12 @@ def change_feed_sensor(
         target=target,
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
+        required_resource_keys={resource_key},
         description=f"Consumes the change feed of {table}: one run per window of new write "
         "ids (run key = table:after-upto); the cursor keeps the last write id handed out.",
     )
-    def _change_feed_sensor(
-        context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
-    ) -> SensorResult:
+    def _change_feed_sensor(context: SensorEvaluationContext, **_: Any) -> SensorResult:
+        acid_warehouse = warehouse_resource(context, resource_key)
         cursor = ChangeCursor.parse(context.cursor, start_write_id)
         newest = newest_write_id(acid_warehouse, table)
         if isinstance(newest, str):

@@ -13,15 +13,18 @@
 # no `from __future__ import annotations`: Dagster reads the annotations of ops and sensors
 
 import hashlib
+from functools import cache
 from typing import Any
 
 from dagster import (
+    AssetKey,
+    AssetObservation,
+    Config,
     DefaultScheduleStatus,
     DefaultSensorStatus,
+    JobDefinition,
     MetadataValue,
-    Nothing,
     OpExecutionContext,
-    Out,
     Output,
     RunRequest,
     ScheduleDefinition,
@@ -29,15 +32,21 @@ from dagster import (
     SensorDefinition,
     SensorEvaluationContext,
     SkipReason,
-    in_process_executor,
-    job,
-    op,
     schedule,
     sensor,
 )
+from pydantic import Field
 
 from acid_platform.compaction import find_timed_out, run_cleaner, run_housekeeping
-from acid_platform.orchestration.resources import AcidWarehouseResource, no_warehouse_yet
+from acid_platform.orchestration.checks import TableAsset, repository_tables, upkeep_evaluations
+from acid_platform.orchestration.resources import (
+    DEFAULT_RESOURCE_KEY,
+    AcidWarehouseResource,
+    keyed_name,
+    no_warehouse_yet,
+    warehouse_resource,
+)
+from acid_platform.orchestration.service_jobs import service_job
 
 CLEANER_JOB = "acid_cleaner"
 CLEANER_SCHEDULE = "acid_cleaner_schedule"
@@ -47,12 +56,57 @@ HOUSEKEEPING_SENSOR = "acid_housekeeping_sensor"
 MAX_LISTED = 500
 
 
-@op(out=Out(Nothing))
-def acid_clean(context: OpExecutionContext, acid_warehouse: AcidWarehouseResource) -> Output[None]:
-    """One cleaner pass; what it removed goes to the output's metadata and the run's tags (the
-    output holds no value: no IO manager stores it)."""
-    with acid_warehouse.open_warehouse() as wh:
+class CleanerConfig(Config):  # type: ignore[misc]
+    """The table assets the cleaner reports on (``db.table`` -> asset key path)."""
+
+    assets: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Tables that are assets: what the cleaner removed of each is observed on "
+        "it and its health checks are evaluated again.",
+    )
+
+
+@cache
+def cleaner_job_for(resource_key: str = DEFAULT_RESOURCE_KEY) -> JobDefinition:
+    """The cleaner job of the warehouse under ``resource_key`` (one per key): one cleaner pass;
+    what it removed goes to the output's metadata, the run's tags and an observation of each
+    table asset it touched."""
+    return service_job(
+        CLEANER_JOB,
+        "acid_clean",
+        "cleaner",
+        resource_key,
+        clean,
+        config_type=CleanerConfig,
+        description="One pass of the cleaner.",
+    )
+
+
+def clean(
+    context: OpExecutionContext, resource: AcidWarehouseResource, config: CleanerConfig
+) -> Output[None]:
+    """The cleaner op's body (see :func:`cleaner_job_for`)."""
+    with resource.open_warehouse() as wh:
         report = run_cleaner(wh)
+        for table, path in sorted(config.assets.items()):
+            entries = [e for e in report.entries if f"{e.db}.{e.table}" == table]
+            if not entries:
+                continue
+            target = TableAsset(AssetKey(path), table)
+            removed = [p for e in entries for p in e.removed]
+            context.log_event(
+                AssetObservation(
+                    asset_key=target.key,
+                    description=f"cleaner: {len(removed)} path(s) of {table} removed",
+                    metadata={
+                        "cleaner/removed_paths": len(removed),
+                        "cleaner/cleaned_compactions": sum(e.cleaned for e in entries),
+                        "cleaner/removed": MetadataValue.json(removed[:MAX_LISTED]),
+                    },
+                )
+            )
+            for evaluation in upkeep_evaluations(wh, target):
+                context.log_event(evaluation)  # type: ignore[arg-type]  # handled; not annotated
     removed = list(report.removed)
     metadata: dict[str, Any] = {
         "removed_paths": len(removed),
@@ -76,49 +130,64 @@ def acid_clean(context: OpExecutionContext, acid_warehouse: AcidWarehouseResourc
     return Output(None, metadata=metadata)
 
 
-@job(name=CLEANER_JOB, executor_def=in_process_executor, tags={"acid/service": "cleaner"})
-def cleaner_job() -> None:
-    """One pass of the cleaner."""
-    acid_clean()
+#: The default warehouse's cleaner job.
+cleaner_job = cleaner_job_for()
 
 
 def cleaner_schedule(
     cron_schedule: str = "*/5 * * * *",
     *,
-    name: str = CLEANER_SCHEDULE,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    name: str | None = None,
     execution_timezone: str | None = None,
     default_status: DefaultScheduleStatus = DefaultScheduleStatus.RUNNING,
 ) -> ScheduleDefinition:
-    """The cleaner on ``cron_schedule``; RUNNING by default. A tick before the warehouse exists
-    is skipped (nothing to clean)."""
+    """The cleaner of the warehouse under ``resource_key`` on ``cron_schedule``; RUNNING by
+    default. A tick before the warehouse exists is skipped (nothing to clean)."""
 
     @schedule(
-        name=name,
+        name=name or keyed_name(CLEANER_SCHEDULE, resource_key),
         cron_schedule=cron_schedule,
-        job=cleaner_job,
+        job=cleaner_job_for(resource_key),
+        required_resource_keys={resource_key},
         execution_timezone=execution_timezone,
         default_status=default_status,
         description="Deletes directories compactions made obsolete and aborted transactions "
         "left, once no snapshot needs them.",
     )
-    def _cleaner_schedule(
-        context: ScheduleEvaluationContext, acid_warehouse: AcidWarehouseResource
-    ) -> RunRequest | SkipReason:
+    def _cleaner_schedule(context: ScheduleEvaluationContext, **_: Any) -> RunRequest | SkipReason:
+        acid_warehouse = warehouse_resource(context, resource_key)
         if not acid_warehouse.exists():
             return SkipReason(no_warehouse_yet(acid_warehouse))
-        return RunRequest()
+        assets = {t.table: list(t.key.path) for t in repository_tables(context, resource_key)}
+        return RunRequest(
+            run_config={"ops": {"acid_clean": {"config": {"assets": assets}}}},
+            tags={"acid/warehouse": resource_key},
+        )
 
     return _cleaner_schedule
 
 
-@op(out=Out(Nothing))
-def acid_housekeep(
-    context: OpExecutionContext, acid_warehouse: AcidWarehouseResource
+@cache
+def housekeeping_job_for(resource_key: str = DEFAULT_RESOURCE_KEY) -> JobDefinition:
+    """The housekeeping job of the warehouse under ``resource_key`` (one per key)."""
+    return service_job(
+        HOUSEKEEPING_JOB,
+        "acid_housekeep",
+        "housekeeping",
+        resource_key,
+        housekeep,
+        description="Abort transactions silent for hive.txn.timeout (their locks go with "
+        "them), expire silent locks and reader leases, purge history.",
+    )
+
+
+def housekeep(
+    context: OpExecutionContext, resource: AcidWarehouseResource, _config: None = None
 ) -> Output[None]:
-    """Abort transactions silent for hive.txn.timeout (their locks go with them), expire silent
-    locks and reader leases, purge history."""
-    timeout = acid_warehouse.service_conf.txn_timeout_s
-    with acid_warehouse.open_warehouse() as wh:
+    """The housekeeping op's body (see :func:`housekeeping_job_for`)."""
+    timeout = resource.service_conf.txn_timeout_s
+    with resource.open_warehouse() as wh:
         report = run_housekeeping(wh, timeout)
     context.log.info(
         f"housekeeper: aborted {list(report.aborted_txns)}, freed locks {list(report.freed_locks)}"
@@ -133,15 +202,14 @@ def acid_housekeep(
     return Output(None, metadata=metadata)
 
 
-@job(name=HOUSEKEEPING_JOB, executor_def=in_process_executor, tags={"acid/service": "housekeeping"})
-def housekeeping_job() -> None:
-    """One pass of the housekeeper."""
-    acid_housekeep()
+#: The default warehouse's housekeeping job.
+housekeeping_job = housekeeping_job_for()
 
 
 def housekeeping_sensor(
     *,
-    name: str = HOUSEKEEPING_SENSOR,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    name: str | None = None,
     minimum_interval_seconds: int = 30,
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
 ) -> SensorDefinition:
@@ -150,15 +218,15 @@ def housekeeping_sensor(
     time-out (Hive's housekeeper runs every half of it)."""
 
     @sensor(
-        name=name,
-        job=housekeeping_job,
+        name=name or keyed_name(HOUSEKEEPING_SENSOR, resource_key),
+        job=housekeeping_job_for(resource_key),
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
+        required_resource_keys={resource_key},
         description="Reaps transactions and locks silent longer than hive.txn.timeout.",
     )
-    def _housekeeping_sensor(
-        context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
-    ) -> RunRequest | SkipReason:
+    def _housekeeping_sensor(context: SensorEvaluationContext, **_: Any) -> RunRequest | SkipReason:
+        acid_warehouse = warehouse_resource(context, resource_key)
         if not acid_warehouse.exists():
             return SkipReason(no_warehouse_yet(acid_warehouse))
         timeout = acid_warehouse.service_conf.txn_timeout_s
@@ -171,6 +239,7 @@ def housekeeping_sensor(
         return RunRequest(
             run_key=f"housekeep:{digest}",
             tags={
+                "acid/warehouse": resource_key,
                 "acid/timed_out_txns": _listed(due.txn_ids),
                 "acid/timed_out_locks": _listed(due.lock_ids),
             },
@@ -189,10 +258,13 @@ __all__ = [
     "CLEANER_SCHEDULE",
     "HOUSEKEEPING_JOB",
     "HOUSEKEEPING_SENSOR",
-    "acid_clean",
-    "acid_housekeep",
+    "CleanerConfig",
+    "clean",
     "cleaner_job",
+    "cleaner_job_for",
     "cleaner_schedule",
+    "housekeep",
     "housekeeping_job",
+    "housekeeping_job_for",
     "housekeeping_sensor",
 ]

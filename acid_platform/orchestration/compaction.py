@@ -20,34 +20,44 @@
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from dagster import (
+    AssetKey,
+    AssetObservation,
     Config,
     DagsterRun,
     DefaultSensorStatus,
     Failure,
+    JobDefinition,
     MetadataValue,
-    Nothing,
     OpExecutionContext,
-    Out,
     Output,
     RunRequest,
     RunsFilter,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
-    in_process_executor,
-    job,
-    op,
     sensor,
 )
+from pydantic import Field
 
 from acid_platform.compaction import CompactionOutcome, Initiator, Worker
+from acid_platform.compaction.health import PartitionLayout, table_layout
+from acid_platform.errors import NoSuchObjectError
 from acid_platform.metastore import CompactionInfo, CompactionState, Metastore
-from acid_platform.orchestration.resources import AcidWarehouseResource, no_warehouse_yet
+from acid_platform.orchestration.checks import TableAsset, repository_tables, upkeep_evaluations
+from acid_platform.orchestration.resources import (
+    DEFAULT_RESOURCE_KEY,
+    AcidWarehouseResource,
+    keyed_name,
+    no_warehouse_yet,
+    warehouse_resource,
+)
+from acid_platform.orchestration.service_jobs import service_job
 
 COMPACTION_JOB = "acid_compaction"
 COMPACTION_SENSOR = "acid_compaction_sensor"
@@ -58,45 +68,110 @@ KEY_TAG = "acid/compaction_key"
 
 
 class CompactionConfig(Config):  # type: ignore[misc]
-    """Which queue entry the run compacts."""
+    """Which queue entry the run compacts, and the asset of its table (if it is one)."""
 
     compaction_id: int
+    asset_key: list[str] = Field(
+        default_factory=list,
+        description="The table's asset key (path): the compaction is reported on it as an "
+        "observation and its health checks are evaluated again. Empty: not an asset.",
+    )
 
 
-@op(pool=COMPACTOR_POOL, out=Out(Nothing))
-def acid_compact(
-    context: OpExecutionContext, config: CompactionConfig, acid_warehouse: AcidWarehouseResource
+@cache
+def compaction_job_for(resource_key: str = DEFAULT_RESOURCE_KEY) -> JobDefinition:
+    """The compaction job of the warehouse under ``resource_key`` (one per key): claims the
+    entry and compacts it (a no-op when another worker has it or had it); what it did is the
+    output's metadata and an observation of the table's asset."""
+    return service_job(
+        COMPACTION_JOB,
+        "acid_compact",
+        "compaction",
+        resource_key,
+        compact_entry,
+        config_type=CompactionConfig,
+        pool=COMPACTOR_POOL,
+        description="Compact one queue entry (config: ops.acid_compact.config.compaction_id).",
+    )
+
+
+def compact_entry(
+    context: OpExecutionContext, resource: AcidWarehouseResource, config: CompactionConfig
 ) -> Output[None]:
-    """Claim the entry and compact it (a no-op when another worker has it or had it). What it
-    did is the output's metadata; the output holds no value, so no IO manager stores it (the
-    platform's ``io_manager`` may be the ACID tables' one)."""
-    with acid_warehouse.open_warehouse() as wh:
-        worker = Worker(wh, executor=acid_warehouse.compaction_executor(wh))
+    """The compaction op's body (see :func:`compaction_job_for`)."""
+    started = time.monotonic()
+    with resource.open_warehouse() as wh:
+        info = wh.metastore.get_compaction(config.compaction_id)
+        name = f"{info.db}.{info.table}"
+        before = _partition_layout(wh, name, info.partition)
+        worker = Worker(wh, executor=resource.compaction_executor(wh))
         outcome = worker.run_once(config.compaction_id)
         info = wh.metastore.get_compaction(config.compaction_id)
-    if outcome is None:
-        context.log.info(
-            f"compaction {info.id} of {_where(info)} is {info.state.value}: another worker "
-            "has it or had it; nothing to do"
-        )
-        return Output(
-            None,
-            metadata={"compaction_id": info.id, "state": info.state.value, "claimed": False},
-        )
-    metadata = outcome_metadata(outcome)
-    if not outcome.succeeded:
-        raise Failure(
-            description=f"compaction {outcome.id} of {_where(info)} failed: {outcome.message}",
-            metadata=metadata,
-        )
+        if outcome is None:
+            context.log.info(
+                f"compaction {info.id} of {_where(info)} is {info.state.value}: another worker "
+                "has it or had it; nothing to do"
+            )
+            return Output(
+                None,
+                metadata={"compaction_id": info.id, "state": info.state.value, "claimed": False},
+            )
+        metadata = outcome_metadata(outcome)
+        if not outcome.succeeded:
+            raise Failure(
+                description=f"compaction {outcome.id} of {_where(info)} failed: {outcome.message}",
+                metadata=metadata,
+            )
+        after = _partition_layout(wh, name, info.partition)
+        metadata |= {
+            "worker": worker.worker_id,
+            "duration_s": round(time.monotonic() - started, 3),
+            **_layout_metadata("before", before),
+            **_layout_metadata("after", after),
+        }
+        if config.asset_key:
+            target = TableAsset(AssetKey(config.asset_key), name, resource_key_of(context))
+            context.log_event(
+                AssetObservation(
+                    asset_key=target.key,
+                    partition=None,
+                    description=f"compaction {outcome.id} ({outcome.type}) of {_where(info)}",
+                    metadata={f"compaction/{k}": v for k, v in metadata.items()},
+                )
+            )
+            for evaluation in upkeep_evaluations(wh, target):
+                context.log_event(evaluation)  # type: ignore[arg-type]  # handled; not annotated
     context.log.info(f"compaction {outcome.id} of {_where(info)}: {outcome.message}")
     return Output(None, metadata=metadata)
 
 
-@job(name=COMPACTION_JOB, executor_def=in_process_executor, tags={"acid/service": "compaction"})
-def compaction_job() -> None:
-    """Compact one queue entry (config: ``ops.acid_compact.config.compaction_id``)."""
-    acid_compact()
+def resource_key_of(context: OpExecutionContext) -> str:
+    """The warehouse resource key a maintenance run works on (its ``acid/warehouse`` tag)."""
+    return context.run.tags.get("acid/warehouse", DEFAULT_RESOURCE_KEY)
+
+
+def _partition_layout(wh: Any, table: str, partition: str | None) -> PartitionLayout | None:
+    """The partition's layout now (deltas, files, bytes), or None when it has none."""
+    try:
+        layouts = table_layout(wh.table(table), count_rows=False)
+    except NoSuchObjectError:
+        return None
+    return next((p for p in layouts if (p.partition or None) == (partition or None)), None)
+
+
+def _layout_metadata(when: str, layout: PartitionLayout | None) -> dict[str, int]:
+    if layout is None:
+        return {}
+    return {
+        f"deltas_{when}": layout.deltas,
+        f"delete_deltas_{when}": layout.delete_deltas,
+        f"files_{when}": layout.files,
+        f"bytes_{when}": layout.bytes,
+    }
+
+
+#: The default warehouse's compaction job.
+compaction_job = compaction_job_for()
 
 
 def outcome_metadata(outcome: CompactionOutcome) -> dict[str, Any]:
@@ -154,11 +229,17 @@ def run_key(ms: Metastore, entry: CompactionInfo) -> str:
 
 
 def plan_requests(
-    context: SensorEvaluationContext, ms: Metastore, cursor: CompactionCursor
+    context: SensorEvaluationContext,
+    ms: Metastore,
+    cursor: CompactionCursor,
+    assets: Mapping[str, AssetKey] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
 ) -> tuple[list[RunRequest], CompactionCursor]:
     """Run requests for the initiated entries not requested yet (or whose run ended without
-    claiming them), and the cursor after them. The runs of every key in question are fetched
-    in ONE query of the run storage, however many entries are queued."""
+    claiming them), and the cursor after them; ``assets`` maps ``db.table`` to the table's
+    asset (the run reports on it). The runs of every key in question are fetched in ONE query
+    of the run storage, however many entries are queued."""
+    assets = assets or {}
     live = {e.id for e in ms.queued_compactions()}
     requested = {cq: key for cq, key in cursor.requested.items() if cq in live}
     initiated = ms.queued_compactions(CompactionState.INITIATED)
@@ -177,13 +258,18 @@ def plan_requests(
             if key in runs:  # an earlier entry of the same partition had this key
                 key = f"{key}#{entry.id}"
         requested[entry.id] = key
+        asset = assets.get(f"{entry.db}.{entry.table}")
+        config: dict[str, Any] = {"compaction_id": entry.id}
+        if asset is not None:
+            config["asset_key"] = list(asset.path)
         requests.append(
             RunRequest(
                 run_key=key,
-                run_config={"ops": {"acid_compact": {"config": {"compaction_id": entry.id}}}},
+                run_config={"ops": {"acid_compact": {"config": config}}},
                 tags={
                     ENTRY_TAG: str(entry.id),
                     KEY_TAG: key,
+                    "acid/warehouse": resource_key,
                     "acid/table": f"{entry.db}.{entry.table}",
                     "acid/partition": entry.partition or "",
                     "acid/compaction_type": entry.type.value if entry.type else "",
@@ -195,23 +281,25 @@ def plan_requests(
 
 def compaction_sensor(
     *,
-    name: str = COMPACTION_SENSOR,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    name: str | None = None,
     minimum_interval_seconds: int = 30,
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
 ) -> SensorDefinition:
-    """The compaction sensor (see the module docs); RUNNING by default."""
+    """The compaction sensor of the warehouse under ``resource_key`` (see the module docs);
+    RUNNING by default."""
 
     @sensor(
-        name=name,
-        job=compaction_job,
+        name=name or keyed_name(COMPACTION_SENSOR, resource_key),
+        job=compaction_job_for(resource_key),
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
+        required_resource_keys={resource_key},
         description="Runs the compaction initiator and requests a compaction run per queued "
         "entry (run key db.table:partition:highest write id).",
     )
-    def _compaction_sensor(
-        context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
-    ) -> SensorResult:
+    def _compaction_sensor(context: SensorEvaluationContext, **_: Any) -> SensorResult:
+        acid_warehouse = warehouse_resource(context, resource_key)
         if not acid_warehouse.exists():
             return SensorResult(skip_reason=no_warehouse_yet(acid_warehouse))
         cursor = CompactionCursor.parse(context.cursor)
@@ -223,7 +311,8 @@ def compaction_sensor(
                 decisions = Initiator(wh).run()
                 queued = sum(1 for d in decisions if d.cq_id is not None)
                 cursor.initiated_at = now
-            requests, cursor = plan_requests(context, wh.metastore, cursor)
+            assets = {t.table: t.key for t in repository_tables(context, resource_key)}
+            requests, cursor = plan_requests(context, wh.metastore, cursor, assets, resource_key)
         if requests:
             return SensorResult(run_requests=requests, cursor=cursor.dump())
         waiting = len(cursor.requested)
@@ -265,10 +354,12 @@ __all__ = [
     "KEY_TAG",
     "CompactionConfig",
     "CompactionCursor",
-    "acid_compact",
+    "compact_entry",
     "compaction_job",
+    "compaction_job_for",
     "compaction_sensor",
     "outcome_metadata",
     "plan_requests",
+    "resource_key_of",
     "run_key",
 ]

@@ -30,6 +30,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from dagster import (
@@ -40,23 +41,23 @@ from dagster import (
     Failure,
     JobDefinition,
     MetadataValue,
-    Nothing,
     OpExecutionContext,
-    Out,
     Output,
     RunRequest,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
-    in_process_executor,
-    job,
-    op,
     sensor,
 )
 from pydantic import Field
 
 from acid_platform.errors import LandingFileError, NoSuchObjectError
-from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.orchestration.resources import (
+    DEFAULT_RESOURCE_KEY,
+    AcidWarehouseResource,
+    warehouse_resource,
+)
+from acid_platform.orchestration.service_jobs import service_job
 from acid_platform.streaming.landing import (
     LandingFile,
     LoadResult,
@@ -99,12 +100,25 @@ class IngestConfig(Config):  # type: ignore[misc]
     )
 
 
-@op(out=Out(Nothing))
-def acid_ingest_files(
-    context: OpExecutionContext, config: IngestConfig, acid_warehouse: AcidWarehouseResource
+@cache
+def ingest_job_for(resource_key: str = DEFAULT_RESOURCE_KEY) -> JobDefinition:
+    """The ingest job of the warehouse under ``resource_key`` (one per key): loads the files
+    exactly once (a no-op for files committed already)."""
+    return service_job(
+        INGEST_JOB,
+        "acid_ingest_files",
+        "ingest",
+        resource_key,
+        ingest_files,
+        config_type=IngestConfig,
+        description="Load landing files into an ACID table (config: ops.acid_ingest_files.config).",
+    )
+
+
+def ingest_files(
+    context: OpExecutionContext, acid_warehouse: AcidWarehouseResource, config: IngestConfig
 ) -> Output[None]:
-    """Load the files exactly once (a no-op for files committed already). What it did is the
-    output's metadata; the output holds no value, so no IO manager stores it."""
+    """The ingest op's body (see :func:`ingest_job_for`)."""
     wh = acid_warehouse.get_warehouse()
     try:
         if config.columns:
@@ -144,10 +158,8 @@ def acid_ingest_files(
     return Output(None, metadata=metadata)
 
 
-@job(name=INGEST_JOB, executor_def=in_process_executor, tags={"acid/service": "ingest"})
-def ingest_job() -> None:
-    """Load landing files into an ACID table (config: ``ops.acid_ingest_files.config``)."""
-    acid_ingest_files()
+#: The default warehouse's ingest job.
+ingest_job = ingest_job_for()
 
 
 def ingest_metadata(result: LoadResult) -> dict[str, Any]:
@@ -271,28 +283,30 @@ def ingest_sensor(
     asset_key: AssetKey | None = None,
     minimum_interval_seconds: int = 30,
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
-    job_def: JobDefinition = ingest_job,
+    job_def: JobDefinition | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
 ) -> SensorDefinition:
     """A sensor loading what lands in ``landing`` (matching the glob ``pattern``, relative to
     it) into ``table`` (see module docs); RUNNING by default. ``file_format``: the files'
     format (default: by suffix; files whose suffix says none are ignored). ``columns`` /
     ``partition_columns``: create the table on the first load if it does not exist.
-    ``asset_key``: the table's asset, whose materialization each load reports."""
+    ``asset_key``: the table's asset, whose materialization each load reports.
+    ``resource_key``: the warehouse (default job: its ingest job)."""
     target = IngestTarget(
         table, file_format, dict(columns or {}), dict(partition_columns or {}), asset_key
     )
 
     @sensor(
         name=name,
-        job=job_def,
+        job=job_def or ingest_job_for(resource_key),
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
+        required_resource_keys={resource_key},
         description=f"Loads new files of {landing} ({pattern}) into {table}, each exactly once "
         "(one run per file or batch; run key = the file's URI, size and modification time).",
     )
-    def _ingest_sensor(
-        context: SensorEvaluationContext, acid_warehouse: AcidWarehouseResource
-    ) -> SensorResult:
+    def _ingest_sensor(context: SensorEvaluationContext, **_: Any) -> SensorResult:
+        acid_warehouse = warehouse_resource(context, resource_key)
         cursor = IngestCursor.parse(context.cursor)
         listed = list_landing(landing, pattern, recursive=recursive)
         if listed is None:
@@ -340,10 +354,11 @@ __all__ = [
     "IngestConfig",
     "IngestCursor",
     "IngestTarget",
-    "acid_ingest_files",
     "batch_key",
     "committed_keys",
+    "ingest_files",
     "ingest_job",
+    "ingest_job_for",
     "ingest_metadata",
     "ingest_sensor",
     "plan_ingest",

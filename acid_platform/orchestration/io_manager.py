@@ -26,20 +26,21 @@ from metadata (:mod:`.options`). Loads read one snapshot, held until the step en
 
 # Pydantic reads these classes' annotations at run time: no postponed evaluation here.
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import pyarrow as pa
 from dagster import (
+    AssetKey,
     ConfigurableIOManagerFactory,
     InitResourceContext,
     InputContext,
     OutputContext,
     ResourceDependency,
+    TimeWindow,
 )
-from dagster._core.definitions.partitions.utils import TimeWindow
 from dagster._core.storage.db_io_manager import DbClient, DbIOManager, DbTypeHandler, TableSlice
 from pydantic import Field
 from sqlglot import exp
@@ -71,12 +72,37 @@ class AcidConnection:
         return self.resource.get_warehouse()
 
     def table_name(self, context: OutputContext | InputContext, table_slice: TableSlice) -> str:
-        """``db.table``: Dagster's schema, except that an asset with neither key prefix nor
-        configured schema lives in Hive's ``default`` database."""
-        db = table_slice.schema
-        if db == _DAGSTER_DEFAULT_SCHEMA and self.schema is None and _unprefixed(context):
-            db = DEFAULT_DATABASE
-        return f"{db}.{table_slice.table}".lower()
+        """``db.table`` of the asset (:func:`table_for_asset`)."""
+        output = context if isinstance(context, OutputContext) else context.upstream_output
+        if output is not None and output.has_asset_key:
+            return table_for_asset(output.asset_key, output.definition_metadata, self.schema)
+        return f"{table_slice.schema}.{table_slice.table}".lower()
+
+
+def table_for_asset(
+    key: AssetKey, metadata: Mapping[str, Any] | None, schema: str | None = None
+) -> str:
+    """The ``db.table`` the IO manager writes the asset ``key`` to — Dagster's ``DbIOManager``
+    rule: the table is the key's last part; the database the ``schema`` definition metadata,
+    else the IO manager's ``schema``, else the key's next-to-last part, else Hive's
+    ``default`` (where Dagster says ``public``).
+
+    >>> table_for_asset(AssetKey(["lake", "retail", "orders"]), {})
+    'retail.orders'
+    >>> table_for_asset(AssetKey(["orders"]), {"schema": "sales"}), table_for_asset(AssetKey("o"), {})
+    ('sales.orders', 'default.o')
+    """
+    path = key.path
+    given = (metadata or {}).get("schema")
+    if given:
+        db = str(getattr(given, "value", given))
+    elif schema:
+        db = schema
+    elif len(path) > 1:
+        db = path[-2]
+    else:
+        db = DEFAULT_DATABASE
+    return f"{db}.{path[-1]}".lower()
 
 
 class AcidDbClient(DbClient[AcidConnection]):
@@ -187,12 +213,10 @@ class AcidTableIOManager(ConfigurableIOManagerFactory):
         )
 
 
-def _unprefixed(context: OutputContext | InputContext) -> bool:
-    if not context.has_asset_key:
-        return True
-    return len(context.asset_key.path) == 1 and not (context.definition_metadata or {}).get(
-        "schema"
-    )
-
-
-__all__ = ["AcidConnection", "AcidDbClient", "AcidDbIOManager", "AcidTableIOManager"]
+__all__ = [
+    "AcidConnection",
+    "AcidDbClient",
+    "AcidDbIOManager",
+    "AcidTableIOManager",
+    "table_for_asset",
+]

@@ -13,13 +13,13 @@ caller (or merged from the platform's definitions).
 from dagster import Definitions
 
 from acid_platform.orchestration.cleaning import (
-    cleaner_job,
+    cleaner_job_for,
     cleaner_schedule,
-    housekeeping_job,
+    housekeeping_job_for,
     housekeeping_sensor,
 )
-from acid_platform.orchestration.compaction import compaction_job, compaction_sensor
-from acid_platform.orchestration.resources import AcidWarehouseResource
+from acid_platform.orchestration.compaction import compaction_job_for, compaction_sensor
+from acid_platform.orchestration.resources import DEFAULT_RESOURCE_KEY, AcidWarehouseResource
 
 
 def maintenance_definitions(
@@ -28,17 +28,20 @@ def maintenance_definitions(
     compaction_interval_s: int = 30,
     housekeeping_interval_s: int = 30,
     resource: AcidWarehouseResource | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
 ) -> Definitions:
-    """Jobs, sensors and the schedule that keep a warehouse compacted, clean and free of
-    crashed clients' transactions. With ``resource``, it is bound as ``acid_warehouse``."""
+    """Jobs, sensors and the schedule that keep the warehouse under ``resource_key``
+    compacted, clean and free of crashed clients' transactions; their names are derived from
+    the key (:func:`~.resources.keyed_name`). With ``resource``, it is bound under the key."""
+    key = resource_key
     return Definitions(
-        jobs=[compaction_job, cleaner_job, housekeeping_job],
+        jobs=[compaction_job_for(key), cleaner_job_for(key), housekeeping_job_for(key)],
         sensors=[
-            compaction_sensor(minimum_interval_seconds=compaction_interval_s),
-            housekeeping_sensor(minimum_interval_seconds=housekeeping_interval_s),
+            compaction_sensor(resource_key=key, minimum_interval_seconds=compaction_interval_s),
+            housekeeping_sensor(resource_key=key, minimum_interval_seconds=housekeeping_interval_s),
         ],
-        schedules=[cleaner_schedule(cleaner_cron)],
-        resources={"acid_warehouse": resource} if resource is not None else None,
+        schedules=[cleaner_schedule(cleaner_cron, resource_key=key)],
+        resources={key: resource} if resource is not None else None,
     )
 
 

@@ -6,7 +6,7 @@
   ``partition_range_row_count`` instead: Dagster gives every partition of the range the same
   metadata, so a per-partition key would claim the range's rows for each),
   ``dagster/column_schema`` (partition and bucketing columns described as such) and
-  ``dagster/table_name``;
+  ``dagster/table_name``, ``dagster/uri`` (the table location);
 * what the write did, from :meth:`StatementMetrics.as_dict` (summed over the statements of its
   one transaction): ``txn_id``, ``write_id``, ``statement_ids``, ``rows_inserted`` /
   ``rows_updated`` / ``rows_deleted``, ``dirs_written``, ``files_written``, ``bytes_written``,
@@ -33,6 +33,7 @@ PARTITION_ROW_COUNT = "dagster/partition_row_count"
 RANGE_ROW_COUNT = "partition_range_row_count"
 COLUMN_SCHEMA = "dagster/column_schema"
 TABLE_NAME = "dagster/table_name"
+URI = "dagster/uri"
 
 
 def column_schema(table: Table) -> TableSchema:
@@ -81,6 +82,7 @@ def materialization_metadata(
         COLUMN_SCHEMA: column_schema(table),
         "operation": operation,
         "table_location": MetadataValue.path(table.spec.location),
+        URI: table_uri(table.spec.location),
     }
     out |= statement_metadata(metrics)
     out |= health_metadata(health)
@@ -89,6 +91,15 @@ def materialization_metadata(
     if partitions and health.slice_rows is not None:
         out[PARTITION_ROW_COUNT if partitions == 1 else RANGE_ROW_COUNT] = health.slice_rows
     return out
+
+
+def table_uri(location: str) -> str:
+    """The table's location as a URI (``file://`` for a local path).
+
+    >>> table_uri("/wh/retail.db/sales"), table_uri("s3://b/wh/sales")
+    ('file:///wh/retail.db/sales', 's3://b/wh/sales')
+    """
+    return location if "://" in location else f"file://{location}"
 
 
 def health_metadata(health: TableHealth) -> dict[str, Any]:
@@ -111,8 +122,10 @@ __all__ = [
     "RANGE_ROW_COUNT",
     "ROW_COUNT",
     "TABLE_NAME",
+    "URI",
     "column_schema",
     "health_metadata",
     "materialization_metadata",
     "statement_metadata",
+    "table_uri",
 ]

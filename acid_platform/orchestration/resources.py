@@ -275,15 +275,48 @@ class AcidReader(ConfigurableResource):
         )
 
 
+#: The resource key of a code location's (first) warehouse. Another warehouse of the same code
+#: location is bound under a key of its own; its jobs, sensors and schedules are named after it
+#: (:func:`keyed_name`).
+DEFAULT_RESOURCE_KEY = "acid_warehouse"
+
+
+def keyed_name(base: str, resource_key: str) -> str:
+    """The name of a job, sensor or schedule of the warehouse under ``resource_key``: ``base``
+    for :data:`DEFAULT_RESOURCE_KEY`, else ``base__<resource_key>``.
+
+    >>> keyed_name("acid_compaction", "acid_warehouse"), keyed_name("acid_compaction", "lake2")
+    ('acid_compaction', 'acid_compaction__lake2')
+    """
+    return base if resource_key == DEFAULT_RESOURCE_KEY else f"{base}__{resource_key}"
+
+
+def warehouse_resource(context: Any, resource_key: str) -> AcidWarehouseResource:
+    """The warehouse resource bound under ``resource_key`` in an op's, sensor's, schedule's or
+    check's ``context`` (they declare it in ``required_resource_keys``). Sensor and schedule
+    functions also take ``**_``: called directly (``sensor(context)``, as tests do), Dagster
+    passes their required resources as keyword arguments too."""
+    resource = getattr(context.resources, resource_key)
+    if not isinstance(resource, AcidWarehouseResource):
+        raise TypeError(
+            f"resource {resource_key!r} is a {type(resource).__name__}, not an "
+            "AcidWarehouseResource"
+        )
+    return resource
+
+
 def no_warehouse_yet(resource: AcidWarehouseResource) -> str:
     """The skip reason of a maintenance tick before the warehouse exists."""
     return f"no warehouse at {resource.warehouse} yet (the first write creates it)"
 
 
 __all__ = [
+    "DEFAULT_RESOURCE_KEY",
     "PROJECT_ROOT",
     "AcidReader",
     "AcidWarehouseResource",
+    "keyed_name",
     "no_warehouse_yet",
+    "warehouse_resource",
     "spark_resource",
 ]

@@ -22,8 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
-from dagster import MultiPartitionsDefinition, PartitionsDefinition, TimeWindowPartitionsDefinition
-from dagster._core.definitions.partitions.utils import TimeWindow
+from dagster import (
+    MultiPartitionsDefinition,
+    PartitionsDefinition,
+    TimeWindow,
+    TimeWindowPartitionsDefinition,
+)
 from dagster._core.storage.db_io_manager import TablePartitionDimension
 from sqlglot import exp
 

@@ -1,16 +1,17 @@
-"""The example platform's assets (assembled into ``Definitions`` by
-:mod:`acid_platform.definitions`), from the seeds' use cases: events into day-partitioned tables,
-a slowly changing dimension merged daily, a restatement (UPDATE), a right-to-be-forgotten
+"""The example platform's assets, from the seeds' use cases: events into day-partitioned
+tables, a slowly changing dimension merged daily, a restatement (UPDATE), a right-to-be-forgotten
 DELETE, seed 003's email summary built by MERGEs smallest source first, and one aggregate
-computed by Spark; and ``retail.returns``, loaded by the ingest sensor from files landing in a
-directory (:data:`RETURNS_COLUMNS`; :func:`returns_of` makes a day's file). The rows are made
-up, the same for the same day.
+computed by Spark. ``retail.returns`` (the ingest component) and ``retail.store_changes`` (the
+change-feed component) are declared in ``defs.yaml`` files beside this module.
+
+Automation is declarative: the store dimension is merged every morning
+(``AutomationCondition.on_cron``), the reporting tables follow their upstream tables
+(``eager``); the ``acid_platform`` job (:mod:`.platform_job`) materializes everything in one run.
 """
 
 # no `from __future__ import annotations`: Dagster reads the annotations of assets
 
 import datetime as dt
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -20,10 +21,9 @@ from dagster import (
     AssetIn,
     AssetKey,
     AssetsDefinition,
-    AssetSpec,
+    AutomationCondition,
     BackfillPolicy,
     Config,
-    DailyPartitionsDefinition,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -31,44 +31,34 @@ from dagster import (
 from pyspark.sql import DataFrame
 from sqlglot import exp
 
-from acid_platform.orchestration.health import table_health
+from acid_platform.orchestration import AcidWarehouseResource, table_health
+from acid_platform.orchestration.checks import TABLE_META
 from acid_platform.orchestration.metadata import materialization_metadata, statement_metadata
-from acid_platform.orchestration.resources import AcidWarehouseResource
 from acid_platform.table import Table
 from acid_platform.table.expressions import literal_expression
 from acid_platform.table.partitions import make_partition_name
 from acid_platform.table.statement import StatementMetrics
+from acid_platform_example.data import (
+    DAYS,
+    EMAIL_EVENTS,
+    EMAIL_SUMMARY,
+    EVENT_TYPES,
+    FORGET,
+    FORGOTTEN,
+    MEMBER_DISCOUNT,
+    MEMBERS,
+    RESTATEMENT,
+    SALES,
+    STORE_SALES_DAILY,
+    STORES,
+    email_events_of,
+    sales_of,
+    store_feed,
+)
 
-#: The example's days: three, so a first run is small (extend ``end_date`` for more).
-DAYS = DailyPartitionsDefinition(start_date="2024-01-01", end_date="2024-01-04")
-STORES = AssetKey(["retail", "stores"])
-SALES = AssetKey(["retail", "sales"])
-EMAIL_EVENTS = AssetKey(["mail", "email_events"])
-RESTATEMENT = AssetKey(["retail", "sales_restatement"])
-FORGET = AssetKey(["privacy", "forget_customers"])
-EMAIL_SUMMARY = AssetKey(["mail", "email_summary"])
-STORE_SALES_DAILY = AssetKey(["retail", "store_sales_daily"])
-RETURNS = AssetKey(["retail", "returns"])
-#: The columns of ``retail.returns`` (partitioned by ``ds``): what a landing file must hold.
-RETURNS_COLUMNS = {
-    "return_id": "bigint",
-    "sale_id": "bigint",
-    "store_id": "int",
-    "amount": "double",
-    "reason": "string",
-    "returned_at": "timestamp",
-}
-RETURNS_PARTITION = {"ds": "date"}
-#: Customers who joined the membership: their earlier sales are restated at the member price.
-MEMBERS = (3, 7, 11)
-MEMBER_DISCOUNT = 0.9
-#: Customers who asked to be forgotten.
-FORGOTTEN = (13,)
-#: Seed 003's email events, with how many a day (so the sources differ in size).
-EVENT_TYPES = {"sent": 240, "open": 90, "click": 24, "bounce": 9, "spam": 3, "conversion": 2}
-CUSTOMERS = 20
-TABLE = "acid/table"  # definition metadata: the asset is an ACID table (checked as one)
 SINGLE_RUN = BackfillPolicy.single_run()
+#: Who answers for the example's tables (shown in the UI).
+OWNERS = ["team:data-platform"]
 
 
 def days_of(context: AssetExecutionContext) -> list[dt.date]:
@@ -76,62 +66,6 @@ def days_of(context: AssetExecutionContext) -> list[dt.date]:
     window = context.partition_time_window
     start, end = window.start.date(), window.end.date()
     return [start + dt.timedelta(days=i) for i in range((end - start).days)]
-
-
-def store_feed(day: dt.date) -> pa.Table:
-    """The store list as the source system has it on ``day``: store 6 opens on 2024-01-02,
-    one store grows each day, store 4 closes on 2024-01-03."""
-    stores = {1: ("Lyon", 1200), 2: ("Paris", 2500), 3: ("Nantes", 900), 4: ("Lille", 1100)}
-    stores |= {5: ("Nice", 800)} | ({6: ("Rennes", 700)} if day >= dt.date(2024, 1, 2) else {})
-    grown = 1 + day.toordinal() % len(stores)
-    rows = [
-        {
-            "store_id": sid,
-            "city": city,
-            "sqft": sqft + (50 if sid == grown else 0),
-            "closed": sid == 4 and day >= dt.date(2024, 1, 3),
-        }
-        for sid, (city, sqft) in sorted(stores.items())
-    ]
-    return pa.Table.from_pylist(
-        rows,
-        pa.schema([("store_id", pa.int32()), ("city", pa.string()), ("sqft", pa.int32()),
-                   ("closed", pa.bool_())]),
-    )  # fmt: skip
-
-
-def sales_of(day: dt.date) -> list[dict[str, Any]]:
-    rng = random.Random(day.toordinal())
-    return [
-        {
-            "sale_id": day.toordinal() * 1000 + i,
-            "store_id": rng.randint(1, 5),
-            "customer_id": rng.randint(1, CUSTOMERS),
-            "amount": round(rng.uniform(2, 120), 2),
-            "discounted": False,
-            "sold_at": dt.datetime.combine(day, dt.time(8)) + dt.timedelta(minutes=3 * i),
-            "ds": day,
-        }
-        for i in range(200)
-    ]
-
-
-def email_events_of(day: dt.date) -> list[dict[str, Any]]:
-    rng = random.Random(-day.toordinal())
-    rows: list[dict[str, Any]] = []
-    for kind, count in EVENT_TYPES.items():
-        for _ in range(count):
-            rows.append(
-                {
-                    "event_id": day.toordinal() * 1000 + len(rows),
-                    "customer_id": rng.randint(1, CUSTOMERS),
-                    "email_id": rng.randint(1, 5),
-                    "event_type": kind,
-                    "ts": dt.datetime.combine(day, dt.time(rng.randint(0, 23))),
-                    "ds": day,
-                }
-            )
-    return rows
 
 
 class StoreFeedConfig(Config):  # type: ignore[misc]
@@ -144,8 +78,10 @@ class StoreFeedConfig(Config):  # type: ignore[misc]
     key=STORES,
     group_name="dimensions",
     kinds={"hive", "orc"},
+    owners=OWNERS,
+    code_version="1",
+    automation_condition=AutomationCondition.on_cron("0 6 * * *"),
     metadata={
-        TABLE: True,
         "write_mode": "merge",
         "key_columns": ["store_id"],
         "merge_options": {
@@ -172,7 +108,9 @@ def daily_events(
         kinds={"hive", "orc"},
         partitions_def=DAYS,
         backfill_policy=SINGLE_RUN,
-        metadata={TABLE: True, "partition_expr": "ds", "write_mode": "overwrite"},
+        metadata={"partition_expr": "ds", "write_mode": "overwrite"},
+        owners=OWNERS,
+        code_version="1",
         description=description,
     )
     def _events(context: AssetExecutionContext) -> pa.Table:
@@ -201,6 +139,7 @@ def change_result(changes: dict[str, StatementMetrics], **extra: Any) -> Materia
 @asset(
     key=RESTATEMENT,
     group_name="corrections",
+    owners=OWNERS,
     kinds={"hive", "orc"},
     deps=[SALES],
     description="Restatement: members get their discount on sales made before they joined "
@@ -220,6 +159,7 @@ def sales_restatement(acid_warehouse: AcidWarehouseResource) -> MaterializeResul
 @asset(
     key=FORGET,
     group_name="corrections",
+    owners=OWNERS,
     kinds={"hive", "orc"},
     deps=[SALES, EMAIL_EVENTS, RESTATEMENT],
     description="Right to be forgotten: the customers' rows are deleted from every event "
@@ -242,7 +182,10 @@ def forget_customers(acid_warehouse: AcidWarehouseResource) -> MaterializeResult
     partitions_def=DAYS,
     backfill_policy=SINGLE_RUN,
     deps=[EMAIL_EVENTS, FORGET],
-    metadata={TABLE: True},
+    metadata={TABLE_META: "mail.email_summary"},
+    owners=OWNERS,
+    code_version="1",
+    automation_condition=AutomationCondition.eager(),
     description="Seed 003's summary: per customer and day, one MERGE per event type, smallest "
     "source first, in one transaction.",
 )
@@ -317,7 +260,10 @@ def _counts(m: StatementMetrics) -> dict[str, int]:
         "stores": AssetIn(STORES, metadata={"columns": ["store_id", "city"]}),
     },
     deps=[RESTATEMENT, FORGET],
-    metadata={TABLE: True, "partition_expr": "ds", "write_mode": "overwrite"},
+    metadata={"partition_expr": "ds", "write_mode": "overwrite"},
+    owners=OWNERS,
+    code_version="1",
+    automation_condition=AutomationCondition.eager(),
     description="Revenue per store and day, computed and written by Spark's executors.",
 )
 def store_sales_daily(sales: DataFrame, stores: DataFrame) -> DataFrame:
@@ -329,67 +275,3 @@ def store_sales_daily(sales: DataFrame, stores: DataFrame) -> DataFrame:
     return per_store.join(stores, "store_id", "left").select(
         "store_id", "city", "sales", "revenue", "ds"
     )
-
-
-def returns_of(day: dt.date, count: int = 12) -> pa.Table:
-    """A day's returns as a landing file would hold them (``RETURNS_COLUMNS`` and ``ds``)."""
-    rng = random.Random(day.toordinal() * 7)
-    reasons = ("damaged", "wrong size", "changed mind", "late delivery")
-    rows = [
-        {
-            "return_id": day.toordinal() * 100 + i,
-            "sale_id": day.toordinal() * 1000 + rng.randint(0, 199),
-            "store_id": rng.randint(1, 5),
-            "amount": round(rng.uniform(2, 120), 2),
-            "reason": rng.choice(reasons),
-            "returned_at": dt.datetime.combine(day, dt.time(9)) + dt.timedelta(minutes=17 * i),
-            "ds": day,
-        }
-        for i in range(count)
-    ]
-    types = {"bigint": pa.int64(), "int": pa.int32(), "double": pa.float64(),
-             "string": pa.string(), "timestamp": pa.timestamp("us")}  # fmt: skip
-    schema = pa.schema([(c, types[t]) for c, t in RETURNS_COLUMNS.items()] + [("ds", pa.date32())])
-    return pa.Table.from_pylist(rows, schema)
-
-
-#: ``retail.returns`` as an asset: written by the ingest job (which reports its materializations).
-returns_table = AssetSpec(
-    RETURNS,
-    group_name="ingest",
-    kinds={"hive", "orc"},
-    metadata={TABLE: True},
-    description="Store returns, loaded from the files landing in the landing directory by the "
-    "ingest sensor (each file exactly once); one Hive partition per day (ds).",
-)
-
-
-def example_assets(*, with_spark: bool = True) -> list[AssetsDefinition]:
-    """The example's assets (the Spark one unless ``with_spark`` is false)."""
-    assets = [stores, sales, email_events, sales_restatement, forget_customers, email_summary]
-    return assets + ([store_sales_daily] if with_spark else [])
-
-
-__all__ = [
-    "DAYS",
-    "EMAIL_EVENTS",
-    "EMAIL_SUMMARY",
-    "EVENT_TYPES",
-    "FORGET",
-    "FORGOTTEN",
-    "MEMBERS",
-    "RESTATEMENT",
-    "RETURNS",
-    "RETURNS_COLUMNS",
-    "RETURNS_PARTITION",
-    "SALES",
-    "STORES",
-    "STORE_SALES_DAILY",
-    "TABLE",
-    "example_assets",
-    "email_events_of",
-    "returns_of",
-    "returns_table",
-    "sales_of",
-    "store_feed",
-]
