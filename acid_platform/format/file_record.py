@@ -8,7 +8,12 @@ file in it, with its size and row count. A :class:`TableRecord` is that record f
   write ids nobody recorded: Hive's, or older than the record), and each must be on disk;
 * each chosen directory on disk that is recorded must hold exactly its recorded bucket files, of
   their recorded sizes;
-* a chosen directory on disk that is not recorded while its write ids are is a stray copy.
+* a chosen directory on disk that is not recorded while any of its write ids is recorded
+  anywhere in the table is a stray copy: a directory copied in from another table or another
+  incarnation of this one, or restored from the wrong backup. Only write ids that no write of
+  this table recorded (Hive's, or older than the record) may be read from unrecorded
+  directories, so a copy claiming write ids this table's writers wrote is never read, in a
+  recorded partition or in any other.
 
 A streaming transaction batch writes one ``delta_<min>_<max>`` for all its transactions, and its
 bucket files grow commit by commit (each commit appends a tail and a new ``_flush_length``). Each
@@ -26,14 +31,17 @@ recorded (tables written by Hive) are read as before.
 >>> record = TableRecord.of([("", "delta_0000001_0000001_0000", "bucket_00000", 10, 2)])
 >>> sorted(record.partition("").dirs["delta_0000001_0000001_0000"].files.items())
 [('bucket_00000', 10)]
->>> record.partition("p=1") is None
-True
+>>> record.partition("p=1").dirs   # nothing recorded there; the table's write ids still are
+{}
+>>> record.partition("").covers("base_0000002"), record.partition("p=1").covers("delta_0000002_0000002")
+(True, False)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from acid_platform.errors import (
     FileRecordError,
@@ -61,16 +69,19 @@ class RecordedDir:
 
 @dataclass(frozen=True)
 class PartitionRecord:
-    """The recorded directories of one partition (``""`` for an unpartitioned table)."""
+    """The recorded directories of one partition (``""`` for an unpartitioned table), and the
+    write-id ranges recorded anywhere in the table (``table_ranges``)."""
 
     dirs: Mapping[str, RecordedDir]
+    table_ranges: tuple[tuple[int, int], ...] = ()
 
     def covers(self, dir_name: str) -> bool:
-        """Whether an unrecorded directory named ``dir_name`` holds the very write ids of a
-        recorded one (a copy under another statement id or suffix: a stray, not a write of
-        Hive's or of an unmanaged streaming writer, whose write ids nobody recorded)."""
-        wanted = _range(dir_name)
-        return any(_range(name) == wanted for name in self.dirs)
+        """Whether an unrecorded directory named ``dir_name`` claims a write id that a write of
+        this table recorded (in this partition or another): a stray copy, not a write of
+        Hive's, whose write ids nobody recorded."""
+        low, high = _range(dir_name)
+        ranges = [*self.table_ranges, *(_range(name) for name in self.dirs)]
+        return any(low <= r_high and r_low <= high for r_low, r_high in ranges if r_low <= r_high)
 
 
 @dataclass(frozen=True)
@@ -111,8 +122,18 @@ class TableRecord:
         )
 
     def partition(self, name: str) -> PartitionRecord | None:
-        """The record of partition ``name``, or ``None`` if nothing was recorded there."""
-        return self.partitions.get(name)
+        """The record of partition ``name`` with the table's recorded write-id ranges (empty
+        where nothing was recorded there); ``None`` for a table with no record at all (one
+        written by Hive: nothing to check)."""
+        if self.is_empty:
+            return None
+        found = self.partitions.get(name) or PartitionRecord({})
+        return PartitionRecord(found.dirs, self.ranges)
+
+    @cached_property
+    def ranges(self) -> tuple[tuple[int, int], ...]:
+        """The write-id ranges of every recorded directory of the table (a base: ``0..N``)."""
+        return tuple(sorted({_range(d) for p in self.partitions.values() for d in p.dirs}))
 
     @property
     def is_empty(self) -> bool:
