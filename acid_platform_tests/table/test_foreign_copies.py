@@ -48,7 +48,11 @@ def foreign_dir(wh: Warehouse, kind: str) -> Path:
         other.insert([{"id": 101, "v": "foreign"}])
         wh.compact("other", kind="major" if kind == "base_v" else "minor", wait=True)
     location = Path(other.spec.location)
-    prefix = {"base": "base_0000002", "base_v": "base_0000002_v", "delta_v": "delta_0000001_0000002_v"}
+    prefix = {
+        "base": "base_0000002",
+        "base_v": "base_0000002_v",
+        "delta_v": "delta_0000001_0000002_v",
+    }
     (found,) = [d for d in location.iterdir() if d.name.startswith(prefix[kind])]
     return found
 
