@@ -74,11 +74,17 @@ class PartitionRecord:
 
     dirs: Mapping[str, RecordedDir]
     table_ranges: tuple[tuple[int, int], ...] = ()
+    #: Directories recorded as growing somewhere in the table (a streaming batch's).
+    table_growing: frozenset[str] = frozenset()
 
     def covers(self, dir_name: str) -> bool:
         """Whether an unrecorded directory named ``dir_name`` claims a write id that a write of
         this table recorded (in this partition or another): a stray copy, not a write of
-        Hive's, whose write ids nobody recorded."""
+        Hive's, whose write ids nobody recorded. A streaming batch's directory in a partition
+        it has committed nothing into yet is not one: the batch records it as growing where it
+        has."""
+        if dir_name in self.table_growing:
+            return False
         low, high = _range(dir_name)
         ranges = [*self.table_ranges, *(_range(name) for name in self.dirs)]
         return any(low <= r_high and r_low <= high for r_low, r_high in ranges if r_low <= r_high)
@@ -128,7 +134,14 @@ class TableRecord:
         if self.is_empty:
             return None
         found = self.partitions.get(name) or PartitionRecord({})
-        return PartitionRecord(found.dirs, self.ranges)
+        return PartitionRecord(found.dirs, self.ranges, self.growing)
+
+    @cached_property
+    def growing(self) -> frozenset[str]:
+        """The directories recorded as growing (streaming) in any partition."""
+        return frozenset(
+            d.name for p in self.partitions.values() for d in p.dirs.values() if d.growing
+        )
 
     @cached_property
     def ranges(self) -> tuple[tuple[int, int], ...]:

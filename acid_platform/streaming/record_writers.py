@@ -66,7 +66,7 @@ class StrictDelimitedInputWriter:
     null_text: str = HIVE_NULL
 
     def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
-        records = as_text_records(data)
+        records = as_text_records(data, table, first_index)
         if not records:
             return schema.empty_table()
         if not any("\n" in r or "\r" in r for r in records):
@@ -159,7 +159,7 @@ class StrictRegexWriter:
                 f"table {table}: the regex {self.regex!r} has {pattern.groups} group(s); the "
                 f"table takes {len(schema)} column(s) ({', '.join(schema.names)})"
             )
-        records = as_text_records(data)
+        records = as_text_records(data, table, first_index)
         rows = []
         for i, record in enumerate(records):
             match = pattern.fullmatch(record)
@@ -177,9 +177,12 @@ class StrictJsonWriter:
     object, has a key the table lacks, or a value its column cannot hold is an error."""
 
     def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
-        records = as_text_records(data)
+        records = as_text_records(data, table, first_index)
         if not records:
             return schema.empty_table()
+        for i, record in enumerate(records):  # before pyarrow: a `null` line crashes it
+            if not record.lstrip().startswith("{"):
+                raise malformed(first_index + i, record, table, "is not a JSON object")
         try:
             # a raw line break inside a JSON object can only be whitespace: one line each
             text = "\n".join(r.replace("\r", " ").replace("\n", " ") for r in records)
@@ -262,13 +265,20 @@ def _csv_parses(t: pa.DataType) -> bool:
     )
 
 
-def as_text_records(data: Any) -> list[str]:
-    """One record (``bytes`` / ``str``) or a sequence of them, as text."""
+def as_text_records(data: Any, table: str = "", first_index: int = 0) -> list[str]:
+    """One record (``bytes`` / ``str``) or a sequence of them, as text; bytes that are not
+    UTF-8 are a :class:`~acid_platform.errors.MalformedRecordError` naming the record."""
     items: Sequence[Any] = [data] if isinstance(data, bytes | bytearray | str) else data
     out = []
-    for item in items:
+    for i, item in enumerate(items):
         if isinstance(item, bytes | bytearray):
-            out.append(bytes(item).decode("utf-8", errors="strict"))
+            try:
+                out.append(bytes(item).decode("utf-8", errors="strict"))
+            except UnicodeDecodeError as exc:
+                shown = bytes(item).decode("utf-8", errors="backslashreplace")
+                raise malformed(
+                    first_index + i, shown, table, f"is not UTF-8 (byte {exc.start + 1})"
+                ) from None
         elif isinstance(item, str):
             out.append(item)
         else:

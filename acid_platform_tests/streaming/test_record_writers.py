@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -123,6 +124,9 @@ def test_json_records() -> None:
     [
         (b'{"id": 2, "name": ', "is not JSON"),
         (b"[1, 2]", "is not a JSON object"),
+        (b"null", "is not a JSON object"),  # pyarrow 26 crashed the process on it (issue 29)
+        (b" 42", "is not a JSON object"),
+        (b'"text"', "is not a JSON object"),
         (b'{"id": 2, "colour": "red"}', "colour"),
         (b'{"id": "two"}', "does not fit"),
     ],
@@ -131,6 +135,30 @@ def test_a_malformed_json_record_is_named(bad: bytes, problem: str) -> None:
     with pytest.raises(MalformedRecordError, match=problem) as err:
         StrictJsonWriter().parse([b'{"id": 1}', bad], SCHEMA, "db.t", 0)
     assert err.value.record_index == 1 and err.value.record == bad.decode()
+
+
+@pytest.mark.parametrize(
+    "writer",
+    [StrictJsonWriter(), StrictRegexWriter(r"(\d+) (.*)")],
+    ids=["json", "regex"],
+)
+def test_latin1_bytes_are_a_named_record_error(writer: Any) -> None:
+    """Bytes that are not UTF-8 never reach a string column: a typed error naming the record,
+    not a bare UnicodeDecodeError (issue 29)."""
+    good = b'{"id": 1}' if isinstance(writer, StrictJsonWriter) else b"1 a"
+    latin1 = (
+        "2 café".encode("latin-1")
+        if not isinstance(writer, StrictJsonWriter)
+        else ('{"id": 2, "name": "café"}'.encode("latin-1"))
+    )
+    schema = (
+        SCHEMA
+        if isinstance(writer, StrictJsonWriter)
+        else pa.schema([("id", pa.int32()), ("name", pa.string())])
+    )
+    with pytest.raises(MalformedRecordError, match="record 6 .* is not UTF-8") as err:
+        writer.parse([good, latin1], schema, "db.t", 5)
+    assert err.value.record_index == 6 and "caf\\xe9" in err.value.record
 
 
 def test_regex_records() -> None:

@@ -45,6 +45,8 @@ from acid_platform.metastore.model import CommittedSource
 from acid_platform.streaming.connection import StreamingConnection
 from acid_platform.streaming.landing.landing import LandingFile, stat_landing
 from acid_platform.streaming.landing.readers import (
+    DEFAULT_MAX_RECORD_BYTES,
+    MAX_RECORD_SETTING,
     FileFormat,
     check_columns,
     read_landing,
@@ -294,7 +296,8 @@ def ensure_table(
 def fitted(table: Table, file: LandingFile, fmt: FileFormat | str | None) -> pa.Table:
     """The rows of ``file`` in ``table``'s schema (see :mod:`.readers`)."""
     schema = table.schema
-    data = read_landing(file, schema, fmt)
+    limit = table.warehouse.conf.get(MAX_RECORD_SETTING)
+    data = read_landing(file, schema, fmt, int(limit) if limit else DEFAULT_MAX_RECORD_BYTES)
     check_columns(file, table.name, data, schema)
     try:
         return conform(table.name, data, schema, fill_missing=False)

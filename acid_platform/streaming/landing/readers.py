@@ -28,6 +28,12 @@ from acid_platform.streaming.record_writers import csv_types
 COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
 #: What a landing file failing to parse raises inside pyarrow.
 PARSE_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError)
+#: The setting (``SET acid.ingest.max.record.bytes=…``) bounding a JSON-lines record's size, and
+#: its default: a longer line is refused naming the file, the line and the setting.
+MAX_RECORD_SETTING = "acid.ingest.max.record.bytes"
+DEFAULT_MAX_RECORD_BYTES = 64 << 20
+#: The characters of a line an error message shows at most (escaped).
+EXCERPT_CHARS = 40
 
 
 class FileFormat(enum.StrEnum):
@@ -84,7 +90,10 @@ def resolve_format(file: LandingFile, fmt: FileFormat | str | None) -> FileForma
 
 
 def read_landing(
-    file: LandingFile, schema: pa.Schema, fmt: FileFormat | str | None = None
+    file: LandingFile,
+    schema: pa.Schema,
+    fmt: FileFormat | str | None = None,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> pa.Table:
     """The rows of ``file`` as read (its own column names), CSV columns typed as ``schema``
     (the table's) says; :class:`LandingFileError` if it does not parse."""
@@ -95,7 +104,12 @@ def read_landing(
             return pq.read_table(loc.path, filesystem=loc.filesystem)
         if kind is FileFormat.JSON:
             with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
-                return pjson.read_json(stream)
+                data = stream.read()
+            longest = check_json_lines(file, data, max_record_bytes)
+            block = max(1 << 20, longest + 2)  # pyarrow needs a whole record in one block
+            return pjson.read_json(
+                pa.BufferReader(data), read_options=pjson.ReadOptions(block_size=block)
+            )
         with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
             header = pcsv.open_csv(stream).schema.names
         types = csv_types(header, schema)
@@ -105,6 +119,41 @@ def read_landing(
         raise LandingFileError(
             f"landing file {file.uri} does not parse as {kind.value}: {exc}"
         ) from exc
+
+
+def check_json_lines(file: LandingFile, data: bytes, max_record_bytes: int) -> int:
+    """Every non-blank line of ``data`` is one JSON object in UTF-8 of at most
+    ``max_record_bytes``, else :class:`LandingFileError` naming the file and the line (with a
+    short, escaped excerpt). Checked before pyarrow parses the bytes: it crashes the process on
+    some input (a ``null`` line) and takes others for rows they do not describe. The longest
+    line's length."""
+    longest = 0
+    for number, line in enumerate(data.splitlines(), start=1):
+        text = line.strip()
+        if not text:
+            continue
+        longest = max(longest, len(line))
+        where = f"landing file {file.uri}, line {number}"
+        if len(line) > max_record_bytes:
+            raise LandingFileError(
+                f"{where}: a record of {len(line)} bytes, over the largest allowed "
+                f"({max_record_bytes}; SET {MAX_RECORD_SETTING}=<bytes> to raise it)"
+            )
+        try:
+            text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LandingFileError(
+                f"{where}: not UTF-8 (byte {exc.start + 1} of the line): {excerpt(text)}"
+            ) from None
+        if not text.startswith(b"{"):
+            raise LandingFileError(f"{where}: not a JSON object: {excerpt(text)}")
+    return longest
+
+
+def excerpt(line: bytes) -> str:
+    """The start of a line, escaped (non-printable and non-ASCII bytes as escapes)."""
+    cut = line[:EXCERPT_CHARS]
+    return repr(cut)[1:] + ("…" if len(line) > EXCERPT_CHARS else "")
 
 
 def check_columns(file: LandingFile, table: str, data: pa.Table, schema: pa.Schema) -> None:
@@ -125,8 +174,12 @@ def check_columns(file: LandingFile, table: str, data: pa.Table, schema: pa.Sche
 
 __all__ = [
     "COMPRESSED",
+    "DEFAULT_MAX_RECORD_BYTES",
+    "MAX_RECORD_SETTING",
     "FileFormat",
     "check_columns",
+    "check_json_lines",
+    "excerpt",
     "format_of",
     "read_landing",
     "resolve_format",
