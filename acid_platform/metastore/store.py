@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -309,11 +310,13 @@ def open_store(url: str, *, clock: Callable[[], float] | TimeSource | None = Non
     :class:`~acid_platform.errors.MetastoreUnavailableError`."""
     try:
         return Store(url, clock=clock)
-    except ArgumentError as exc:
-        raise MetastoreUnavailableError(f"{_safe(url)} is not a metastore URL: {exc}") from None
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number
+        raise MetastoreUnavailableError(
+            f"{masked_url(url)} is not a metastore URL: {exc}"
+        ) from None
     except OSError as exc:
         raise MetastoreUnavailableError(
-            f"cannot open the metastore {_safe(url)}: {exc.strerror or exc}"
+            f"cannot open the metastore {masked_url(url)}: {exc.strerror or exc}"
         ) from None
 
 
@@ -322,14 +325,22 @@ def unavailable(url: str, exc: DBAPIError) -> MetastoreUnavailableError:
     reason = " ".join(str(exc.orig).split()) or type(exc.orig).__name__
     if "file is not a database" in reason:
         reason += " (the metastore file is damaged, or is not a metastore)"
-    return MetastoreUnavailableError(f"cannot use the metastore {_safe(url)}: {reason}")
+    return MetastoreUnavailableError(f"cannot use the metastore {masked_url(url)}: {reason}")
 
 
-def _safe(url: str) -> str:
+def masked_url(url: str) -> str:
+    """``url`` with its password masked (``***``), for messages and reprs; text that does not
+    parse as a URL is masked after its ``scheme://user:``.
+
+    >>> masked_url("postgresql+psycopg://acid:s3cret@db:5432/metastore")
+    'postgresql+psycopg://acid:***@db:5432/metastore'
+    >>> masked_url("postgresql://acid:s3cret@db:notaport/m")
+    'postgresql://acid:***@db:notaport/m'
+    """
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return repr(url)
+    except (ArgumentError, ValueError):
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(url))
 
 
 def _sqlite_read_only(url: str) -> bool:

@@ -43,6 +43,7 @@ from acid_platform.orchestration.resources import (
     DEFAULT_RESOURCE_KEY,
     AcidReader,
     AcidWarehouseResource,
+    refuse_plain_secrets,
 )
 
 #: About how often Dagster's daemon evaluates a sensor at most.
@@ -71,7 +72,10 @@ def warehouse_definitions(
     """The warehouse ``resource`` under ``resource_key``, its IO manager under
     ``io_manager_key`` and its reader under ``reader_key`` (``None``: left out), and, with
     ``maintenance``, the jobs, sensors and schedule that keep it compacted and clean (names
-    derived from ``resource_key``; see :func:`~.maintenance.maintenance_definitions`)."""
+    derived from ``resource_key``; see :func:`~.maintenance.maintenance_definitions`). A secret
+    in plain text in the resource's config is refused (:func:`~.resources.refuse_plain_secrets`:
+    give it as an ``EnvVar``)."""
+    refuse_plain_secrets(resource)
     resources: dict[str, Any] = {resource_key: resource}
     if io_manager_key:
         resources[io_manager_key] = io_manager or AcidTableIOManager(acid_warehouse=resource)

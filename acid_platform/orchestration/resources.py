@@ -37,12 +37,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from dagster import Config, ConfigurableResource, InitResourceContext, ResourceDependency
+from dagster import Config, ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field, PrivateAttr
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from acid_platform.compaction import ExecutorRouter, ServiceConf
+from acid_platform.errors import InvalidSettingError
 from acid_platform.format.storage import StorageOptions
+from acid_platform.metastore.store import masked_url
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
 from acid_platform.table import Table, TableWarehouse, Transaction
 from acid_platform.table.catalog_ops import warehouse_exists
@@ -81,6 +85,14 @@ def spark_resource(
 
 
 class ObjectStoreConfig(Config):
+    def __repr_args__(self) -> Any:
+        """The fields, the secrets masked (a repr lands in logs and error messages)."""
+        for name, value in super().__repr_args__():
+            secret = (
+                name in ("secret_key", "session_token") and value and not isinstance(value, EnvVar)
+            )
+            yield name, "***" if secret else value
+
     """An object store's endpoint and credentials (see
     :class:`~acid_platform.format.storage.StorageOptions`); unset values come from the AWS
     environment variables. Give secrets as ``EnvVar("AWS_SECRET_ACCESS_KEY")``."""
@@ -147,6 +159,15 @@ class AcidWarehouseResource(ConfigurableResource):
 
     _warehouse: Warehouse | None = PrivateAttr(default=None)
     _snapshots: list[TableSnapshot] = PrivateAttr(default_factory=list)
+
+    def __repr_args__(self) -> Any:
+        """The fields, with the metastore URL's password and the object store's secrets
+        masked: a repr lands in logs and error messages."""
+        for name, value in super().__repr_args__():
+            if name == "metastore_url" and isinstance(value, str) and not isinstance(value, EnvVar):
+                yield name, masked_url(value)
+            else:
+                yield name, value
 
     @property
     def service_conf(self) -> ServiceConf:
@@ -305,6 +326,35 @@ def warehouse_resource(context: Any, resource_key: str) -> AcidWarehouseResource
     return resource
 
 
+def refuse_plain_secrets(resource: AcidWarehouseResource) -> None:
+    """:class:`~acid_platform.errors.InvalidSettingError` when the resource's config holds a
+    secret as plain text — a password in the metastore URL, an object-store secret key or
+    session token — instead of an ``EnvVar``: Dagster keeps resource config in its run storage
+    and shows it in the UI."""
+    url = resource.metastore_url
+    if isinstance(url, str) and not isinstance(url, EnvVar) and _has_password(url):
+        raise InvalidSettingError(
+            f"metastore_url {masked_url(url)} holds a password in plain text: give the URL as "
+            'EnvVar("ACID_METASTORE_URL") (or the password in PGPASSWORD or ~/.pgpass), so it '
+            "stays out of Dagster's run storage and UI"
+        )
+    store = resource.storage
+    for name in ("secret_key", "session_token"):
+        value = getattr(store, name, None) if store is not None else None
+        if value and not isinstance(value, EnvVar):
+            raise InvalidSettingError(
+                f"storage.{name} is given in plain text: give it as "
+                'EnvVar("AWS_SECRET_ACCESS_KEY") (or leave it to the AWS environment)'
+            )
+
+
+def _has_password(url: str) -> bool:
+    try:
+        return make_url(url).password is not None
+    except (ArgumentError, ValueError):
+        return "@" in url.partition("://")[2].split("/", 1)[0]
+
+
 def no_warehouse_yet(resource: AcidWarehouseResource) -> str:
     """The skip reason of a maintenance tick before the warehouse exists."""
     return f"no warehouse at {resource.warehouse} yet (the first write creates it)"
@@ -317,6 +367,7 @@ __all__ = [
     "AcidWarehouseResource",
     "keyed_name",
     "no_warehouse_yet",
+    "refuse_plain_secrets",
     "warehouse_resource",
     "spark_resource",
 ]

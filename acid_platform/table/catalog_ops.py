@@ -40,6 +40,7 @@ from acid_platform.metastore.names import (
     database_name_to_create,
     normalize_identifier,
 )
+from acid_platform.metastore.store import masked_url
 
 if TYPE_CHECKING:
     from acid_platform.table.table import Table
@@ -207,7 +208,7 @@ def warehouse_exists(path: str, metastore_url: str | None) -> bool:
             return False
     if location is not None and warehouse_root(location) != root:
         raise AlreadyExistsError(
-            f"metastore {metastore_url} holds the warehouse at {location}, not {path}"
+            f"metastore {masked_url(metastore_url)} holds the warehouse at {location}, not {path}"
         )
     return True
 
