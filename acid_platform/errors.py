@@ -274,6 +274,16 @@ class InvalidChangeRangeError(AcidError, ValueError):
     it was never allocated)."""
 
 
+class ChangeFeedIncarnationError(AcidError, ValueError):
+    """A change-feed position (a cursor, a window) was taken on another incarnation of the table
+    (it was dropped and created again): its write ids are not this table's. ``table`` is
+    ``db.table``; ``expected`` the position's incarnation, ``found`` the table's."""
+
+    def __init__(self, message: str, *, table: str, expected: str, found: str) -> None:
+        super().__init__(message)
+        self.table, self.expected, self.found = table, expected, found
+
+
 class ChangeHistoryUnavailableError(NotEnoughHistoryError):
     """A change feed asks for write ids below a base: a major compaction or an INSERT OVERWRITE
     rewrote the partition at ``earliest_write_id`` and kept no history below it.

@@ -79,7 +79,9 @@ def test_the_store_dimensions_changes_land_in_its_change_log_once(
     merge_stores(platform, instance, "2024-01-03")  # write id 2: one closed, two changed
     first = tick(platform, instance, before.cursor)
     (request,) = [r for r in first.run_requests or [] if isinstance(r, RunRequest)]
-    assert request.run_key == "retail.stores:0-2"
+    with Warehouse.open(str(tmp_path / "wh"), create=False) as wh:
+        at = wh.table("retail.stores").incarnation
+    assert request.run_key == f"retail.stores@{at}:0-2"
     consume(platform, instance, request)
     consume(platform, instance, request)  # the run re-executed: nothing appended twice
 
@@ -90,7 +92,7 @@ def test_the_store_dimensions_changes_land_in_its_change_log_once(
         kinds = {k for _, k, _, _ in log}
         assert kinds == {"insert", "delete", "update_preimage", "update_postimage"}
         assert [s.key for s in wh.table("retail.store_changes").committed_sources()] == [
-            "changes:retail.stores:0-2"
+            f"changes:retail.stores@{at}:0-2"
         ]
     finally:
         wh.close()

@@ -170,6 +170,7 @@ def alter_table_properties(
         spec.bucketing_version,
         spec.location,
         props,
+        spec.created,
     )
     conn.execute(
         update(tbls)
@@ -390,4 +391,5 @@ def _row_to_spec(row: Row[tuple[object, ...]]) -> TableSpec:
         bucketing_version=int(m["tbl_bucketing_version"]),  # type: ignore[call-overload]
         location=str(m["tbl_location"]),
         properties=json.loads(str(m["tbl_properties"])),
+        created=int(m["tbl_created"]) if "tbl_created" in m else 0,  # type: ignore[call-overload]
     )

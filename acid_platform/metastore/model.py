@@ -265,6 +265,9 @@ class TableSpec:
     bucketing_version: int = 2
     location: str = ""
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: When the metastore created this incarnation of the table (ms; 0: not known). Not part
+    #: of the table's definition: two specs of one definition compare equal.
+    created: int = field(default=0, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "db", normalize_identifier(self.db, "database name"))

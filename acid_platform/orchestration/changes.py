@@ -11,8 +11,8 @@
   write id (one read: no snapshot is held, no file listed) and, when it is past the cursor,
   requests a run of its target (an asset, or a job) for the write ids ``(cursor, newest]`` —
   cut into consecutive windows of at most ``max_write_ids_per_run`` — with the window as the
-  config of the consuming op (the asset's); the run key is ``db.table:after-upto`` and the cursor (``{"write_id": n}``)
-  moves to the window's end. So a repeated tick requests nothing twice, and every committed
+  config of the consuming op (the asset's); the run key is ``db.table@incarnation:after-upto``
+  and the cursor (``{"write_id": n, "incarnation": …}``) moves to the window's end. So a repeated tick requests nothing twice, and every committed
   change is in exactly one window. A tick with nothing new, or before the warehouse or the
   table exists, skips (the cursor kept). The first tick starts after ``start_write_id`` (0:
   the whole history).
@@ -24,7 +24,12 @@
   (:func:`append_changes` does both for a change log table).
 
 The cursor is the sensor's only memory of what it handed out: reset, it starts again from
-``start_write_id``, and windows that overlap the old ones are new sources to a consumer.
+``start_write_id``, and windows that overlap the old ones are new sources to a consumer. It
+carries the table's incarnation (:attr:`Table.incarnation <acid_platform.table.Table.incarnation>`):
+after DROP + CREATE the write ids start again, so the sensor starts the new incarnation's feed
+from ``start_write_id`` and says so, and a window of the former incarnation is refused
+(:class:`~acid_platform.errors.ChangeFeedIncarnationError`); window and source keys name the
+incarnation.
 
 A window whose history is gone (a major compaction or INSERT OVERWRITE wrote a base above its
 start before the run read it) fails the run with
@@ -68,6 +73,7 @@ from acid_platform.table.statement import StatementMetrics
 TABLE_TAG = "acid/table"
 AFTER_TAG = "acid/changes_after_write_id"
 UPTO_TAG = "acid/changes_upto_write_id"
+INCARNATION_TAG = "acid/table_incarnation"
 #: How a consumed window is named as a source.
 SOURCE_PREFIX = "changes"
 
@@ -83,35 +89,59 @@ class ChangeWindow(Config):  # type: ignore[misc]
         description="Columns identifying a row: a delete and an insert of one key by one write "
         "id are an update_preimage / update_postimage pair (empty: no pairing).",
     )
+    incarnation: str = Field(
+        default="",
+        description="The table incarnation the window was planned on (Table.incarnation); a "
+        "window of a dropped and re-created table's former incarnation is refused. Empty: "
+        "not checked.",
+    )
 
     def read(self, resource: AcidWarehouseResource) -> pa.Table:
         """The window's changes, in the feed's order (one snapshot)."""
         return resource.table(self.table).changes(
-            self.after_write_id, self.upto_write_id, key=list(self.key) or None
+            self.after_write_id,
+            self.upto_write_id,
+            key=list(self.key) or None,
+            incarnation=self.incarnation or None,
         )
+
+    @property
+    def name(self) -> str:
+        """``db.table[@incarnation]:after-upto``: the run key and, prefixed, the source key."""
+        at = f"@{self.incarnation}" if self.incarnation else ""
+        return f"{self.table}{at}:{self.after_write_id}-{self.upto_write_id}"
 
     def source(self) -> Source:
         """The window as a source: record it with the write that consumes it."""
         return Source(
-            f"{SOURCE_PREFIX}:{self.table}:{self.after_write_id}-{self.upto_write_id}",
-            {"table": self.table, "after": self.after_write_id, "upto": self.upto_write_id},
+            f"{SOURCE_PREFIX}:{self.name}",
+            {
+                "table": self.table,
+                "after": self.after_write_id,
+                "upto": self.upto_write_id,
+                "incarnation": self.incarnation,
+            },
         )
 
 
 @dataclass(frozen=True)
 class ChangeCursor:
-    """The sensor's memory: the newest write id whose changes were handed to a run."""
+    """The sensor's memory: the newest write id whose changes were handed to a run, and the
+    table incarnation it belongs to ("": not known yet, or a cursor written before it was
+    kept)."""
 
     write_id: int
+    incarnation: str = ""
 
     @classmethod
     def parse(cls, text: str | None, start: int = 0) -> "ChangeCursor":
         if not text:
             return cls(start)
-        return cls(int(json.loads(text)["write_id"]))
+        data = json.loads(text)
+        return cls(int(data["write_id"]), str(data.get("incarnation", "")))
 
     def dump(self) -> str:
-        return json.dumps({"write_id": self.write_id})
+        return json.dumps({"write_id": self.write_id, "incarnation": self.incarnation})
 
 
 def plan_windows(
@@ -125,14 +155,24 @@ def plan_windows(
     return [(a, min(a + step, newest)) for a in range(after, newest, step)]
 
 
-def window_request(table: str, op_name: str, window: tuple[int, int], key: list[str]) -> RunRequest:
-    """The run request consuming ``window`` of ``table`` with the op ``op_name``."""
+def window_request(
+    table: str, op_name: str, window: tuple[int, int], key: list[str], incarnation: str = ""
+) -> RunRequest:
+    """The run request consuming ``window`` of ``table`` (its ``incarnation``) with the op
+    ``op_name``; the run key is the window's :attr:`ChangeWindow.name`."""
     after, upto = window
-    config = {"table": table, "after_write_id": after, "upto_write_id": upto, "key": key}
+    planned = ChangeWindow(
+        table=table, after_write_id=after, upto_write_id=upto, key=key, incarnation=incarnation
+    )
     return RunRequest(
-        run_key=f"{table}:{after}-{upto}",
-        run_config={"ops": {op_name: {"config": config}}},
-        tags={TABLE_TAG: table, AFTER_TAG: str(after), UPTO_TAG: str(upto)},
+        run_key=planned.name,
+        run_config={"ops": {op_name: {"config": planned.model_dump()}}},
+        tags={
+            TABLE_TAG: table,
+            AFTER_TAG: str(after),
+            UPTO_TAG: str(upto),
+            INCARNATION_TAG: incarnation,
+        },  # fmt: skip
     )
 
 
@@ -172,31 +212,44 @@ def change_feed_sensor(
     def _change_feed_sensor(context: SensorEvaluationContext, **_: Any) -> SensorResult:
         acid_warehouse = warehouse_resource(context, resource_key)
         cursor = ChangeCursor.parse(context.cursor, start_write_id)
-        newest = newest_write_id(acid_warehouse, table)
-        if isinstance(newest, str):
-            return SensorResult(skip_reason=newest, cursor=cursor.dump())
+        found = newest_write_id(acid_warehouse, table)
+        if isinstance(found, str):
+            return SensorResult(skip_reason=found, cursor=cursor.dump())
+        newest, incarnation = found
+        restarted = ""
+        if cursor.incarnation and cursor.incarnation != incarnation:
+            # dropped and created again: its write ids start over, and so does the feed
+            restarted = (
+                f"{table} was dropped and created again (incarnation {cursor.incarnation} -> "
+                f"{incarnation}): its change feed starts again after write id {start_write_id}"
+            )
+            context.log.warning(restarted)
+            cursor = ChangeCursor(start_write_id, incarnation)
         windows = plan_windows(cursor.write_id, newest, max_write_ids_per_run)
         if not windows:
             return SensorResult(
-                skip_reason=f"no change in {table} after write id {cursor.write_id} "
+                skip_reason=(f"{restarted}; " if restarted else "")
+                + f"no change in {table} after write id {cursor.write_id} "
                 f"(newest final write id: {newest})",
-                cursor=cursor.dump(),
+                cursor=ChangeCursor(cursor.write_id, incarnation).dump(),
             )
         return SensorResult(
-            run_requests=[window_request(table, consumer, w, keys) for w in windows],
-            cursor=ChangeCursor(windows[-1][1]).dump(),
+            run_requests=[window_request(table, consumer, w, keys, incarnation) for w in windows],
+            cursor=ChangeCursor(windows[-1][1], incarnation).dump(),
         )
 
     return _change_feed_sensor
 
 
-def newest_write_id(resource: AcidWarehouseResource, table: str) -> int | str:
-    """The table's newest final write id, or why there is none yet (a skip reason)."""
+def newest_write_id(resource: AcidWarehouseResource, table: str) -> tuple[int, str] | str:
+    """The table's newest final write id and its incarnation, or why there is none yet (a skip
+    reason)."""
     if not resource.exists():
         return no_warehouse_yet(resource)
     try:
         with resource.open_warehouse() as wh:
-            return newest_final_write_id(wh.metastore, wh.table(table).spec)
+            found = wh.table(table)
+            return newest_final_write_id(wh.metastore, found.spec), found.incarnation
     except NoSuchObjectError:
         return f"no table {table} yet"
 
@@ -232,6 +285,7 @@ def window_metadata(window: ChangeWindow, changes: pa.Table) -> dict[str, Any]:
 
 __all__ = [
     "AFTER_TAG",
+    "INCARNATION_TAG",
     "SOURCE_PREFIX",
     "TABLE_TAG",
     "UPTO_TAG",

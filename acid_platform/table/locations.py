@@ -23,6 +23,7 @@ incarnation.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 
 import pyarrow.fs as pafs
@@ -94,4 +95,22 @@ def _create_exclusive_dir(fs: pafs.FileSystem, path: str) -> bool:
     return True
 
 
-__all__ = ["OWNER_FILE", "claim_table_dir", "claim_warehouse", "release_table_dir"]
+def incarnation_of(location: str, created: int = 0) -> str:
+    """A table incarnation's identity: its location (each CREATE TABLE claims a directory no
+    live table uses: :func:`claim_table_dir`) and the metastore's creation time (a purged
+    table's name may be claimed again). Twelve hex digits of their SHA-256.
+
+    >>> incarnation_of("/wh/t", 1) != incarnation_of("/wh/t", 2) != incarnation_of("/wh/t.v1", 1)
+    True
+    """
+    key = f"{location.rstrip('/')}\n{created}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+__all__ = [
+    "OWNER_FILE",
+    "claim_table_dir",
+    "claim_warehouse",
+    "incarnation_of",
+    "release_table_dir",
+]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 from sqlglot import exp
 
+from acid_platform.errors import ChangeFeedIncarnationError
 from acid_platform.format import Snapshot
 from acid_platform.format.delete_merge import conf_delete_events_cap
 from acid_platform.format.fs import Location, resolve
@@ -25,6 +26,7 @@ from acid_platform.metastore.model import CommittedSource, LockComponent, Source
 from acid_platform.table import dml, dml_write, inserts
 from acid_platform.table.changes import ChangeScan, change_window
 from acid_platform.table.expressions import expression_or_none, to_expression
+from acid_platform.table.locations import incarnation_of
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.native import NativeEngine
 from acid_platform.table.scan import TableScan, plan_scan
@@ -70,6 +72,13 @@ class Table:
     def schema(self) -> pa.Schema:
         """Arrow schema: data columns, then partition columns."""
         return table_schema(self._spec)
+
+    @property
+    def incarnation(self) -> str:
+        """This incarnation of the table (:func:`~.locations.incarnation_of` its location): a
+        table dropped and created again is another, with write ids of its own."""
+        spec = self.spec
+        return incarnation_of(spec.location, spec.created)
 
     @property
     def location(self) -> Location:
@@ -176,6 +185,7 @@ class Table:
         *,
         key: str | Sequence[str] | None = None,
         filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        incarnation: str | None = None,
     ) -> pa.Table:
         """The change feed: the committed inserts, deletes and updates of the write ids
         ``from_write_id < w <= to_write_id`` (default: the newest final write id), with each
@@ -185,8 +195,13 @@ class Table:
         ``filter`` (a Hive predicate) prunes partitions and keeps the change rows it holds for.
         See :mod:`acid_platform.table.changes`; a range below a major compaction's (or INSERT
         OVERWRITE's) base raises :class:`~acid_platform.errors.ChangeHistoryUnavailableError`.
+        ``incarnation`` (:attr:`incarnation` when the position was taken) refuses a position of
+        another incarnation of the table (dropped and created again) with a
+        :class:`~acid_platform.errors.ChangeFeedIncarnationError`: its write ids are not these.
         """
-        return self.plan_changes(from_write_id, to_write_id, key=key, filter=filter).to_arrow()
+        return self.plan_changes(
+            from_write_id, to_write_id, key=key, filter=filter, incarnation=incarnation
+        ).to_arrow()
 
     def changes_batches(
         self,
@@ -195,10 +210,13 @@ class Table:
         *,
         key: str | Sequence[str] | None = None,
         filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        incarnation: str | None = None,
     ) -> pa.RecordBatchReader:
         """:meth:`changes` as a stream, partition by partition (memory: one partition's
         changes); the snapshot is held until the reader is exhausted or closed."""
-        return self.plan_changes(from_write_id, to_write_id, key=key, filter=filter).to_batches()
+        return self.plan_changes(
+            from_write_id, to_write_id, key=key, filter=filter, incarnation=incarnation
+        ).to_batches()
 
     def plan_changes(
         self,
@@ -208,14 +226,25 @@ class Table:
         key: str | Sequence[str] | None = None,
         filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
         snapshot: Snapshot | None = None,
+        incarnation: str | None = None,
     ) -> ChangeScan:
         """A lazy change feed (:class:`~acid_platform.table.changes.ChangeScan`) under
         ``snapshot``, else the open transaction's, else a fresh one held as a reader lease
-        until it is read or closed. The range is checked now."""
+        until it is read or closed. The range and the ``incarnation`` are checked now."""
         txn = self.warehouse.current_transaction
         keys = (key,) if isinstance(key, str) else tuple(key or ())
 
         def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> ChangeScan:
+            found = incarnation_of(spec.location, spec.created)
+            if incarnation and incarnation != found:
+                raise ChangeFeedIncarnationError(
+                    f"table {spec.full_name} was dropped and created again: a change-feed "
+                    f"position of its incarnation {incarnation} does not apply to incarnation "
+                    f"{found} (start again from write id 0)",
+                    table=spec.full_name,
+                    expected=incarnation,
+                    found=found,
+                )
             own = txn.write_id_of(spec) if txn is not None else None
             window = change_window(spec, snap.write_ids, from_write_id, to_write_id, own)
             where = hive_filter(spec, self.warehouse.engine, filter)

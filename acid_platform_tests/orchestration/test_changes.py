@@ -18,6 +18,7 @@ from dagster import (
 )
 
 from acid_platform import Warehouse
+from acid_platform.errors import ChangeFeedIncarnationError
 from acid_platform.orchestration import AcidWarehouseResource
 from acid_platform.orchestration.changes import (
     AFTER_TAG,
@@ -49,15 +50,20 @@ def windows(result: SensorResult) -> list[tuple[int, int]]:
 
 
 def run(
-    instance: DagsterInstance, resource: AcidWarehouseResource, request: RunRequest
+    instance: DagsterInstance,
+    resource: AcidWarehouseResource,
+    request: RunRequest,
+    raise_on_error: bool = False,
 ) -> dict[str, Any]:
-    """Materialize the log with the request's config; the materialization's metadata."""
+    """Materialize the log with the request's config; the materialization's metadata
+    (``raise_on_error``: the run's error is raised, not asserted away)."""
     result = materialize(
         [emp_log],
         run_config=request.run_config,
         resources={"acid_warehouse": resource},
         instance=instance,
         tags=request.tags,
+        raise_on_error=raise_on_error,
     )
     assert result.success
     (event,) = result.get_asset_materialization_events()
@@ -86,15 +92,22 @@ def test_each_write_id_is_handed_out_once_and_consumed_once(
 
     first = tick(instance, resource, sensor, None)
     (request,) = requests(first)
-    assert windows(first) == [(0, 2)] and request.run_key == "emp:0-2"
+    at = emp.incarnation
+    assert windows(first) == [(0, 2)] and request.run_key == f"emp@{at}:0-2"
     assert request.run_config == {
         "ops": {
             "default__emp_log": {
-                "config": {"table": "emp", "after_write_id": 0, "upto_write_id": 2, "key": ["id"]}
+                "config": {
+                    "table": "emp",
+                    "after_write_id": 0,
+                    "upto_write_id": 2,
+                    "key": ["id"],
+                    "incarnation": at,
+                }
             }
         }
     }
-    assert ChangeCursor.parse(first.cursor) == ChangeCursor(2)
+    assert ChangeCursor.parse(first.cursor) == ChangeCursor(2, at)
     again = tick(instance, resource, sensor, first.cursor)  # nothing new: nothing requested
     assert requests(again) == [] and "no change in emp after write id 2" in skipped(again)
     assert again.cursor == first.cursor
@@ -114,9 +127,46 @@ def test_each_write_id_is_handed_out_once_and_consumed_once(
     assert run(instance, resource, request)["changes"] == 2
     assert log_rows(wh) == feed_rows(wh)  # every change once, none lost
     assert [s.key for s in wh.table("emp_log").committed_sources()] == [
-        "changes:emp:0-2",
-        "changes:emp:2-4",
+        f"changes:emp@{at}:0-2",
+        f"changes:emp@{at}:2-4",
     ]
+
+
+def test_after_drop_and_create_the_feed_starts_again_and_old_positions_are_refused(
+    wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance
+) -> None:
+    """Issue 29, item 7: write ids restart with a new incarnation; a cursor of the former one
+    would skip the new table's first changes, and its window would read nothing."""
+    sensor = change_feed_sensor("emp", target=emp_log, key=["id"])
+    old = wh.create_table("emp", EMP)
+    for i in range(3):
+        old.insert([{"id": i, "name": "old", "salary": i}])  # write ids 1..3
+    first = tick(instance, resource, sensor, None)
+    (old_window,) = requests(first)
+    assert run(instance, resource, old_window)["changes"] == 3
+
+    was = old.incarnation
+    wh.sql("DROP TABLE emp")
+    new = wh.create_table("emp", EMP)
+    new.insert([{"id": 7, "name": "new", "salary": 70}])  # write id 1 of the new incarnation
+    assert new.incarnation != was
+    with pytest.raises(ChangeFeedIncarnationError, match="dropped and created again") as refused:
+        new.changes(0, incarnation=was)
+    assert (refused.value.expected, refused.value.found) == (was, new.incarnation)
+    with pytest.raises(ChangeFeedIncarnationError):
+        run(instance, resource, old_window, raise_on_error=True)  # the old window, replayed
+
+    second = tick(instance, resource, sensor, first.cursor)
+    (request,) = requests(second)
+    assert windows(second) == [(0, 1)]  # from the new incarnation's first write id
+    assert request.run_key == f"emp@{new.incarnation}:0-1" != old_window.run_key
+    assert ChangeCursor.parse(second.cursor) == ChangeCursor(1, new.incarnation)
+    meta = run(instance, resource, request)
+    assert meta["appended"] is True and meta["changes"] == 1  # not skipped as "already in"
+    log = wh.table("emp_log").scan().to_pylist()
+    assert sorted((r["name"], r["_write_id"]) for r in log) == [
+        ("new", 1), ("old", 1), ("old", 2), ("old", 3),
+    ]  # fmt: skip
 
 
 def test_an_open_write_holds_the_window_back_until_it_ends(
@@ -149,7 +199,7 @@ def test_windows_are_cut_and_the_first_tick_may_start_later(
     result = tick(instance, resource, sensor, None)
     assert windows(result) == [(1, 3), (3, 5), (5, 6)]
     assert len({r.run_key for r in requests(result)}) == 3
-    assert json.loads(result.cursor or "") == {"write_id": 6}
+    assert json.loads(result.cursor or "") == {"write_id": 6, "incarnation": emp.incarnation}
 
 
 def test_before_the_warehouse_or_the_table_exists_the_sensor_skips(
@@ -160,7 +210,8 @@ def test_before_the_warehouse_or_the_table_exists_the_sensor_skips(
     assert "no warehouse" in skipped(tick(instance, nowhere, sensor, None))
     result = tick(instance, resource, sensor, None)
     assert "no table emp yet" in skipped(result) and json.loads(result.cursor or "") == {
-        "write_id": 0
+        "write_id": 0,
+        "incarnation": "",
     }
     with pytest.raises(ValueError, match="name the op"):
         change_feed_sensor("emp", target=materialize_job())
