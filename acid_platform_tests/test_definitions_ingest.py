@@ -62,7 +62,9 @@ def test_a_returns_file_landing_is_loaded_once(
     day = returns_of(dt.date(2024, 1, 2))
     pcsv.write_csv(day, landing / "returns-2024-01-02.csv")
 
-    first = tick(platform, instance, skipped.cursor)
+    seen = tick(platform, instance, skipped.cursor)  # seen once: maybe still being written
+    assert not seen.run_requests and "1 waiting to be unchanged" in str(seen.skip_reason)
+    first = tick(platform, instance, seen.cursor)  # unchanged across two listings: requested
     (request,) = first.run_requests or []
     assert isinstance(request, RunRequest)
     job = platform.resolve_job_def(request.job_name or "acid_ingest")

@@ -65,6 +65,7 @@ from acid_platform.streaming.landing import (
     format_of,
     list_landing,
     load_files,
+    stat_landing,
 )
 
 INGEST_JOB = "acid_ingest"
@@ -98,6 +99,11 @@ class IngestConfig(Config):  # type: ignore[misc]
         default_factory=list,
         description="The table's asset key (path): a load is reported as its materialization.",
     )
+    stamps: list[str] = Field(
+        default_factory=list,
+        description="Each file's size:mtime_ns when the sensor listed it (empty: not checked); "
+        "a file changed since is left for the sensor to list again, not loaded half-written.",
+    )
 
 
 @cache
@@ -120,10 +126,18 @@ def ingest_files(
 ) -> Output[None]:
     """The ingest op's body (see :func:`ingest_job_for`)."""
     wh = acid_warehouse.get_warehouse()
+    files, vanished, changed = still_as_listed(config)
+    for uri in vanished:
+        context.log.warning(f"{uri} vanished before its run: not loaded (the others are)")
+    for uri in changed:
+        context.log.warning(
+            f"{uri} changed since it was listed: not loaded now; the sensor lists it again once "
+            "it stays unchanged"
+        )
     try:
         if config.columns:
             ensure_table(wh, config.table, config.columns, config.partition_columns)
-        result = load_files(wh, config.table, config.files, fmt=config.format or None)
+        result = load_files(wh, config.table, files, fmt=config.format or None)
     except BAD_INPUT as exc:
         raise Failure(
             description=f"ingest into {config.table} failed, nothing was written: {exc}",
@@ -133,7 +147,10 @@ def ingest_files(
                 "error": type(exc).__name__,
             },
         ) from exc
-    metadata = ingest_metadata(result)
+    metadata = ingest_metadata(result) | {
+        "vanished": MetadataValue.json(vanished),
+        "changed_since_listed": MetadataValue.json(changed),
+    }
     if config.asset_key and result.loads:
         context.log_event(AssetMaterialization(AssetKey(config.asset_key), metadata=metadata))
     if result.loads:
@@ -160,6 +177,24 @@ def ingest_files(
 
 #: The default warehouse's ingest job.
 ingest_job = ingest_job_for()
+
+
+def still_as_listed(config: IngestConfig) -> tuple[list[LandingFile], list[str], list[str]]:
+    """The run's files as they are now, those that vanished, and those that changed since the
+    sensor listed them (by their ``stamps``): only the first are loaded."""
+    present, vanished, changed = [], [], []
+    stamps = list(config.stamps) or [""] * len(config.files)
+    for uri, listed in zip(config.files, stamps, strict=True):
+        try:
+            file = stat_landing(uri)
+        except LandingFileError:
+            vanished.append(uri)
+            continue
+        if listed and stamp(file) != listed:
+            changed.append(uri)
+        else:
+            present.append(file)
+    return present, vanished, changed
 
 
 def ingest_metadata(result: LoadResult) -> dict[str, Any]:
@@ -189,18 +224,28 @@ def ingest_metadata(result: LoadResult) -> dict[str, Any]:
 @dataclass
 class IngestCursor:
     """The sensor's memory: ``size:mtime_ns`` of each landing file (by URI) requested or found
-    loaded, among those present at the last tick."""
+    loaded, among those present at the last tick; and of each new file not stable yet, how
+    many listings in a row have seen it unchanged (``pending``)."""
 
     seen: dict[str, str] = field(default_factory=dict)
+    pending: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, text: str | None) -> "IngestCursor":
         if not text:
             return cls()
-        return cls({str(k): str(v) for k, v in json.loads(text).get("seen", {}).items()})
+        data = json.loads(text)
+        pending = {str(k): (str(v[0]), int(v[1])) for k, v in data.get("pending", {}).items()}
+        return cls({str(k): str(v) for k, v in data.get("seen", {}).items()}, pending)
 
     def dump(self) -> str:
-        return json.dumps({"seen": dict(sorted(self.seen.items()))})
+        pending = {k: list(v) for k, v in sorted(self.pending.items())}
+        return json.dumps({"seen": dict(sorted(self.seen.items())), "pending": pending})
+
+    def listings(self, file: LandingFile) -> int:
+        """How many listings in a row, this one included, have seen ``file`` as it is now."""
+        before = self.pending.get(file.uri)
+        return before[1] + 1 if before is not None and before[0] == stamp(file) else 1
 
     def is_new(self, file: LandingFile) -> bool:
         return self.seen.get(file.uri) != stamp(file)
@@ -239,6 +284,7 @@ class IngestTarget:
             "columns": dict(self.columns),
             "partition_columns": dict(self.partition_columns),
             "asset_key": list(self.asset_key.path) if self.asset_key else [],
+            "stamps": [stamp(f) for f in files],
         }
         return RunRequest(
             run_key=batch_key(files),
@@ -254,18 +300,22 @@ def plan_ingest(
     *,
     batch_size: int = 1,
     max_runs: int = 100,
+    stable_listings: int = 1,
 ) -> tuple[list[list[LandingFile]], list[LandingFile], IngestCursor]:
     """The batches to request for the new ``files`` (not in ``cursor``, not ``committed``:
-    keys), at most ``max_runs``; the new files found committed already; the cursor after."""
+    keys) that ``stable_listings`` listings in a row saw unchanged, at most ``max_runs``; the
+    new files found committed already; the cursor after."""
     new = [f for f in files if cursor.is_new(f)]
     loaded = [f for f in new if f.key in committed]
-    todo = [f for f in new if f.key not in committed]
+    candidates = [f for f in new if f.key not in committed]
+    todo = [f for f in candidates if cursor.listings(f) >= stable_listings]
     size = max(batch_size, 1)
     batches = [todo[i : i + size] for i in range(0, len(todo), size)][: max(max_runs, 0)]
     requested = {f.uri for batch in batches for f in batch}
-    deferred = {f.uri for f in todo} - requested
-    seen = {f.uri: stamp(f) for f in files if f.uri not in deferred}
-    return batches, loaded, IngestCursor(seen)
+    waiting = [f for f in candidates if f.uri not in requested]
+    seen = {f.uri: stamp(f) for f in files if f.uri not in {w.uri for w in waiting}}
+    pending = {f.uri: (stamp(f), cursor.listings(f)) for f in waiting}
+    return batches, loaded, IngestCursor(seen, pending)
 
 
 def ingest_sensor(
@@ -285,13 +335,18 @@ def ingest_sensor(
     default_status: DefaultSensorStatus = DefaultSensorStatus.RUNNING,
     job_def: JobDefinition | None = None,
     resource_key: str = DEFAULT_RESOURCE_KEY,
+    stable_listings: int = 2,
 ) -> SensorDefinition:
     """A sensor loading what lands in ``landing`` (matching the glob ``pattern``, relative to
     it) into ``table`` (see module docs); RUNNING by default. ``file_format``: the files'
     format (default: by suffix; files whose suffix says none are ignored). ``columns`` /
     ``partition_columns``: create the table on the first load if it does not exist.
     ``asset_key``: the table's asset, whose materialization each load reports.
-    ``resource_key``: the warehouse (default job: its ingest job)."""
+    ``resource_key``: the warehouse (default job: its ingest job). ``stable_listings``: a new
+    file is requested only once that many ticks in a row saw it with the same size and
+    modification time (a file still being written is not loaded half-written; 1: at once).
+    Complete files are best written under a name starting with ``.`` or ``_`` and renamed
+    when complete: a rename is atomic, a listing never sees a half-written file."""
     target = IngestTarget(
         table, file_format, dict(columns or {}), dict(partition_columns or {}), asset_key
     )
@@ -308,16 +363,24 @@ def ingest_sensor(
     def _ingest_sensor(context: SensorEvaluationContext, **_: Any) -> SensorResult:
         acid_warehouse = warehouse_resource(context, resource_key)
         cursor = IngestCursor.parse(context.cursor)
-        listed = list_landing(landing, pattern, recursive=recursive)
+        refused: list[str] = []
+        listed = list_landing(landing, pattern, recursive=recursive, refused=refused)
         if listed is None:
             return SensorResult(
                 skip_reason=f"landing location {landing} does not exist", cursor=cursor.dump()
             )
+        for link in refused:
+            context.log.warning(f"not loaded: a symbolic link leading out: {link}")
         files = [f for f in listed if file_format or format_of(f.name) is not None]
         fresh = [f.key for f in files if cursor.is_new(f)]
         committed = committed_keys(acid_warehouse, table, fresh) if fresh else set()
         batches, loaded, after = plan_ingest(
-            files, cursor, committed, batch_size=batch_size, max_runs=max_runs_per_tick
+            files,
+            cursor,
+            committed,
+            batch_size=batch_size,
+            max_runs=max_runs_per_tick,
+            stable_listings=stable_listings,
         )
         if loaded:
             context.log.info(f"{len(loaded)} new file(s) are committed into {table} already")
@@ -325,9 +388,10 @@ def ingest_sensor(
             return SensorResult(
                 run_requests=[target.request(b) for b in batches], cursor=after.dump()
             )
+        waiting = f", {len(after.pending)} waiting to be unchanged" if after.pending else ""
         return SensorResult(
             skip_reason=f"no new file in {landing} ({len(files)} seen, "
-            f"{len(loaded)} found loaded already)",
+            f"{len(loaded)} found loaded already{waiting})",
             cursor=after.dump(),
         )
 
@@ -360,6 +424,7 @@ __all__ = [
     "ingest_job",
     "ingest_job_for",
     "ingest_metadata",
+    "still_as_listed",
     "ingest_sensor",
     "plan_ingest",
     "stamp",

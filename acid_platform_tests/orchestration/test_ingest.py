@@ -18,6 +18,7 @@ from dagster import (
     AssetKey,
     DagsterInstance,
     RunRequest,
+    SensorDefinition,
 )
 
 from acid_platform import Warehouse
@@ -35,6 +36,12 @@ def landing(tmp_path: Path) -> Path:
     path = tmp_path / "landing"
     path.mkdir()
     return path
+
+
+def listing_once(*args: Any, **kwargs: Any) -> SensorDefinition:
+    """An ingest sensor requesting a file on the first listing that sees it (these tests are
+    about exactly-once loading; the two-listing default has a test of its own)."""
+    return ingest_sensor(*args, stable_listings=1, **kwargs)
 
 
 def land(landing: Path, name: str, ids: range, *, mtime_ns: int | None = None) -> Path:
@@ -81,7 +88,7 @@ def test_a_new_file_is_requested_once_under_its_identity(
 ) -> None:
     wh.create_table("t", COLUMNS)
     path = land(landing, "a.csv", range(3), mtime_ns=1_700_000_000_000_000_000)
-    sensor = ingest_sensor(str(landing), "t")
+    sensor = listing_once(str(landing), "t")
 
     first = tick(instance, resource, sensor, None)
 
@@ -98,7 +105,7 @@ def test_the_cursor_carries_across_ticks(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, landing: Path
 ) -> None:
     wh.create_table("t", COLUMNS)
-    sensor = ingest_sensor(str(landing), "t", pattern="*.csv")
+    sensor = listing_once(str(landing), "t", pattern="*.csv")
     a = land(landing, "a.csv", range(2))
     first = tick(instance, resource, sensor, None)
     assert [files_of(r) for r in requests(first)] == [[str(a)]]
@@ -128,7 +135,7 @@ def test_the_run_loads_the_file_exactly_once(
 ) -> None:
     t = wh.create_table("t", COLUMNS)
     path = land(landing, "a.csv", range(5))
-    (request,) = requests(tick(instance, resource, ingest_sensor(str(landing), "t"), None))
+    (request,) = requests(tick(instance, resource, listing_once(str(landing), "t"), None))
 
     ok, meta, _ = execute(instance, resource, request)
 
@@ -153,7 +160,7 @@ def test_a_batch_is_one_run_and_one_transaction_batch(
     t = wh.create_table("t", COLUMNS)
     for i in range(5):
         land(landing, f"f{i}.csv", range(10 * i, 10 * i + 2), mtime_ns=(1_700_000_000 + i) * 10**9)
-    sensor = ingest_sensor(str(landing), "t", batch_size=2, max_runs_per_tick=2)
+    sensor = listing_once(str(landing), "t", batch_size=2, max_runs_per_tick=2)
 
     first = tick(instance, resource, sensor, None)
 
@@ -180,7 +187,7 @@ def test_files_committed_already_are_not_requested(
 ) -> None:
     wh.create_table("t", COLUMNS)
     land(landing, "a.csv", range(2))
-    sensor = ingest_sensor(str(landing), "t")
+    sensor = listing_once(str(landing), "t")
     (request,) = requests(tick(instance, resource, sensor, None))
     assert execute(instance, resource, request)[0]
 
@@ -193,7 +200,7 @@ def test_files_committed_already_are_not_requested(
 def test_a_missing_landing_directory_is_skipped(
     wh: Warehouse, resource: AcidWarehouseResource, instance: DagsterInstance, tmp_path: Path
 ) -> None:
-    sensor = ingest_sensor(str(tmp_path / "nowhere"), "t")
+    sensor = listing_once(str(tmp_path / "nowhere"), "t")
     result = tick(instance, resource, sensor, None)
     assert requests(result) == [] and "does not exist" in skipped(result)
 
@@ -218,7 +225,7 @@ def test_a_bad_landing_file_fails_the_run_and_writes_nothing_of_it(
     t = wh.create_table("t", COLUMNS)
     bad = landing / "bad.csv"
     bad.write_text(text)
-    (request,) = requests(tick(instance, resource, ingest_sensor(str(landing), "t"), None))
+    (request,) = requests(tick(instance, resource, listing_once(str(landing), "t"), None))
 
     ok, _, failure = execute(instance, resource, request)
 
@@ -235,7 +242,7 @@ def test_an_unparseable_parquet_file_fails_the_run_and_the_good_one_loads(
     t = wh.create_table("t", COLUMNS)
     pq.write_table(pa.table({"id": [1], "name": ["a"]}), landing / "good.parquet")
     (landing / "bad.parquet").write_bytes(b"PAR1 this is not parquet")
-    sensor = ingest_sensor(str(landing), "t", batch_size=10)
+    sensor = listing_once(str(landing), "t", batch_size=10)
     (request,) = requests(tick(instance, resource, sensor, None))
 
     ok, _, failure = execute(instance, resource, request)
@@ -255,7 +262,7 @@ def test_the_table_is_created_on_the_first_load_and_its_asset_materialized(
         "\n".join(json.dumps({"id": i, "name": f"n{i}", "ds": "2024-01-0" + str(1 + i % 2)})
                   for i in range(4))
     )  # fmt: skip
-    sensor = ingest_sensor(
+    sensor = listing_once(
         str(landing),
         "db1.events",
         columns={"id": "int", "name": "string"},
@@ -282,7 +289,7 @@ def test_two_runs_loading_one_file_at_once_commit_it_once(
     and its run reports ``skipped``."""
     t = wh.create_table("t", COLUMNS)
     land(landing, "a.csv", range(20))
-    (request,) = requests(tick(instance, resource, ingest_sensor(str(landing), "t"), None))
+    (request,) = requests(tick(instance, resource, listing_once(str(landing), "t"), None))
     ctx = multiprocessing.get_context("spawn")
     barrier, out = ctx.Barrier(2), ctx.Queue()
     procs = [
@@ -309,13 +316,13 @@ def test_a_landing_uri_is_watched_and_loaded_through_pyarrow_fs(
 ) -> None:
     wh.create_table("t", COLUMNS)
     land(landing, "a.csv", range(3))
-    sensor = ingest_sensor(f"file://{landing}", "t")
+    sensor = listing_once(f"file://{landing}", "t")
 
     first = tick(instance, resource, sensor, None)
 
     (request,) = requests(first)
-    assert files_of(request) == [f"file://{landing}/a.csv"]
-    assert (request.run_key or "").startswith(f"file://{landing}/a.csv|size=")
+    assert files_of(request) == [f"{landing}/a.csv"]  # one URI form: the resolved path
+    assert (request.run_key or "").startswith(f"{landing}/a.csv|size=")
     assert execute(instance, resource, request)[0]
     assert ids_in(wh) == [0, 1, 2]
     assert requests(tick(instance, resource, sensor, first.cursor)) == []

@@ -87,7 +87,7 @@ def test_every_file_version_is_loaded_at_most_once(
         with Warehouse.open(root / "wh") as wh:
             wh.create_table("t", [("id", "bigint")])
             resource = AcidWarehouseResource(warehouse=str(root / "wh"))
-            sensor = ingest_sensor(str(landing.root), "t")
+            sensor = ingest_sensor(str(landing.root), "t", stable_listings=1)
             cursor: str | None = None
             pending: list[RunRequest] = []
             done: list[RunRequest] = []

@@ -72,6 +72,8 @@ class AcidIngestComponent(Component, Model, Resolvable):
     #: The files' format (default: by suffix).
     format: str = ""
     batch_size: int = 1
+    #: A new file is loaded once this many ticks in a row saw it unchanged (not half-written).
+    stable_listings: int = 2
     interval_s: int = 30
     sensor_name: str | None = None
     asset_key: str | list[str] | None = None
@@ -127,6 +129,7 @@ class AcidIngestComponent(Component, Model, Resolvable):
             asset_key=self.key,
             minimum_interval_seconds=self.interval_s,
             resource_key=self.warehouse_key,
+            stable_listings=self.stable_listings,
         )
         return Definitions(
             assets=[spec],

@@ -1,10 +1,15 @@
 """Landing files: what lands in a landing location (a local directory or a URI, through
 ``pyarrow.fs``), and the identity each is loaded under.
 
-A file's identity is its URI, size and modification time (:attr:`LandingFile.key`): the same
-file unchanged is the same source, loaded once; a file rewritten in place (new size or time) is
-a new one. Names starting with ``.`` or ``_`` (hidden files, ``_SUCCESS`` markers, files still
-being written under a temporary name) are not landing files.
+A file's identity is its canonical URI, size and modification time (:attr:`LandingFile.key`):
+the same file unchanged is the same source, loaded once; a file rewritten in place (new size or
+time) is a new one. A local file's URI is its resolved path (``file://`` URIs, relative paths,
+symbolic links and ``..`` all spelled one way), so one file reached two ways is one source.
+Names starting with ``.`` or ``_`` (hidden files, ``_SUCCESS`` markers, files still being
+written under a temporary name) are not landing files. In a local landing directory, a
+symbolic link whose target lies outside it is refused (named, never read), and a listing
+never descends into a directory twice (links to directories are not followed), so a link loop
+lists nothing twice.
 
 >>> LandingFile("/landing/a.csv", 10, 1700000000000000000).key
 '/landing/a.csv|size=10|mtime_ns=1700000000000000000'
@@ -53,9 +58,16 @@ class LandingFile:
 
 
 def canonical(uri: str | os.PathLike[str]) -> str:
-    """A landing URI as identities spell it: a local path made absolute, a URI as given."""
+    """A landing URI as identities spell it: a local path (or ``file://`` URI) resolved —
+    absolute, symbolic links and ``..`` followed —, another URI as given.
+
+    >>> canonical("file:///tmp/../tmp/x.csv") == canonical("/tmp/x.csv")
+    True
+    """
     text = os.fspath(uri)
-    return text if "://" in text else os.path.abspath(text)
+    if text.startswith("file://"):
+        text = text[len("file://") :] or "/"
+    return text if "://" in text else os.path.realpath(text)
 
 
 def stat_landing(uri: str | os.PathLike[str]) -> LandingFile:
@@ -75,11 +87,16 @@ def stat_landing(uri: str | os.PathLike[str]) -> LandingFile:
 
 
 def list_landing(
-    landing: str | os.PathLike[str], pattern: str = "*", *, recursive: bool = False
+    landing: str | os.PathLike[str],
+    pattern: str = "*",
+    *,
+    recursive: bool = False,
+    refused: list[str] | None = None,
 ) -> list[LandingFile] | None:
     """The landing files under ``landing`` whose path relative to it matches the glob
     ``pattern``, oldest first (then by URI); ``None`` when ``landing`` does not exist.
-    ``recursive`` descends into sub-directories (``pattern`` then sees ``dir/file``)."""
+    ``recursive`` descends into sub-directories (``pattern`` then sees ``dir/file``). Symbolic
+    links leading out of a local ``landing`` are left out, and added to ``refused``."""
     base = canonical(landing)
     loc = resolve(base)
     fs = loc.filesystem
@@ -88,6 +105,8 @@ def list_landing(
         return None
     if info.type != pafs.FileType.Directory:
         raise LandingFileError(f"landing location {base} is not a directory")
+    if "://" not in base:
+        return _list_local(base, pattern, recursive, refused)
     root = loc.path.rstrip("/")
     found = []
     for entry in fs.get_file_info(pafs.FileSelector(root, recursive=recursive)):
@@ -102,6 +121,35 @@ def list_landing(
             LandingFile(child_uri(base, relative), int(entry.size or 0), int(entry.mtime_ns or 0))
         )
     return sorted(found, key=lambda f: (f.mtime_ns, f.uri))
+
+
+def _list_local(
+    base: str, pattern: str, recursive: bool, refused: list[str] | None
+) -> list[LandingFile]:
+    """:func:`list_landing` of a local directory: links to directories not followed, links
+    to files resolved (kept only inside ``base``), each file once."""
+    found: dict[str, LandingFile] = {}
+    for top, dirs, files in os.walk(base, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_"))) if recursive else []
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            relative = os.path.relpath(path, base).replace(os.sep, "/")
+            if any(part.startswith((".", "_")) for part in relative.split("/")):
+                continue
+            if not fnmatch.fnmatchcase(relative, pattern):
+                continue
+            target = os.path.realpath(path)
+            if os.path.commonpath([target, base]) != base:
+                if refused is not None:
+                    refused.append(f"{path} -> {target} (outside the landing location {base})")
+                continue
+            try:
+                st = os.stat(target)
+            except OSError:  # vanished, or a dangling link
+                continue
+            if os.path.isfile(target):
+                found[target] = LandingFile(target, st.st_size, st.st_mtime_ns)
+    return sorted(found.values(), key=lambda f: (f.mtime_ns, f.uri))
 
 
 def child_uri(base: str, relative: str) -> str:
