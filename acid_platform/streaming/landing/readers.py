@@ -117,7 +117,7 @@ def read_landing(
             return pcsv.read_csv(stream, convert_options=pcsv.ConvertOptions(column_types=types))
     except PARSE_ERRORS as exc:
         raise LandingFileError(
-            f"landing file {file.uri} does not parse as {kind.value}: {exc}"
+            f"landing file {file.uri} does not parse as {kind.value}: {short(str(exc))}"
         ) from exc
 
 
@@ -156,6 +156,17 @@ def excerpt(line: bytes) -> str:
     return repr(cut)[1:] + ("…" if len(line) > EXCERPT_CHARS else "")
 
 
+def short(message: str, limit: int = 200) -> str:
+    """A parser's message as an error may quote it: on one line, control and non-ASCII
+    characters escaped, at most ``limit`` characters (it may quote the file's content).
+
+    >>> short("bad\\x1b[31m\\nrow") + "|" + short("y" * 300)[-3:]
+    'bad\\\\x1b[31m\\\\nrow|yy…'
+    """
+    escaped = message.encode("unicode_escape").decode("ascii")
+    return escaped if len(escaped) <= limit else escaped[:limit] + "…"
+
+
 def check_columns(file: LandingFile, table: str, data: pa.Table, schema: pa.Schema) -> None:
     """Every column of ``schema`` in ``data`` and no other (names case-insensitive), else
     :class:`SchemaMismatchError` naming the file."""
@@ -180,6 +191,7 @@ __all__ = [
     "check_columns",
     "check_json_lines",
     "excerpt",
+    "short",
     "format_of",
     "read_landing",
     "resolve_format",

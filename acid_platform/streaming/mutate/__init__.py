@@ -26,7 +26,7 @@ inserts, group by partition and bucket, sort by ROW__ID): :func:`prepare_changes
 """
 
 from acid_platform.streaming.mutate.buckets import BucketIdResolver
-from acid_platform.streaming.mutate.changes import apply_changes, prepare_changes
+from acid_platform.streaming.mutate.changes import apply_changes, prepare_changes, split_changes
 from acid_platform.streaming.mutate.client import (
     LockFailureListener,
     MutationTransaction,
@@ -58,4 +58,5 @@ __all__ = [
     "SinkTable",
     "apply_changes",
     "prepare_changes",
+    "split_changes",
 ]
