@@ -19,7 +19,7 @@ BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 def imports() -> list[tuple[str, int, str, str | None]]:
     """``(doc, block, module, name)`` of each ``import`` / ``from … import`` of the project's
     modules in a Python block."""
-    found = []
+    found: list[tuple[str, int, str, str | None]] = []
     for doc in DOCS:
         for number, block in enumerate(BLOCK.findall(doc.read_text()), start=1):
             tree = ast.parse(block, f"{doc.name} block {number}")  # every block parses
