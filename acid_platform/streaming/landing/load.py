@@ -36,6 +36,8 @@ import pyarrow as pa
 from acid_platform.compaction.hooks import checkpoint
 from acid_platform.errors import (
     DuplicateSourceError,
+    InvalidNameError,
+    InvalidPartitionError,
     LandingFileError,
     NotNullViolationError,
     SchemaMismatchError,
@@ -51,6 +53,7 @@ from acid_platform.streaming.landing.readers import (
     check_columns,
     read_landing,
     resolve_format,
+    short,
 )
 from acid_platform.streaming.record_writers import ArrowRecordWriter
 from acid_platform.table import Table, TableWarehouse
@@ -60,7 +63,13 @@ from acid_platform.table.statement import StatementMetrics
 #: Transactions per transaction batch of a load (Hive's streaming clients use 10-1000).
 DEFAULT_BATCH_SIZE = 100
 #: What a landing file's own content raises: its transaction is aborted, the load goes on.
-BAD_FILE = (LandingFileError, SchemaMismatchError, NotNullViolationError)
+BAD_FILE = (
+    LandingFileError,
+    SchemaMismatchError,
+    NotNullViolationError,
+    InvalidNameError,  # a partition value that cannot be a partition's name
+    InvalidPartitionError,
+)
 
 
 @dataclass(frozen=True)
@@ -227,7 +236,7 @@ def load_one(
         return committed_source(table, file)
     except BAD_FILE as exc:
         conn.abort_transaction()
-        return FailedFile(file, type(exc).__name__, str(exc))
+        return FailedFile(file, type(exc).__name__, short(str(exc)))
     try:
         return FileLoad(file, conn.commit_transaction())
     except DuplicateSourceError:  # the metastore aborted the transaction: nothing visible
@@ -246,7 +255,7 @@ def insert_one(
     except DuplicateSourceError:  # committed already, or meanwhile: nothing of this visible
         return committed_source(table, file)
     except BAD_FILE as exc:
-        return FailedFile(file, type(exc).__name__, str(exc))
+        return FailedFile(file, type(exc).__name__, short(str(exc)))
 
 
 def collect(

@@ -157,13 +157,13 @@ def excerpt(line: bytes) -> str:
 
 
 def short(message: str, limit: int = 200) -> str:
-    """A parser's message as an error may quote it: on one line, control and non-ASCII
-    characters escaped, at most ``limit`` characters (it may quote the file's content).
+    """A message as an error may quote it (it may quote a file's content): on one line, control
+    and non-ASCII characters escaped, at most ``limit`` characters.
 
     >>> short("bad\\x1b[31m\\nrow") + "|" + short("y" * 300)[-3:]
     'bad\\\\x1b[31m\\\\nrow|yy…'
     """
-    escaped = message.encode("unicode_escape").decode("ascii")
+    escaped = "".join(c if " " <= c <= "~" else repr(c)[1:-1] for c in message)
     return escaped if len(escaped) <= limit else escaped[:limit] + "…"
 
 

@@ -80,3 +80,18 @@ def test_a_record_over_a_megabyte_loads_and_the_largest_is_a_setting(tmp_path: P
         again.write_text(json.dumps({"id": 8, "name": name}) + "\n")
         (failed,) = load_files(wh, "t", [again]).failed
         assert "again.jsonl, line 1" in str(failed) and MAX_RECORD_SETTING in str(failed)
+
+
+def test_a_partition_value_that_cannot_be_written_fails_only_its_file(tmp_path: Path) -> None:
+    """Issue 29, item 9: it aborted the whole load without naming the file."""
+    (tmp_path / "long.jsonl").write_text(json.dumps({"id": 1, "p": "x" * 5000}) + "\n")
+    (tmp_path / "nul.jsonl").write_text(json.dumps({"id": 2, "p": "a\u0000b"}) + "\n")
+    (tmp_path / "ok.jsonl").write_text(json.dumps({"id": 3, "p": "ok"}) + "\n")
+    with Warehouse.open(str(tmp_path / "wh")) as wh:
+        wh.create_table("t", [("id", "int")], partition_columns=[("p", "string")])
+        files = [tmp_path / n for n in ("long.jsonl", "nul.jsonl", "ok.jsonl")]
+        result = load_files(wh, "t", files)
+        assert [f.file.name for f in result.failed] == ["long.jsonl", "nul.jsonl"]
+        assert all(len(f.message) < 300 for f in result.failed)  # a short excerpt
+        assert [f.name for f in result.loaded] == ["ok.jsonl"]
+        assert wh.table("t").scan().to_pylist() == [{"id": 3, "p": "ok"}]
