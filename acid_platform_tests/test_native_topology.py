@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus
 from dagster_graphql import DagsterGraphQLClient
-from sqlalchemy import create_engine, text
+from sqlalchemy import MetaData, Table, create_engine, select, text
+from sqlalchemy.engine import make_url
 
 from acid_platform import Warehouse
 from acid_platform_example.data import (
@@ -98,6 +99,8 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
         "SPARK_WORKER_DIR": str(tmp_path / "spark-work"),
         "PYSPARK_PYTHON": sys.executable,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        # a planted password (trust auth ignores it): it must show nowhere (issue 29)
+        "ACID_METASTORE_URL": planted(placement.metastore_url),
     }
     master_ui = f"http://{LOOPBACK}:{placement.port('spark-master', 'webui')}/json/"
     worker_ui = f"http://{LOOPBACK}:{placement.port('spark-worker', 'webui')}/json/"
@@ -130,6 +133,7 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
                 lambda: (s := client.get_run_status(run_id)) in DONE and s,
                 timeout_s=600,
             )
+            answers = graphql_answers(web_port, run_id)
             with DagsterInstance.from_config(str(home)) as instance:
                 failures = run_failures(instance, run_id)
                 assert status == DagsterRunStatus.SUCCESS, failures + dagster.log_tail()
@@ -166,7 +170,54 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
 
     assert_runs_in_postgres(placement, run_id)
     assert not (home / "history").exists()  # no SQLite run storage beside it
+    # the planted password: not in the webserver's answers (the resource's config shows the
+    # variable's name), Dagster's PostgreSQL storage, the processes' logs or the warehouse
+    assert '"ACID_METASTORE_URL"' in answers and SECRET not in answers
+    assert SECRET not in postgres_dump(placement)
+    for place in (tmp_path / "logs", home, warehouse):
+        leaked = [p for p in place.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+        assert leaked == [], leaked
     assert_tables(placement, warehouse, meta)
+
+
+SECRET = "PLANTEDnative4711"
+
+
+def planted(url: str) -> str:
+    """``url`` with :data:`SECRET` as its password."""
+    return make_url(url).set(password=SECRET).render_as_string(hide_password=False)
+
+
+def graphql_answers(port: int, run_id: str) -> str:
+    """What the webserver answers about the code location's resources and the run (its
+    config, tags, events), as text."""
+    query = """query($run: ID!) {
+      repositoriesOrError { ... on RepositoryConnection { nodes { name
+        allTopLevelResourceDetails { name configFields { name } configuredValues { key value type } }
+      } } }
+      runOrError(runId: $run) { ... on Run { runConfigYaml tags { key value }
+        eventConnection(afterCursor: null) { events { __typename ... on MessageEvent { message } } } } }
+    }"""
+    request = urllib.request.Request(
+        f"http://{LOOPBACK}:{port}/graphql",
+        data=json.dumps({"query": query, "variables": {"run": run_id}}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.read().decode()
+
+
+def postgres_dump(placement: Placement) -> str:
+    """Every row of every table of Dagster's PostgreSQL database, as text."""
+    engine = create_engine(placement.database_url(DAGSTER_DB))
+    try:
+        with engine.connect() as conn:
+            query = text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+            tables: list[str] = list(conn.execute(query).scalars())
+            reflected = [Table(t, MetaData(), autoload_with=conn) for t in tables]
+            return "\n".join(str(row) for t in reflected for row in conn.execute(select(t)))
+    finally:
+        engine.dispose()
 
 
 def run_failures(instance: DagsterInstance, run_id: str) -> str:
