@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -23,6 +24,8 @@ from typer.testing import CliRunner
 from acid_platform.cli import app
 from acid_platform.cli.new import package_name, write_project
 from acid_platform.errors import InvalidNameError
+from acid_platform_tests.dagster_server import DagsterServer
+from acid_platform_tests.pg_server import free_port
 from acid_platform_tests.topology import ROOT
 from acid_platform_tests.venvs import fresh_venv, run
 
@@ -120,6 +123,19 @@ def test_acid_new_makes_a_project_every_dg_command_serves(tmp_path: Path) -> Non
     tested = run([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                  project, venv)  # fmt: skip
     assert " passed" in tested.stdout
+    serve_with_dg_dev(project, venv, env, tmp_path / "logs")
+
+
+def serve_with_dg_dev(cwd: Path, venv: Path, env: dict[str, str], logs: Path) -> None:
+    """``dg dev`` in ``cwd`` (``venv`` active) answers with its code location loaded."""
+    port = free_port()
+    active = {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    command = ["dg", "dev", "--host", "127.0.0.1", "--port", str(port)]
+    with DagsterServer(
+        {"dg-dev": command}, env=env | active, logs=logs, port=port, cwd=cwd
+    ) as server:
+        server.wait_ready(timeout_s=300)
+        assert server.api.locations_loaded()
 
 
 @pytest.mark.slow
@@ -131,6 +147,7 @@ def test_the_repository_root_is_a_dg_project_serving_the_example(tmp_path: Path)
     listed = list_defs(ROOT, venv, env)
     assert "retail/stores" in {a["asset_key"] for a in listed["assets"]}
     assert "acid_platform" in {j["name"] for j in listed["jobs"]}
+    serve_with_dg_dev(ROOT, venv, env, tmp_path / "logs")
     components = run([DG, "list", "components", "--json"], ROOT, venv, env)
     types = {c["key"] for c in json.loads(components.stdout)["items"]}
     assert {
