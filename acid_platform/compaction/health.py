@@ -27,7 +27,7 @@ cleaning, how long the oldest waited, obsolete or aborted directories still on d
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,10 +202,15 @@ STATUS_SCHEMA = pa.schema(
 
 
 def table_layout(
-    table: Table, *, count_rows: bool = True, small_file_bytes: int = SMALL_FILE_BYTES
+    table: Table,
+    *,
+    count_rows: bool = True,
+    small_file_bytes: int = SMALL_FILE_BYTES,
+    partitions: Collection[str] | None = None,
 ) -> list[PartitionLayout]:
-    """Each partition of ``table`` as a fresh snapshot reads it (one listing per partition
-    directory under a reader lease; rows from the footers with ``count_rows``)."""
+    """Each partition of ``table`` (or of those named in ``partitions``; ``""`` for an
+    unpartitioned table) as a fresh snapshot reads it (one listing per partition directory
+    under a reader lease; rows from the footers with ``count_rows``)."""
     spec = table.refresh()
     location = table.location
     fs = location.filesystem
@@ -213,6 +218,8 @@ def table_layout(
     with ReadLease(table.warehouse, [spec]) as snapshots:
         snapshot = snapshots[spec.full_name]
         for part, path in list_partition_dirs(location.path, spec.partition_column_names, fs):
+            if partitions is not None and part not in partitions:
+                continue
             state = acid_state(
                 path,
                 snapshot.write_ids,

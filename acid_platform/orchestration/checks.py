@@ -66,7 +66,6 @@ _DESCRIPTIONS = {
 #: Check-spec metadata: the ``db.table`` a check reads, and its warehouse's resource key.
 TABLE_META = "acid/table"
 WAREHOUSE_META = "acid/warehouse"
-CHECK_KINDS = ("consistency", "files", "health")
 
 
 @dataclass(frozen=True)
@@ -214,7 +213,6 @@ def _text(value: Any) -> str:
 
 
 __all__ = [
-    "CHECK_KINDS",
     "TABLE_META",
     "WAREHOUSE_META",
     "TableAsset",

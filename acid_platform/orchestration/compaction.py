@@ -130,7 +130,7 @@ def compact_entry(
             **_layout_metadata("after", after),
         }
         if config.asset_key:
-            target = TableAsset(AssetKey(config.asset_key), name, resource_key_of(context))
+            target = TableAsset(AssetKey(config.asset_key), name)
             context.log_event(
                 AssetObservation(
                     asset_key=target.key,
@@ -145,18 +145,14 @@ def compact_entry(
     return Output(None, metadata=metadata)
 
 
-def resource_key_of(context: OpExecutionContext) -> str:
-    """The warehouse resource key a maintenance run works on (its ``acid/warehouse`` tag)."""
-    return context.run.tags.get("acid/warehouse", DEFAULT_RESOURCE_KEY)
-
-
 def _partition_layout(wh: Any, table: str, partition: str | None) -> PartitionLayout | None:
-    """The partition's layout now (deltas, files, bytes), or None when it has none."""
+    """The partition's layout now (deltas, files, bytes), or None when it has none (only
+    that partition's directory is listed)."""
     try:
-        layouts = table_layout(wh.table(table), count_rows=False)
+        layouts = table_layout(wh.table(table), count_rows=False, partitions=[partition or ""])
     except NoSuchObjectError:
         return None
-    return next((p for p in layouts if (p.partition or None) == (partition or None)), None)
+    return layouts[0] if layouts else None
 
 
 def _layout_metadata(when: str, layout: PartitionLayout | None) -> dict[str, int]:
@@ -360,6 +356,5 @@ __all__ = [
     "compaction_sensor",
     "outcome_metadata",
     "plan_requests",
-    "resource_key_of",
     "run_key",
 ]

@@ -5,7 +5,6 @@ by window of write ids, each change once, declared in ``defs.yaml``."""
 
 from dagster import (
     AssetExecutionContext,
-    AssetKey,
     Component,
     ComponentLoadContext,
     Definitions,
@@ -27,6 +26,7 @@ from acid_platform.orchestration.changes import (
     window_metadata,
 )
 from acid_platform.orchestration.checks import TABLE_META, WAREHOUSE_META, acid_table_checks
+from acid_platform.orchestration.components.settings import asset_key_of
 from acid_platform.orchestration.metadata import statement_metadata
 from acid_platform.orchestration.resources import (
     DEFAULT_RESOURCE_KEY,
@@ -45,10 +45,6 @@ class ChangeFeedScaffolder(Scaffolder):
             request,
             {"source": f"default.{name}", "table": f"default.{name}_changes", "key": ["id"]},
         )
-
-
-def _key(value: str | list[str]) -> AssetKey:
-    return AssetKey.from_user_string(value) if isinstance(value, str) else AssetKey(value)
 
 
 @scaffold_with(ChangeFeedScaffolder)
@@ -86,12 +82,12 @@ class AcidChangeFeedComponent(Component, Model, Resolvable):
     def build_defs(self, context: ComponentLoadContext) -> Definitions:
         source = ".".join(split_table_name(self.source))
         target = ".".join(split_table_name(self.table))
-        key = _key(self.asset_key) if self.asset_key else AssetKey(target.split("."))
+        key = asset_key_of(self.asset_key, target)
         resource_key = self.warehouse_key
 
         @asset(
             key=key,
-            deps=[_key(self.source_asset)] if self.source_asset else None,
+            deps=[asset_key_of(self.source_asset)] if self.source_asset else None,
             group_name=self.group_name,
             kinds={"hive", "orc"},
             owners=self.owners or None,

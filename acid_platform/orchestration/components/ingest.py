@@ -22,6 +22,7 @@ from dagster import (
 
 from acid_platform.metastore.names import split_table_name
 from acid_platform.orchestration.checks import TABLE_META, WAREHOUSE_META, acid_table_checks
+from acid_platform.orchestration.components.settings import asset_key_of
 from acid_platform.orchestration.ingest import INGEST_SENSOR, ingest_sensor
 from acid_platform.orchestration.resources import DEFAULT_RESOURCE_KEY, keyed_name
 
@@ -86,11 +87,7 @@ class AcidIngestComponent(Component, Model, Resolvable):
 
     @property
     def key(self) -> AssetKey:
-        if self.asset_key is None:
-            return AssetKey(list(split_table_name(self.table)))
-        if isinstance(self.asset_key, str):
-            return AssetKey.from_user_string(self.asset_key)
-        return AssetKey(self.asset_key)
+        return asset_key_of(self.asset_key, self.table)
 
     def build_defs(self, context: ComponentLoadContext) -> Definitions:
         table = ".".join(split_table_name(self.table))

@@ -17,7 +17,9 @@ location loads).
 import os
 from typing import Any
 
-from dagster import EnvVar, Model, Resolvable
+from dagster import AssetKey, EnvVar, Model, Resolvable
+
+from acid_platform.metastore.names import split_table_name
 
 
 class FromEnv(Model, Resolvable):
@@ -40,4 +42,16 @@ def setting(value: Setting | None) -> Any:
     return value
 
 
-__all__ = ["FromEnv", "Setting", "setting"]
+def asset_key_of(value: str | list[str] | None, table: str = "") -> AssetKey:
+    """An asset key written in ``defs.yaml`` (``a/b`` or a list of parts); none given: the
+    table's ``[database, table]``.
+
+    >>> asset_key_of("lake/retail/orders"), asset_key_of(None, "retail.orders")
+    (AssetKey(['lake', 'retail', 'orders']), AssetKey(['retail', 'orders']))
+    """
+    if value is None:
+        return AssetKey(list(split_table_name(table)))
+    return AssetKey.from_user_string(value) if isinstance(value, str) else AssetKey(value)
+
+
+__all__ = ["FromEnv", "Setting", "asset_key_of", "setting"]

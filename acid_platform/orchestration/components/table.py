@@ -26,6 +26,7 @@ from dagster import (
 
 from acid_platform.metastore.names import split_table_name
 from acid_platform.orchestration.checks import WAREHOUSE_META, acid_table_checks
+from acid_platform.orchestration.components.settings import asset_key_of
 from acid_platform.orchestration.health import table_health
 from acid_platform.orchestration.metadata import materialization_metadata
 from acid_platform.orchestration.options import (
@@ -122,13 +123,7 @@ class AcidTableComponent(Component, Model, Resolvable):
 
     @property
     def key(self) -> AssetKey:
-        if self.asset_key is None:
-            return AssetKey(list(split_table_name(self.table)))
-        return (
-            AssetKey.from_user_string(self.asset_key)
-            if isinstance(self.asset_key, str)
-            else AssetKey(self.asset_key)
-        )
+        return asset_key_of(self.asset_key, self.table)
 
     @property
     def table_name(self) -> str:
@@ -180,11 +175,7 @@ class AcidTableComponent(Component, Model, Resolvable):
             ),
         }
         if self.upstream is not None:
-            upstream = (
-                AssetKey.from_user_string(self.upstream)
-                if isinstance(self.upstream, str)
-                else AssetKey(self.upstream)
-            )
+            upstream = asset_key_of(self.upstream)
 
             @asset(
                 ins={"rows": AssetIn(key=upstream)}, io_manager_key=self.io_manager_key, **common

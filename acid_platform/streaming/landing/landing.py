@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 
 import pyarrow.fs as pafs
@@ -147,7 +148,7 @@ def _list_local(
                 st = os.stat(target)
             except OSError:  # vanished, or a dangling link
                 continue
-            if os.path.isfile(target):
+            if stat.S_ISREG(st.st_mode):
                 found[target] = LandingFile(target, st.st_size, st.st_mtime_ns)
     return sorted(found.values(), key=lambda f: (f.mtime_ns, f.uri))
 
