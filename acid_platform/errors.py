@@ -155,11 +155,16 @@ class NoSuchLockError(MetastoreError):
     """The lock id is unknown (never granted, released, or expired)."""
 
 
-class LockTimeoutError(MetastoreError):
+class RetryableError(AcidError):
+    """Contention, not a fault: the statement or transaction was rolled back whole (nothing it
+    wrote is visible) and running it again, against a newer snapshot, may succeed."""
+
+
+class LockTimeoutError(MetastoreError, RetryableError):
     """A lock could not be acquired within the wait time."""
 
 
-class WriteConflictError(TxnAbortedError):
+class WriteConflictError(TxnAbortedError, RetryableError):
     """First committer wins: another txn committed an update/delete on the same partition."""
 
 
@@ -212,6 +217,23 @@ class SchemaMismatchError(AcidError, ValueError):
 
 class UnknownColumnError(SchemaMismatchError):
     """A statement names a column the table (or the MERGE source) does not have."""
+
+
+class InvalidUtf8Error(SchemaMismatchError):
+    """A value for a STRING, VARCHAR or CHAR column (or a string inside a struct, array or map
+    column) is not valid UTF-8: refused on every write path before anything is stored.
+
+    ``table`` is ``db.table``; ``column`` the column, with the path to a nested string below it
+    (``s.a``, ``tags[2]``, ``m[0].key``); ``row`` the value's 0-based position in the
+    statement's input (a streaming transaction's records; the rows of a Spark task); ``excerpt``
+    its bytes as text, bad bytes escaped (``caf\\xe9``), cut short. Empty (``row`` -1) when
+    the error was re-created from its message alone (a Spark task's)."""
+
+    def __init__(
+        self, message: str, *, table: str = "", column: str = "", row: int = -1, excerpt: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.table, self.column, self.row, self.excerpt = table, column, row, excerpt
 
 
 class NotNullViolationError(AcidError, ValueError):
@@ -333,6 +355,29 @@ class MalformedRecordError(StreamingError, ValueError):
         self.record = record
 
 
+class InvalidUtf8RecordError(MalformedRecordError, InvalidUtf8Error):
+    """A streaming record holds bytes that are not UTF-8 — a text record, or a string of an
+    Arrow or pandas record — for a STRING, VARCHAR or CHAR column: a malformed record
+    (``record_index``, ``record``) and an :class:`InvalidUtf8Error` (``column``, when known:
+    empty if the record is not UTF-8 outside any field; ``row`` = ``record_index``)."""
+
+    def __init__(
+        self,
+        message: str,
+        record_index: int = -1,
+        record: str = "",
+        *,
+        table: str = "",
+        column: str = "",
+        excerpt: str = "",
+    ) -> None:
+        InvalidUtf8Error.__init__(
+            self, message, table=table, column=column, row=record_index, excerpt=excerpt
+        )
+        self.record_index = record_index
+        self.record = record
+
+
 class MutationError(AcidError):
     """A Mutation API coordinator cannot apply a record (Hive's ``WorkerException``). The
     coordinator that raised it has removed every file it wrote; abort the transaction, or give
@@ -360,3 +405,9 @@ class BucketIdError(MutationError):
 class AssetMetadataError(AcidError, ValueError):
     """An asset's metadata cannot be acted on (a partitioned asset without ``partition_expr``,
     an unknown write mode, a merge or delete without key columns); nothing was written."""
+
+
+# --------------------------------------------------------------------------- installation
+class MissingExtraError(AcidError, ImportError):
+    """A part of acid_platform needs a package that only one of its extras installs (Spark,
+    Dagster, a metastore driver); the message names the extra to install."""

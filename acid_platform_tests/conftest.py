@@ -30,11 +30,16 @@ def spark() -> Iterator[SparkSession]:
     loopback, UI off, few shuffle partitions; PySpark is imported only by tests that ask."""
     from pyspark.sql import SparkSession
 
+    from acid_platform.runtime import spark_executor_env
+
     # Spark starts the data source's planning workers with PYSPARK_PYTHON, not the conf.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder
+    for key, value in spark_executor_env().items():  # as every session the project starts
+        builder = builder.config(key, value)
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("acid_platform tests")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")

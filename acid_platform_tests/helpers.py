@@ -30,7 +30,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token
 
 from acid_platform import Warehouse
-from acid_platform.compaction.hooks import PAUSE_AT_ENV, PAUSE_FILE_ENV
+from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.format.fs import resolve
 from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.metastore.schema import acid_sequences, metadata
@@ -343,6 +343,35 @@ def artifacts_dir(*parts: str) -> Path:
     return path
 
 
+#: A child process started by :func:`kill_compaction_at` pauses at this step (test-only
+#: settings, read by :func:`pause_if_asked` in the child, never by the package).
+PAUSE_AT_ENV = "ACID_TEST_PAUSE_AT"
+PAUSE_FILE_ENV = "ACID_TEST_PAUSE_FILE"
+
+
+@contextmanager
+def pause_if_asked() -> Iterator[None]:
+    """In a test's child process: with ``ACID_TEST_PAUSE_AT=<step>`` set, announce the step
+    (the pid and step into ``ACID_TEST_PAUSE_FILE``, atomically) and block until killed."""
+    step = os.environ.get(PAUSE_AT_ENV)
+    if not step:
+        yield
+        return
+
+    def pause(reached: str) -> None:
+        if reached != step:
+            return
+        marker = os.environ.get(PAUSE_FILE_ENV)
+        if marker:
+            Path(f"{marker}.tmp").write_text(f"{os.getpid()} {reached}\n")
+            os.replace(f"{marker}.tmp", marker)  # the reader never sees a half-written marker
+        while True:  # until killed
+            signal.pause()
+
+    with on_checkpoint(pause):
+        yield
+
+
 def kill_compaction_at(step: str, cmd: str, url: str, tmp: Path) -> None:
     """Start ``procs <cmd> <metastore url>`` paused at ``step``, wait until it is there, kill -9 it."""
     marker = tmp / f"paused-{step}"
@@ -370,3 +399,12 @@ def kill_compaction_at(step: str, cmd: str, url: str, tmp: Path) -> None:
         if proc.stderr:
             proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
+
+
+def poll(condition: Callable[[], bool], what: str, deadline_s: float = 90.0) -> None:
+    """Wait until ``condition()`` holds (checked every 50 ms), failing after ``deadline_s``."""
+    end = time.monotonic() + deadline_s
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"gave up waiting for {what} after {deadline_s:g}s")
+        time.sleep(0.05)  # a poll interval, not a wait for something to happen

@@ -1,5 +1,6 @@
-"""The allocator settings of processes that import acid_platform first
-(``acid_platform/__init__.py``):
+"""The allocator settings of processes that opt in (:func:`acid_platform.runtime.tune_memory`:
+the ``acid`` program, the code locations, the Spark sessions the project starts) — and none for
+a process that merely imports the package:
 
 * pyarrow's allocator keeps freed pages for reuse: the next stripe of a scan reuses them instead
   of faulting in and zeroing fresh pages;
@@ -21,7 +22,7 @@ from pyspark.sql import SparkSession
 # and the minor page faults of the rounds after the first.
 ROUNDS = """
 import os, resource
-import acid_platform  # first, as the CLI, Dagster code and Spark's workers import it
+from acid_platform.runtime import tune_memory; tune_memory()  # first, as the CLI and code locations do
 import numpy as np, pyarrow as pa, pyarrow.compute as pc
 a = pa.array(np.arange(8_000_000))
 pc.add(a, 1)  # the first round allocates
@@ -61,7 +62,7 @@ def test_the_users_setting_wins_and_is_what_pyarrow_obeys() -> None:
 # transparent huge pages (from /proc/self/smaps).
 HUGE = """
 import os, re
-import acid_platform  # first, as the CLI, Dagster code and Spark's workers import it
+from acid_platform.runtime import tune_memory; tune_memory()  # first, as the CLI and code locations do
 import numpy as np
 a = np.ones(8 << 20)
 start = a.__array_interface__["data"][0]
@@ -109,7 +110,9 @@ def test_the_users_huge_page_setting_wins() -> None:
         assert huge_kb >= 32 << 10
 
 
-def test_spark_python_workers_inherit_them(spark: SparkSession) -> None:
+def test_spark_python_workers_get_them(spark: SparkSession) -> None:
+    """The test session, like every session the project starts, passes them to its executors
+    (``spark.executorEnv.*``), whatever the driver process's own environment holds."""
     names = ("MIMALLOC_PURGE_DELAY", "NUMPY_MADVISE_HUGEPAGE")
     got = (
         spark.sparkContext.parallelize([0], 1)
@@ -117,3 +120,63 @@ def test_spark_python_workers_inherit_them(spark: SparkSession) -> None:
         .collect()
     )
     assert got == [["-1", "0"]]
+
+
+# --------------------------------------------------------------------------- issue 30, item 2
+
+NAMES = ("MIMALLOC_PURGE_DELAY", "NUMPY_MADVISE_HUGEPAGE")
+
+
+def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter whose environment has neither setting."""
+    env = {k: v for k, v in os.environ.items() if k not in NAMES}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_importing_the_package_changes_nothing_in_the_process() -> None:
+    code = (
+        "import os, logging, json\n"
+        "before = dict(os.environ); handlers = list(logging.getLogger().handlers)\n"
+        "import acid_platform\n"
+        "from acid_platform import Warehouse, StorageOptions\n"
+        "import acid_platform.format, acid_platform.metastore, acid_platform.table\n"
+        "import acid_platform.compaction, acid_platform.sql, acid_platform.streaming\n"
+        "import acid_platform.cli\n"
+        "changed = {k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k)}\n"
+        "print(json.dumps([sorted(changed), logging.getLogger().handlers == handlers]))\n"
+    )
+    assert _python(code) == "[[], true]"
+
+
+def test_the_acid_program_opts_in_before_pyarrow_loads() -> None:
+    code = (
+        "import os, sys\n"
+        "from acid_platform.cli import run\n"
+        "assert 'pyarrow' not in sys.modules\n"
+        "sys.argv = ['acid', '--version']\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        f"print([os.environ.get(n) for n in {NAMES!r}])\n"
+    )
+    assert _python(code).splitlines()[-1] == "['-1', '0']"
+
+
+def test_the_code_locations_opt_in() -> None:
+    code = (
+        f"import os\nimport acid_platform_example\nprint([os.environ.get(n) for n in {NAMES!r}])\n"
+    )
+    assert _python(code) == "['-1', '0']"
+    template = Path(__file__).parents[1] / "acid_platform/cli/template/src/__PKG__/__init__.py.tmpl"
+    assert "tune_memory()" in template.read_text()
+
+
+def test_a_users_setting_wins_over_tune_memory() -> None:
+    from acid_platform.runtime import MEMORY_SETTINGS, spark_executor_env, tune_memory
+
+    env = {"MIMALLOC_PURGE_DELAY": "250"}
+    assert tune_memory(env) == {"NUMPY_MADVISE_HUGEPAGE": "0"}
+    assert env == {"MIMALLOC_PURGE_DELAY": "250", "NUMPY_MADVISE_HUGEPAGE": "0"}
+    assert spark_executor_env({}) == {
+        f"spark.executorEnv.{k}": v for k, v in MEMORY_SETTINGS.items()
+    }

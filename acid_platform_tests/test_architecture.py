@@ -27,6 +27,7 @@ PACKAGE_DIR = Path(acid_platform.__file__).parent
 #: The layers, lowest first: a module may import its own layer and those below it.
 LAYERS = (
     "errors",
+    "runtime",
     "format",
     "metastore",
     "table",

@@ -10,8 +10,8 @@
   of ``-d DATABASE``), as ``SHOW TABLE STATUS`` does, in the same output modes;
 * ``acid ingest FILE… --table db.t -w WAREHOUSE`` loads landing files (Parquet, CSV, JSON
   lines) into a table, each exactly once;
-* ``acid platform materialize`` materializes the example Dagster platform
-  (:mod:`acid_platform.definitions`) in one run and prints what happened;
+* ``acid platform materialize`` materializes the current project's main Dagster job
+  (the example platform in this repository) in one run and prints what happened;
 * ``acid demo`` walks through the seed example (INSERT, UPDATE, MERGE) on a fresh warehouse and
   shows the directories written and the rows under two snapshots;
 * ``acid compact`` / ``acid clean`` hand over to the warehouse's compactor and cleaner;
@@ -33,16 +33,37 @@ never statement text.
 Modules: :mod:`.commands` (the typer app), :mod:`.maintenance` (the compactor, cleaner and
 housekeeper commands), :mod:`.ingest` (``acid ingest``), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`
 (printing), :mod:`.shell` (the interactive ``acid sql``), :mod:`.demo`, :mod:`.materialize` (``acid platform``).
+
+The package imports nothing until it is used: :func:`run` (the ``acid`` program) first opts
+into the allocator settings of :func:`acid_platform.runtime.tune_memory` — before pyarrow or
+numpy load — then builds the app.
 """
 
 from __future__ import annotations
 
-from acid_platform.cli import (
-    ingest,  # noqa: F401 - registers `acid ingest`
-    maintenance,  # noqa: F401 - registers the maintenance commands
-    materialize,  # noqa: F401 - registers `acid platform`
-    new,  # noqa: F401 - registers `acid new`
-)
-from acid_platform.cli.commands import app, main
+from typing import Any
 
-__all__ = ["app", "main"]
+from acid_platform.runtime import tune_memory
+
+
+def run() -> None:
+    """The ``acid`` program: the process's memory settings, then the command line."""
+    tune_memory()
+    __getattr__("main")()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("app", "main"):
+        from acid_platform.cli import (
+            commands,
+            ingest,  # noqa: F401 - registers `acid ingest`
+            maintenance,  # noqa: F401 - registers the maintenance commands
+            materialize,  # noqa: F401 - registers `acid platform`
+            new,  # noqa: F401 - registers `acid new`
+        )
+
+        return getattr(commands, name)
+    raise AttributeError(f"module 'acid_platform.cli' has no attribute {name!r}")
+
+
+__all__ = ["app", "main", "run"]

@@ -1,5 +1,5 @@
 """``python -m acid_platform.cli``: the ``acid`` command."""
 
-from acid_platform.cli.commands import main
+from acid_platform.cli import run
 
-main()
+run()

@@ -246,11 +246,18 @@ def main() -> None:
 
 
 # --------------------------------------------------------------------------- helpers
+def read_stdin() -> str:
+    """Standard input as text, bytes that are not UTF-8 kept as surrogates (whatever the
+    locale's error handler) so that the parser names where they are."""
+    raw = getattr(sys.stdin, "buffer", None)
+    return sys.stdin.read() if raw is None else raw.read().decode("utf-8", "surrogateescape")
+
+
 def _read_script(file: str) -> str:
     if file == "-":
-        return sys.stdin.read()
-    try:
-        return Path(file).read_text(encoding="utf-8")
+        return read_stdin()
+    try:  # bytes that are not UTF-8 kept as surrogates: the parser names where they are
+        return Path(file).read_bytes().decode("utf-8", errors="surrogateescape")
     except OSError as exc:
         raise typer.BadParameter(f"cannot read {file}: {exc.strerror}") from None
 

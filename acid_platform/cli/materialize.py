@@ -33,6 +33,7 @@ from rich.rule import Rule
 
 from acid_platform.cli.commands import app
 from acid_platform.cli.output import layout_tree, out, print_table, user_errors
+from acid_platform.runtime import require
 from acid_platform.warehouse import Warehouse
 
 if TYPE_CHECKING:
@@ -168,6 +169,8 @@ def materialize_command(
     end: Annotated[str | None, typer.Option("--to", help="Last day (YYYY-MM-DD).")] = None,
 ) -> None:
     """Materialize the project's main job in one run and print what happened."""
+    with user_errors():
+        require("dagster", "dagster", "acid platform materialize")
     from dagster import BetaWarning, DagsterInstance, PreviewWarning
 
     warnings.filterwarnings("ignore", category=BetaWarning)

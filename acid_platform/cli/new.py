@@ -56,11 +56,12 @@ def package_name(name: str) -> str:
 
 
 def acid_requirement() -> str:
-    """What the new project depends on: this acid_platform's minor version."""
+    """What the new project depends on: this acid_platform's minor version, with the Dagster
+    platform and the PostgreSQL metastore driver (its docker-compose.yml shares one)."""
     from importlib.metadata import version
 
     major, minor, *_ = version("acid_platform").split(".")
-    return f"acid_platform>={major}.{minor},<{major}.{int(minor) + 1}"
+    return f"acid_platform[dagster,postgres]>={major}.{minor},<{major}.{int(minor) + 1}"
 
 
 def write_project(path: Path, name: str | None = None, requirement: str | None = None) -> Path:

@@ -77,8 +77,13 @@ def _run(wh: Warehouse, text: str, output: OutputFormat) -> None:
 
 def _piped_lines() -> Callable[[Callable[[], str]], Iterator[str | None]]:
     def lines(_prompt: Callable[[], str]) -> Iterator[str | None]:
-        for line in sys.stdin:
-            yield line.rstrip("\n")
+        raw = getattr(sys.stdin, "buffer", None)
+        if raw is None:
+            for line in sys.stdin:
+                yield line.rstrip("\n")
+            return
+        for data in raw:  # bytes that are not UTF-8 kept: the parser names where they are
+            yield data.decode("utf-8", "surrogateescape").rstrip("\r\n")
 
     return lines
 

@@ -1,13 +1,11 @@
 """Named steps of the worker, the cleaner and ingest, where tests can stop or observe them.
 
 The worker and the cleaner call :func:`checkpoint` at each step that leaves a distinct state on
-disk or in the metastore. Two ways to use a step:
-
-* In-process: :func:`on_checkpoint` registers a callback (a test runs concurrent writes or reads
-  exactly there).
-* Across processes: with ``ACID_COMPACTION_PAUSE_AT=<step>`` in its environment a process
-  announces the step (writes its pid to ``ACID_COMPACTION_PAUSE_FILE`` if set) and then blocks
-  for ever, so a ``kill -9`` lands at that step deterministically, never by timing.
+disk or in the metastore. A checkpoint does nothing unless a callback was registered with
+:func:`on_checkpoint` in this process — nothing here reads the environment, so no setting can
+make a production process stop. Tests register one in-process (concurrent writes or reads run
+exactly there), or in a child process they start themselves, which pauses at a step so that a
+``kill -9`` lands there deterministically, never by timing (``acid_platform_tests.helpers``).
 
 Steps of the worker: ``worker.claimed``, ``worker.planned``, ``worker.dirs_created``,
 ``worker.batch_written`` (first batch of the first bucket file written, file not closed),
@@ -21,14 +19,8 @@ Step of ingest: ``ingest.file_written`` (once per landing file).
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-PAUSE_AT_ENV = "ACID_COMPACTION_PAUSE_AT"
-PAUSE_FILE_ENV = "ACID_COMPACTION_PAUSE_FILE"
 
 WORKER_STEPS = (
     "worker.claimed",
@@ -51,11 +43,9 @@ _callbacks: list[Callable[[str], None]] = []
 
 
 def checkpoint(step: str) -> None:
-    """Mark that the caller reached ``step``: run callbacks, pause if the environment asks."""
+    """Mark that the caller reached ``step``: run the registered callbacks (none: nothing)."""
     for callback in list(_callbacks):
         callback(step)
-    if os.environ.get(PAUSE_AT_ENV) == step:
-        _pause(step)
 
 
 @contextmanager
@@ -66,17 +56,3 @@ def on_checkpoint(callback: Callable[[str], None]) -> Iterator[None]:
         yield
     finally:
         _callbacks.remove(callback)
-
-
-def _pause(step: str) -> None:
-    marker = os.environ.get(PAUSE_FILE_ENV)
-    if marker:
-        tmp = f"{marker}.tmp"
-        with open(tmp, "w") as f:
-            f.write(f"{os.getpid()} {step}\n")
-        os.replace(tmp, marker)  # the reader never sees a half-written marker
-    while True:  # until killed
-        if hasattr(signal, "pause"):
-            signal.pause()
-        else:  # pragma: no cover - not POSIX
-            time.sleep(3600)

@@ -227,12 +227,19 @@ class Metastore(
         self._open_counter.opened(len(ids))
         return ids, after
 
-    def commit_txn(self, txn_id: int, written: Sequence[TableWrite] = ()) -> None:
+    def commit_txn(
+        self,
+        txn_id: int,
+        written: Sequence[TableWrite] = (),
+        snapshot: ValidTxnList | None = None,
+    ) -> None:
         """Commit: record what it wrote (``written``, as :meth:`record_written_files` does), release
         locks, publish components — all in one database transaction, so a write's file record
         costs no durable commit of its own; :class:`WriteConflictError` (and the txn is
         aborted, its record dropped) if an overlapping txn committed an update/delete on the
-        same partition.
+        same partition that the txn's ``snapshot`` (the ``ValidTxnList`` it read with) does
+        not see. Without ``snapshot``, every writer that committed after the txn opened
+        conflicts.
 
         On PostgreSQL a txn with nothing to record whose commit checks nothing (read-only,
         lock-only, insert-only) commits in one autocommit statement (:mod:`.commit_fast`); any
@@ -251,7 +258,7 @@ class Metastore(
 
         def work(c: Any, now: int) -> None:
             file_records.record_writes(c, txn_id, batch)
-            txns.commit_txn(store, c, now, txn_id)
+            txns.commit_txn(store, c, now, txn_id, snapshot)
 
         self._write(work)
 
@@ -315,9 +322,11 @@ class Metastore(
         """``"open"``, ``"committed"`` or ``"aborted"`` (:class:`NoSuchTxnError` if unknown)."""
         return self._read(txns.get_txn_state, txn_id)  # type: ignore[no-any-return]
 
-    def valid_txns(self, txn_id: int | None = None) -> ValidTxnList:
-        """The ValidTxnList snapshot now; for ``txn_id``, as that txn sees it (itself valid)."""
-        return self._read(lambda c: txns.valid_txns(self._store, c, txn_id))  # type: ignore[no-any-return]
+    def valid_txns(self, txn_id: int | None = None, *, latest: bool = False) -> ValidTxnList:
+        """The ValidTxnList snapshot now; for ``txn_id``, as that txn sees it (itself valid):
+        nothing younger than it, or with ``latest`` every txn committed by now (the snapshot an
+        autocommit statement takes once its locks are granted)."""
+        return self._read(lambda c: txns.valid_txns(self._store, c, txn_id, latest=latest))  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ write ids
     def allocate_write_id(self, txn_id: int, db: str, table: str) -> int:

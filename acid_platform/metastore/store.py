@@ -51,6 +51,7 @@ from acid_platform.errors import (
 )
 from acid_platform.metastore.clock import TimeSource, time_source
 from acid_platform.metastore.schema import acid_sequences
+from acid_platform.runtime import require
 
 T = TypeVar("T")
 
@@ -295,13 +296,21 @@ def tuples(result: Any) -> list[tuple[Any, ...]]:
 
 
 def normalize_url(url: str) -> str:
-    """Pick the drivers this project ships: psycopg 3 for PostgreSQL, PyMySQL for MySQL."""
+    """Pick the drivers this project's extras install: psycopg 3 for PostgreSQL
+    (``[postgres]``), PyMySQL for MySQL and MariaDB (``[mysql]``); without the extra,
+    :class:`~acid_platform.errors.MissingExtraError` names it."""
     parsed = make_url(url)
     driver = parsed.drivername
-    if driver in ("postgresql", "postgres"):
-        parsed = parsed.set(drivername="postgresql+psycopg")
-    elif driver in ("mysql", "mariadb"):
-        parsed = parsed.set(drivername=f"{driver}+pymysql")
+    if driver.split("+")[0] in ("postgresql", "postgres"):
+        if "+" not in driver:
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        if parsed.drivername == "postgresql+psycopg":
+            require("psycopg", "postgres", "a PostgreSQL metastore")
+    elif driver.split("+")[0] in ("mysql", "mariadb"):
+        if "+" not in driver:
+            parsed = parsed.set(drivername=f"{driver}+pymysql")
+        if parsed.drivername.endswith("+pymysql"):
+            require("pymysql", "mysql", "a MySQL / MariaDB metastore")
     return parsed.render_as_string(hide_password=False)
 
 

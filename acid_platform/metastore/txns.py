@@ -229,8 +229,11 @@ def get_txn_state(conn: Connection, txn_id: int) -> TxnState:
 # --------------------------------------------------------------------------- commit
 
 
-def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | None:
-    """Commit; first committer wins for update/delete on the same partition.
+def commit_txn(
+    store: Store, conn: Connection, now: int, txn_id: int, snapshot: ValidTxnList | None = None
+) -> int | None:
+    """Commit; first committer wins for update/delete on the same partition (a writer the
+    txn's ``snapshot`` sees is no conflict: see :mod:`.write_sets`).
 
     Returns the commit id (``NEXT_TXN_ID - 1`` under the txn mutex) for write-set and
     compactor txns, ``None`` for the rest.
@@ -260,7 +263,7 @@ def commit_txn(store: Store, conn: Connection, now: int, txn_id: int) -> int | N
         # commit_id + 1 and its snapshot before this commit is visible, update the same rows,
         # and pass its own check (commit_id < its id): a lost update.
         commit_id = store.lock_sequence(conn, "txn") - 1
-        conflict = write_sets.find_conflict(conn, txn_id)
+        conflict = write_sets.find_conflict(conn, txn_id, snapshot)
         if conflict is not None:
             abort_locked(conn, [txn_id])
             raise CommitAndRaise(
@@ -388,12 +391,16 @@ def heartbeat_txn(conn: Connection, now: int, txn_id: int) -> None:
 # --------------------------------------------------------------------------- snapshots
 
 
-def valid_txns(store: Store, conn: Connection, txn_id: int | None = None) -> ValidTxnList:
+def valid_txns(
+    store: Store, conn: Connection, txn_id: int | None = None, *, latest: bool = False
+) -> ValidTxnList:
     """The global snapshot; for a txn, Hive's ``createValidReadTxnList(…, txn_id)``.
 
     Read-only txns are left out of the exception list (they write nothing), as Hive 4 does.
     For an open txn the high watermark is the txn itself and only txns below it are listed,
-    so it sees its own writes and nothing newer (snapshot isolation).
+    so it sees its own writes and nothing newer (snapshot isolation). With ``latest`` it is
+    the global snapshot with the txn itself valid: every txn committed by now, a younger one
+    included — the snapshot of an autocommit statement taken once its locks are granted.
     """
     hwm = store.peek_sequence(conn, "txn") - 1
     below = hwm + 1
@@ -404,12 +411,14 @@ def valid_txns(store: Store, conn: Connection, txn_id: int | None = None) -> Val
         )
         if state is None:
             raise NoSuchTxnError(f"No such transaction {txn_str(txn_id)}")
-        hwm = min(hwm, txn_id)
-        below = txn_id
+        if not latest:
+            hwm = min(hwm, txn_id)
+            below = txn_id
     open_ids: list[int] = []
     aborted_ids: list[int] = []
     for tid, state in tuples(conn.execute(_EXCEPTIONS, {"b_hwm": hwm, "b_below": below})):
-        (open_ids if state == OPEN else aborted_ids).append(tid)
+        if tid != txn_id:
+            (open_ids if state == OPEN else aborted_ids).append(tid)
     return ValidTxnList(hwm, open_ids, aborted_ids, min(open_ids) if open_ids else None)
 
 

@@ -2,8 +2,11 @@
 
 At commit, a txn that updated or deleted rows checks WRITE_SET for a txn that committed an
 update/delete on an overlapping table/partition after this txn started (its commit id, the
-highest txn id at its commit, is >= this txn's id), and is aborted if it finds one; otherwise it
-publishes its own update/delete components. Update+update, update+delete, delete+update and
+highest txn id at its commit, is >= this txn's id) and that the txn's snapshot does not see, and
+is aborted if it finds one; otherwise it publishes its own update/delete components. A writer
+committed before the snapshot was taken is no conflict even when it committed after the txn
+opened: an autocommit statement takes its snapshot once its locks are granted (as Hive's driver
+does), so the writer it waited for is one it reads. Update+update, update+delete, delete+update and
 delete+delete conflict; inserts never do. The caller holds the ``NEXT_TXN_ID`` mutex so no
 concurrent commit can slip between the check and the publication.
 """
@@ -15,17 +18,21 @@ from typing import Any
 from sqlalchemy import and_, insert, or_, select
 from sqlalchemy.engine import Connection, Row
 
+from acid_platform.format.txn_list import ValidTxnList
 from acid_platform.metastore.model import OperationType
 from acid_platform.metastore.schema import txn_components, write_set
 
 UPDATE_DELETE = (OperationType.UPDATE.code, OperationType.DELETE.code)
 
 
-def find_conflict(conn: Connection, txn_id: int) -> Row[Any] | None:
+def find_conflict(
+    conn: Connection, txn_id: int, snapshot: ValidTxnList | None = None
+) -> Row[Any] | None:
     """A committed txn that overlapped ``txn_id`` and updated/deleted the same partition.
 
-    Overlap: the committed txn's commit id >= our txn id (it committed after we started).
-    A table-level component (partition NULL) overlaps every partition of its table.
+    Overlap: the committed txn's commit id >= our txn id (it committed after we started) and,
+    given the txn's ``snapshot``, the snapshot does not see it (it committed after the
+    snapshot). A table-level component (partition NULL) overlaps every partition of its table.
     """
     ws, tc = write_set, txn_components
     same_partition = or_(
@@ -33,7 +40,7 @@ def find_conflict(conn: Connection, txn_id: int) -> Row[Any] | None:
         ws.c.ws_partition.is_(None),
         tc.c.tc_partition.is_(None),
     )
-    return conn.execute(
+    candidates = conn.execute(
         select(
             ws.c.ws_txnid,
             ws.c.ws_commit_id,
@@ -62,8 +69,11 @@ def find_conflict(conn: Connection, txn_id: int) -> Row[Any] | None:
             ws.c.ws_operation_type.in_(UPDATE_DELETE),
         )
         .order_by(ws.c.ws_commit_id, ws.c.ws_txnid)
-        .limit(1)
-    ).first()
+    )
+    for row in candidates:
+        if snapshot is None or not snapshot.is_txn_valid(row.ws_txnid):
+            return row
+    return None
 
 
 def conflict_message(txn_id: int, commit_id: int, c: Row[Any]) -> str:

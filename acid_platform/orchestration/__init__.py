@@ -24,7 +24,14 @@ Only this layer (and those above it) imports Dagster.
 * :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``;
 * :mod:`.checks` — ``acid_table_checks(asset_key, table_name)``: blocking consistency checks and
   WARN-level health checks of one table.
+
+It needs the ``[dagster]`` extra (Spark assets: ``[dagster-spark]``); without it, importing
+it raises :class:`~acid_platform.errors.MissingExtraError` naming the extra.
 """
+
+from acid_platform.runtime import require
+
+require("dagster", "dagster", "acid_platform.orchestration")
 
 from acid_platform.orchestration.changes import ChangeWindow, append_changes, change_feed_sensor
 from acid_platform.orchestration.checks import acid_table_checks

@@ -4,7 +4,8 @@
   such as ``s3://bucket/in``, through ``pyarrow.fs``) for files matching its glob whose format
   is known (``.parquet``, ``.csv``, ``.jsonl``/``.json``, optionally compressed) or given, and
   requests one run of the ingest job per new file — or per batch of ``batch_size`` files. A
-  file's identity is its URI, size and modification time; the run key is that identity (a
+  file's identity is its URI, size and modification time (its content's digest added when a
+  local file was rewritten keeping both); the run key is that identity (a
   batch's: its first file's and a digest of all), so a repeated tick requests nothing twice.
   The cursor keeps the identity of every file present that was requested (or found committed
   already); a file rewritten in place is a new file. Files already committed into the table
@@ -63,6 +64,7 @@ from acid_platform.streaming.landing import (
     LoadResult,
     ensure_table,
     format_of,
+    identify,
     list_landing,
     load_files,
     stat_landing,
@@ -101,7 +103,8 @@ class IngestConfig(Config):  # type: ignore[misc]
     )
     stamps: list[str] = Field(
         default_factory=list,
-        description="Each file's size:mtime_ns when the sensor listed it (empty: not checked); "
+        description="Each file's stamp (size:mtime_ns, :ctime_ns for a local file) when the "
+        "sensor listed it (empty: not checked); "
         "a file changed since is left for the sensor to list again, not loaded half-written.",
     )
 
@@ -190,7 +193,7 @@ def still_as_listed(config: IngestConfig) -> tuple[list[LandingFile], list[str],
         except LandingFileError:
             vanished.append(uri)
             continue
-        if listed and stamp(file) != listed:
+        if listed and file.stamp != listed:
             changed.append(uri)
         else:
             present.append(file)
@@ -223,7 +226,7 @@ def ingest_metadata(result: LoadResult) -> dict[str, Any]:
 
 @dataclass
 class IngestCursor:
-    """The sensor's memory: ``size:mtime_ns`` of each landing file (by URI) requested or found
+    """The sensor's memory: the :attr:`~LandingFile.stamp` of each landing file (by URI) requested or found
     loaded, among those present at the last tick; and of each new file not stable yet, how
     many listings in a row have seen it unchanged (``pending``)."""
 
@@ -245,15 +248,10 @@ class IngestCursor:
     def listings(self, file: LandingFile) -> int:
         """How many listings in a row, this one included, have seen ``file`` as it is now."""
         before = self.pending.get(file.uri)
-        return before[1] + 1 if before is not None and before[0] == stamp(file) else 1
+        return before[1] + 1 if before is not None and before[0] == file.stamp else 1
 
     def is_new(self, file: LandingFile) -> bool:
-        return self.seen.get(file.uri) != stamp(file)
-
-
-def stamp(file: LandingFile) -> str:
-    """What the cursor remembers of a file: ``size:mtime_ns``."""
-    return f"{file.size}:{file.mtime_ns}"
+        return self.seen.get(file.uri) != file.stamp
 
 
 def batch_key(files: Sequence[LandingFile]) -> str:
@@ -284,7 +282,7 @@ class IngestTarget:
             "columns": dict(self.columns),
             "partition_columns": dict(self.partition_columns),
             "asset_key": list(self.asset_key.path) if self.asset_key else [],
-            "stamps": [stamp(f) for f in files],
+            "stamps": [f.stamp for f in files],
         }
         return RunRequest(
             run_key=batch_key(files),
@@ -313,8 +311,8 @@ def plan_ingest(
     batches = [todo[i : i + size] for i in range(0, len(todo), size)][: max(max_runs, 0)]
     requested = {f.uri for batch in batches for f in batch}
     waiting = [f for f in candidates if f.uri not in requested]
-    seen = {f.uri: stamp(f) for f in files if f.uri not in {w.uri for w in waiting}}
-    pending = {f.uri: (stamp(f), cursor.listings(f)) for f in waiting}
+    seen = {f.uri: f.stamp for f in files if f.uri not in {w.uri for w in waiting}}
+    pending = {f.uri: (f.stamp, cursor.listings(f)) for f in waiting}
     return batches, loaded, IngestCursor(seen, pending)
 
 
@@ -343,8 +341,9 @@ def ingest_sensor(
     ``partition_columns``: create the table on the first load if it does not exist.
     ``asset_key``: the table's asset, whose materialization each load reports.
     ``resource_key``: the warehouse (default job: its ingest job). ``stable_listings``: a new
-    file is requested only once that many ticks in a row saw it with the same size and
-    modification time (a file still being written is not loaded half-written; 1: at once).
+    file is requested only once that many ticks in a row saw it with the same size,
+    modification and (local files) status change time (a file still being written is not
+    loaded half-written; 1: at once).
     Complete files are best written under a name starting with ``.`` or ``_`` and renamed
     when complete: a rename is atomic, a listing never sees a half-written file."""
     target = IngestTarget(
@@ -372,8 +371,12 @@ def ingest_sensor(
         for link in refused:
             context.log.warning(f"not loaded: a symbolic link leading out: {link}")
         files = [f for f in listed if file_format or format_of(f.name) is not None]
-        fresh = [f.key for f in files if cursor.is_new(f)]
-        committed = committed_keys(acid_warehouse, table, fresh) if fresh else set()
+        fresh = [f for f in files if cursor.is_new(f)]
+        committed: set[str] = set()
+        if fresh:
+            identified, committed = identify_new(acid_warehouse, table, fresh)
+            as_loaded = {f.uri: f for f in identified}
+            files = [as_loaded.get(f.uri, f) for f in files]
         batches, loaded, after = plan_ingest(
             files,
             cursor,
@@ -398,14 +401,20 @@ def ingest_sensor(
     return _ingest_sensor
 
 
-def committed_keys(resource: AcidWarehouseResource, table: str, keys: list[str]) -> set[str]:
-    """Which of the source ``keys`` are committed into ``table`` (none while the warehouse or
-    the table does not exist)."""
+def identify_new(
+    resource: AcidWarehouseResource, table: str, files: Sequence[LandingFile]
+) -> tuple[list[LandingFile], set[str]]:
+    """``files`` under the identities they load with (a rewrite that kept its size and time
+    names its content: :func:`~acid_platform.streaming.landing.identify`), and the keys of
+    those committed into ``table`` already (none while the warehouse or table does not
+    exist)."""
     try:
         with resource.open_warehouse() as wh:
-            return {s.key for s in wh.table(table).committed_sources(keys)}
+            pending, _ = identify(wh.table(table), files)
     except NoSuchObjectError:
-        return set()
+        return list(files), set()
+    loads = {f.uri: f for f in pending}
+    return [loads.get(f.uri, f) for f in files], {f.key for f in files if f.uri not in loads}
 
 
 __all__ = [
@@ -419,7 +428,7 @@ __all__ = [
     "IngestCursor",
     "IngestTarget",
     "batch_key",
-    "committed_keys",
+    "identify_new",
     "ingest_files",
     "ingest_job",
     "ingest_job_for",
@@ -427,5 +436,4 @@ __all__ = [
     "still_as_listed",
     "ingest_sensor",
     "plan_ingest",
-    "stamp",
 ]

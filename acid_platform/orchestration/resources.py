@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dagster import Config, ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
-from dagster_pyspark import LazyPySparkResource
 from pydantic import Field, PrivateAttr
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -48,9 +47,19 @@ from acid_platform.errors import InvalidSettingError
 from acid_platform.format.storage import StorageOptions
 from acid_platform.metastore.store import masked_url
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
+from acid_platform.runtime import require, spark_executor_env
 from acid_platform.table import Table, TableWarehouse, Transaction
 from acid_platform.table.catalog_ops import warehouse_exists
 from acid_platform.warehouse import Warehouse
+
+try:
+    from dagster_pyspark import LazyPySparkResource
+except ImportError:  # the [dagster] extra without [dagster-spark]: no Spark session to hold
+
+    class LazyPySparkResource(ConfigurableResource):  # type: ignore[no-redef]
+        """Stands in for ``dagster_pyspark.LazyPySparkResource`` (the ``[dagster-spark]``
+        extra), so the ``spark`` field can be declared; there is no Spark to configure."""
+
 
 #: The directory that holds the ``acid_platform`` package (what Spark's Python workers import).
 PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
@@ -61,8 +70,12 @@ def spark_resource(
 ) -> LazyPySparkResource:
     """A ``LazyPySparkResource`` (the session starts on first use) whose Python workers can
     import this project: this interpreter on the driver and executors, the project on their
-    ``PYTHONPATH``, the driver on loopback for a local master, the UI off. ``conf`` adds or
-    overrides Spark settings."""
+    ``PYTHONPATH``, the memory settings of :mod:`acid_platform.runtime` on the executors, the
+    driver on loopback for a local master, the UI off. ``conf`` adds or overrides Spark
+    settings. Sets ``PYSPARK_PYTHON`` (this interpreter) in this process's environment where
+    unset: Spark starts the data source's planning workers with it. Needs the
+    ``[dagster-spark]`` extra."""
+    require("dagster_pyspark", "dagster-spark", "spark_resource()")
     # Spark starts the data source's planning workers with PYSPARK_PYTHON, not the conf.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     path = os.pathsep.join(
@@ -78,6 +91,7 @@ def spark_resource(
         "spark.executorEnv.PYTHONPATH": path,
         "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
         "spark.sql.session.timeZone": "UTC",
+        **spark_executor_env(),
     }
     if master.startswith("local"):
         settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}

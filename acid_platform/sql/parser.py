@@ -31,6 +31,7 @@ from acid_platform.sql.script import (
     rebase,
     split_script,
     substitute,
+    syntax_error,
 )
 from acid_platform.sql.statements import SetVariable, Source, Statement
 from acid_platform.sql.translate import translate
@@ -80,6 +81,7 @@ def parse_script(
     ``hivevars`` / ``hiveconf`` seed ``${…}`` substitution; a ``SET`` inside the script updates
     them for the statements that follow it, as Hive does.
     """
+    check_utf8_text(text)
     variables = dict(hivevars or {})
     conf = {k: str(v) for k, v in (hiveconf or {}).items()}
     statements: list[Statement] = []
@@ -97,6 +99,42 @@ def parse_script(
     return statements
 
 
+def check_utf8_text(text: str) -> None:
+    """Raise :class:`~acid_platform.errors.SqlSyntaxError` at the first character of ``text``
+    that is not UTF-8 text: a lone surrogate, which is what Python makes of bytes that are not
+    UTF-8 (a Latin-1 script on stdin or in ``-e``, read with ``surrogateescape``). Such text
+    would reach no table: the message shows it escaped (``caf\\xe9``).
+
+    >>> try:
+    ...     check_utf8_text("select 'caf" + b"\\xe9".decode(errors="surrogateescape") + "'")
+    ... except ValueError as exc:
+    ...     print(str(exc).split(";")[0])
+    line 1, column 12: the text is not UTF-8 (\\xe9)
+    """
+    try:
+        text.encode("utf-8")
+        return
+    except UnicodeEncodeError as exc:
+        at = exc.start
+    line = text.count("\n", 0, at) + 1
+    col = at - text.rfind("\n", 0, at)
+    shown = "".join(_escaped(c) for c in text)
+    raise syntax_error(
+        shown,
+        line,
+        col,
+        f"the text is not UTF-8 ({_escaped(text[at])}); save the script as UTF-8, or write "
+        "bytes as unhex('…')",
+    )
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, under surrogateescape
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}" if 0xD800 <= code <= 0xDFFF else char
+
+
 def parse_statement(text: str) -> Statement:
     """Parse exactly one statement (a trailing ``;`` is fine)."""
     statements = parse_script(text)
@@ -111,6 +149,7 @@ def parse_chunk(
     """Parse one statement of a script (after variable substitution)."""
     if "${" in chunk.text:
         chunk = rebase(chunk, substitute(chunk.text, lookup_in(hivevars, hiveconf)))
+        check_utf8_text(chunk.script)  # a variable's value may hold bytes that were not UTF-8
     source = Source(chunk.text, chunk.line, chunk.col)
     command = parse_command(chunk, source)
     if command is not None:

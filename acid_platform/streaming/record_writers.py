@@ -22,7 +22,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -31,7 +31,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 
-from acid_platform.errors import MalformedRecordError, SchemaMismatchError
+from acid_platform.errors import (
+    InvalidUtf8Error,
+    InvalidUtf8RecordError,
+    MalformedRecordError,
+    SchemaMismatchError,
+)
+from acid_platform.format.utf8 import excerpt
 from acid_platform.table.schema import conform, to_arrow
 
 #: How much of a bad record an error quotes.
@@ -66,7 +72,7 @@ class StrictDelimitedInputWriter:
     null_text: str = HIVE_NULL
 
     def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
-        records = as_text_records(data, table, first_index)
+        records = as_text_records(data, table, first_index, self._field_of(schema))
         if not records:
             return schema.empty_table()
         if not any("\n" in r or "\r" in r for r in records):
@@ -143,6 +149,13 @@ class StrictDelimitedInputWriter:
             return None
         return _scalar(text, typ) if nested else text
 
+    def _field_of(self, schema: pa.Schema) -> Callable[[str], str | None]:
+        def field_of(record: str) -> str | None:
+            fields = record.split(self.field_delimiter)
+            return _first_with_bad_bytes(schema.names, fields)
+
+        return field_of
+
 
 @dataclass(frozen=True)
 class StrictRegexWriter:
@@ -159,7 +172,12 @@ class StrictRegexWriter:
                 f"table {table}: the regex {self.regex!r} has {pattern.groups} group(s); the "
                 f"table takes {len(schema)} column(s) ({', '.join(schema.names)})"
             )
-        records = as_text_records(data, table, first_index)
+
+        def field_of(record: str) -> str | None:
+            match = pattern.fullmatch(record)
+            return None if match is None else _first_with_bad_bytes(schema.names, match.groups())
+
+        records = as_text_records(data, table, first_index, field_of)
         rows = []
         for i, record in enumerate(records):
             match = pattern.fullmatch(record)
@@ -177,7 +195,7 @@ class StrictJsonWriter:
     object, has a key the table lacks, or a value its column cannot hold is an error."""
 
     def parse(self, data: Any, schema: pa.Schema, table: str, first_index: int) -> pa.Table:
-        records = as_text_records(data, table, first_index)
+        records = as_text_records(data, table, first_index, _json_field_of)
         if not records:
             return schema.empty_table()
         for i, record in enumerate(records):  # before pyarrow: a `null` line crashes it
@@ -222,7 +240,7 @@ class ArrowRecordWriter:
                 f"table {table}: ArrowRecordWriter takes Arrow tables or record batches, not "
                 f"{type(data).__name__}"
             )
-        return conform(table, to_arrow(data), schema)
+        return _conform_records(table, to_arrow(data), schema, first_index)
 
 
 @dataclass(frozen=True)
@@ -236,7 +254,26 @@ class PandasRecordWriter:
                 f"table {table}: PandasRecordWriter takes pandas DataFrames, not "
                 f"{type(data).__name__}"
             )
-        return conform(table, to_arrow(data), schema)
+        return _conform_records(table, to_arrow(data), schema, first_index)
+
+
+def _conform_records(table: str, data: pa.Table, schema: pa.Schema, first_index: int) -> pa.Table:
+    """Arrow records fitted to the record schema (the table API's
+    :func:`~acid_platform.table.schema.conform`); text that is not UTF-8 is an
+    :class:`~acid_platform.errors.InvalidUtf8RecordError` naming the record and the column."""
+    try:
+        return conform(table, data, schema)
+    except InvalidUtf8Error as exc:
+        index = first_index + exc.row
+        raise InvalidUtf8RecordError(
+            f"table {table}: record {index} of the transaction is not UTF-8 in column "
+            f"{exc.column!r}: '{exc.excerpt}'",
+            index,
+            exc.excerpt,
+            table=table,
+            column=exc.column,
+            excerpt=exc.excerpt,
+        ) from None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -265,9 +302,16 @@ def _csv_parses(t: pa.DataType) -> bool:
     )
 
 
-def as_text_records(data: Any, table: str = "", first_index: int = 0) -> list[str]:
+def as_text_records(
+    data: Any,
+    table: str = "",
+    first_index: int = 0,
+    field_of: Callable[[str], str | None] | None = None,
+) -> list[str]:
     """One record (``bytes`` / ``str``) or a sequence of them, as text; bytes that are not
-    UTF-8 are a :class:`~acid_platform.errors.MalformedRecordError` naming the record."""
+    UTF-8 are an :class:`~acid_platform.errors.InvalidUtf8RecordError` naming the record and,
+    when ``field_of`` finds it in the record (its bad bytes as lone surrogates, Python's
+    ``surrogateescape``), the column."""
     items: Sequence[Any] = [data] if isinstance(data, bytes | bytearray | str) else data
     out = []
     for i, item in enumerate(items):
@@ -275,10 +319,7 @@ def as_text_records(data: Any, table: str = "", first_index: int = 0) -> list[st
             try:
                 out.append(bytes(item).decode("utf-8", errors="strict"))
             except UnicodeDecodeError as exc:
-                shown = bytes(item).decode("utf-8", errors="backslashreplace")
-                raise malformed(
-                    first_index + i, shown, table, f"is not UTF-8 (byte {exc.start + 1})"
-                ) from None
+                raise _not_utf8(first_index + i, bytes(item), exc.start, table, field_of) from None
         elif isinstance(item, str):
             out.append(item)
         else:
@@ -286,6 +327,34 @@ def as_text_records(data: Any, table: str = "", first_index: int = 0) -> list[st
                 f"a text record writer takes bytes or str records, not {type(item).__name__}"
             )
     return out
+
+
+def _not_utf8(
+    index: int,
+    record: bytes,
+    at: int,
+    table: str,
+    field_of: Callable[[str], str | None] | None,
+) -> InvalidUtf8RecordError:
+    """The error for record ``index``, whose byte ``at`` (0-based) starts what is not UTF-8."""
+    column = None
+    if field_of is not None:
+        try:
+            column = field_of(record.decode("utf-8", errors="surrogateescape"))
+        except (ValueError, RecursionError):
+            column = None  # the record does not parse either: it is named without its column
+    shown = record.decode("utf-8", errors="backslashreplace")
+    quoted = shown if len(shown) <= QUOTE_CHARS else shown[:QUOTE_CHARS] + "…"
+    where = f" in column {column!r}" if column else ""
+    return InvalidUtf8RecordError(
+        f"table {table}: record {index} of the transaction is not UTF-8{where} (byte {at + 1}): "
+        f"{quoted!r}",
+        index,
+        quoted,
+        table=table,
+        column=column or "",
+        excerpt=excerpt(record),
+    )
 
 
 def malformed(index: int, record: str, table: str, problem: str) -> MalformedRecordError:
@@ -339,6 +408,38 @@ def _blank_to_none(value: str | None) -> str | None:
 
 def _scalar(text: str, typ: pa.DataType) -> Any:
     return pc.cast(pa.array([text], pa.string()), typ, safe=True)[0].as_py()
+
+
+def _has_bad_bytes(value: Any) -> bool:
+    """Whether ``value`` (text decoded with ``surrogateescape``, or JSON made of it) holds a
+    byte that was not UTF-8."""
+    if isinstance(value, str):
+        return any("\udc80" <= c <= "\udcff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_bad_bytes(k) or _has_bad_bytes(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_bad_bytes(v) for v in value)
+    return False
+
+
+def _first_with_bad_bytes(names: Sequence[str], fields: Sequence[Any]) -> str | None:
+    """The column of the first of a record's ``fields`` holding a byte that was not UTF-8 (a
+    field past the table's columns is named by its position)."""
+    for k, value in enumerate(fields):
+        if _has_bad_bytes(value):
+            return names[k] if k < len(names) else f"field {k + 1}"
+    return None
+
+
+def _json_field_of(record: str) -> str | None:
+    value = json.loads(record)
+    if not isinstance(value, dict):
+        return None
+    for key, item in value.items():
+        if _has_bad_bytes(key) or _has_bad_bytes(item):  # a bad key is shown escaped
+            raw = key.lower().encode("utf-8", errors="surrogateescape")
+            return raw.decode("utf-8", errors="backslashreplace")
+    return None
 
 
 def _fit_json(parsed: pa.Table, schema: pa.Schema, table: str) -> pa.Table:

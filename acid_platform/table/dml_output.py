@@ -118,6 +118,7 @@ def _new_rows(
     rows: pa.Table, plan: DmlPlan, branch: PlannedBranch, spec: TableSpec, schema: pa.Schema
 ) -> pa.Table:
     arrays = []
+    what = f"{branch.action.value.upper()} output "  # names a value that is not UTF-8
     for i, col in enumerate(plan.target_columns):
         field_type = schema.field(col).type
         if col in branch.assigned:
@@ -126,5 +127,5 @@ def _new_rows(
             values = pa.chunked_array([pa.nulls(rows.num_rows, field_type)])
         else:
             values = rows.column(f"__t_{i}")
-        arrays.append(convert_column(spec.full_name, col, values, field_type))
+        arrays.append(convert_column(spec.full_name, col, values, field_type, what=what))
     return fitted_table(arrays, schema)

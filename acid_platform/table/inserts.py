@@ -56,7 +56,7 @@ def prepare_rows(
 ) -> tuple[pa.Table, str | None]:
     """``data`` as rows of the table's schema (static partition values added, NOT NULL
     checked), and the static partition's name when the insert names one whole partition."""
-    table = to_arrow(data, f"INSERT INTO {spec.full_name}")
+    table = to_arrow(data, f"INSERT INTO {spec.full_name}", table=spec.full_name)
     static, static_name = static_partition(spec, partition, table.column_names)
     for col, value in static.items():
         table = table.append_column(col, pa.array([value] * table.num_rows))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 from sqlglot import exp
 
+from acid_platform.format.utf8 import check_utf8
 from acid_platform.metastore.model import LockComponent
 from acid_platform.table import dml
 from acid_platform.table.dml import Clause, ClauseKind, MatchCount
@@ -171,7 +172,11 @@ class TableMerger:
         self,
     ) -> tuple[Callable[[Transaction], pa.Table], list[str], list[LockComponent]]:
         if not isinstance(self._source, str | exp.Query):
-            data = to_arrow(self._source, f"MERGE INTO {self._table.name} source")
+            table = self._table.name
+            data = to_arrow(self._source, f"MERGE INTO {table} source", table=table)
+            for column, values in zip(data.column_names, data.columns, strict=True):
+                # before the engine sees them: text that is not UTF-8 is named in the source
+                check_utf8(values, table=table, column=column, what="MERGE source ")
             return (lambda _txn: data), list(data.column_names), []
         return _sql_source(self._table, self._source)
 

@@ -3,9 +3,11 @@
 Data handed to the table API (Arrow, a list of dicts, pandas) is matched to the table by column
 name (case-insensitive, as Hive), and each column converted under Hive-like implicit conversion
 rules: numbers convert among themselves (fractions truncate toward zero when stored in an integer
-column, overflow is an error), anything converts to ``string``, text converts to ``date``,
-``timestamp`` and ``decimal`` when it parses. Everything else — text into an ``int`` column, say —
-is a :class:`~acid_platform.errors.SchemaMismatchError` naming the table and column.
+column, overflow is an error), anything converts to ``string`` (bytes when they are UTF-8),
+text converts to ``date``, ``timestamp`` and ``decimal`` when it parses. Everything else — text
+into an ``int`` column, say — is a :class:`~acid_platform.errors.SchemaMismatchError` naming the
+table and column. Every string stored, nested ones included, is checked to be UTF-8
+(:class:`~acid_platform.errors.InvalidUtf8Error` names the column and the row).
 
 >>> import pyarrow as pa
 >>> target = pa.schema([("id", pa.int32()), ("name", pa.string())])
@@ -25,6 +27,7 @@ import pyarrow.compute as pc
 
 from acid_platform.errors import (
     AcidFormatError,
+    InvalidUtf8Error,
     NotNullViolationError,
     SchemaMismatchError,
     TimestampRangeError,
@@ -37,6 +40,12 @@ from acid_platform.format.plain_files import (
     TEXTFILE,
     check_text_columns,
     normalize_file_format,
+)
+from acid_platform.format.utf8 import (
+    as_text,
+    check_utf8,
+    find_invalid_text_value,
+    utf8_error,
 )
 from acid_platform.format.wide_timestamps import (
     NARROW,
@@ -105,14 +114,25 @@ def not_null_columns(spec: TableSpec) -> tuple[str, ...]:
     return tuple(c for c in text.split(",") if c)
 
 
-def to_arrow(data: Any, what: str = "data") -> pa.Table:
-    """An Arrow table from Arrow data, a list of dicts, a dict of lists or a pandas frame."""
+def to_arrow(data: Any, what: str = "data", *, table: str = "") -> pa.Table:
+    """An Arrow table from Arrow data, a list of dicts, a dict of lists or a pandas frame.
+
+    A ``str`` holding lone surrogates (bytes that were not UTF-8, decoded with
+    ``surrogateescape``) is an :class:`~acid_platform.errors.InvalidUtf8Error` naming its
+    column and row (``what`` begins the message; ``table`` is the table written to)."""
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
+    try:
+        return _python_to_arrow(data, what)
+    except UnicodeEncodeError as exc:
+        raise _surrogate_error(data, what, table) or SchemaMismatchError(f"{what}: {exc}") from None
+
+
+def _python_to_arrow(data: Any, what: str) -> pa.Table:
     if isinstance(data, Mapping):
         return pa.table(dict(data))
     if isinstance(data, list | tuple):
@@ -130,13 +150,46 @@ def to_arrow(data: Any, what: str = "data") -> pa.Table:
     )
 
 
+def _surrogate_error(data: Any, what: str, table: str) -> InvalidUtf8Error | None:
+    """The error naming the first value of Python ``data`` (rows, columns or a pandas frame)
+    that is a ``str`` with lone surrogates; ``None`` if there is none."""
+    if isinstance(data, list | tuple):
+        columns: dict[str, list[Any]] = {}
+        for i, row in enumerate(data):
+            for name, value in dict(row).items():
+                columns.setdefault(str(name), [None] * len(data))[i] = value
+    else:  # a dict of columns, or a pandas frame
+        columns = {str(k): list(v) for k, v in data.items()}
+    best: tuple[int, str, bytes] | None = None
+    for name, values in columns.items():
+        for row, value in enumerate(values):
+            if best is not None and row >= best[0]:
+                break
+            found = find_invalid_text_value(value)
+            if found is not None:
+                best = (row, name + found[0], found[1])
+                break
+    if best is None:
+        return None
+    row, column, value = best
+    return utf8_error(f"table {table}: " if table else f"{what}: ", column, row, value, table)
+
+
 def conform(
-    table: str, data: pa.Table, target: pa.Schema, *, fill_missing: bool = True, what: str = ""
+    table: str,
+    data: pa.Table,
+    target: pa.Schema,
+    *,
+    fill_missing: bool = True,
+    what: str = "",
+    first_row: int = 0,
 ) -> pa.Table:
     """``data`` with exactly ``target``'s columns and types (missing columns NULL).
 
-    Raises :class:`UnknownColumnError` for a column the table does not have and
-    :class:`SchemaMismatchError` for a value that cannot be stored.
+    Raises :class:`UnknownColumnError` for a column the table does not have,
+    :class:`SchemaMismatchError` for a value that cannot be stored and its
+    :class:`~acid_platform.errors.InvalidUtf8Error` for text that is not UTF-8, naming the row
+    (``first_row`` is the position of ``data``'s first row in the statement's input).
     """
     by_name: dict[str, int] = {}
     for i, name in enumerate(data.column_names):
@@ -157,7 +210,11 @@ def conform(
                 raise SchemaMismatchError(f"table {table}: {what}column {field.name!r} is missing")
             arrays.append(pa.nulls(data.num_rows, field.type))
             continue
-        arrays.append(convert_column(table, field.name, data.column(idx), field.type))
+        arrays.append(
+            convert_column(
+                table, field.name, data.column(idx), field.type, what=what, first_row=first_row
+            )
+        )
     return fitted_table(arrays, target)
 
 
@@ -169,10 +226,27 @@ def fitted_table(arrays: list[pa.ChunkedArray], target: pa.Schema) -> pa.Table:
 
 
 def convert_column(
-    table: str, column: str, values: pa.ChunkedArray | pa.Array, target: pa.DataType
+    table: str,
+    column: str,
+    values: pa.ChunkedArray | pa.Array,
+    target: pa.DataType,
+    *,
+    what: str = "",
+    first_row: int = 0,
 ) -> pa.ChunkedArray:
-    """One column converted to the table's type under the implicit conversion rules."""
+    """One column converted to the table's type under the implicit conversion rules; every
+    string in it checked to be UTF-8 (``format.utf8``: an
+    :class:`~acid_platform.errors.InvalidUtf8Error` names the row, ``first_row`` being the
+    position of ``values``' first one in the statement's input)."""
     arr = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
+    converted = _converted(table, column, arr, target)
+    check_utf8(converted, table=table, column=column, what=what, first_row=first_row)
+    return converted
+
+
+def _converted(
+    table: str, column: str, arr: pa.ChunkedArray, target: pa.DataType
+) -> pa.ChunkedArray:
     source = arr.type
     if source == target:
         return arr
@@ -282,6 +356,12 @@ def _text(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
     return arr.cast(target, safe=True)
 
 
+def _decoded(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    # bytes into text, top level or nested: viewed as strings, which convert_column then checks
+    # are UTF-8, naming the row (a cast would refuse the whole column without naming it)
+    return as_text(arr).cast(target, safe=True)
+
+
 def _widened(arr: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
     # An integer type casts to a decimal only if every value of the type would fit; cast to
     # one wide enough first, then to the column's, checking the values themselves.
@@ -294,7 +374,9 @@ def _conversion(source: pa.DataType, target: pa.DataType) -> _Rule | None:
     if t.is_null(source):
         return _plain
     if t.is_string(target) or t.is_large_string(target):
-        nested = t.is_struct(source) or t.is_list(source) or t.is_map(source) or t.is_binary(source)
+        if t.is_binary(source) or t.is_large_binary(source):
+            return _decoded
+        nested = t.is_struct(source) or t.is_list(source) or t.is_map(source)
         return None if nested else _text
     numeric = _is_numeric(source)
     if t.is_integer(target):
@@ -315,7 +397,7 @@ def _conversion(source: pa.DataType, target: pa.DataType) -> _Rule | None:
     if t.is_binary(target) or t.is_large_binary(target):
         return _plain if t.is_binary(source) or t.is_large_binary(source) else None
     if _same_kind(source, target):
-        return _plain
+        return _decoded
     return None
 
 

@@ -21,6 +21,7 @@ transaction, as Hive does.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -61,6 +62,14 @@ log = logging.getLogger(__name__)
 
 #: How often an autocommit statement with a stale snapshot is re-run before it fails.
 OUTDATED_RETRIES = 3
+#: The first re-run waits up to this long (uniformly drawn), each later one twice as long at
+#: most ("full jitter"): writers that collided do not collide again in lock step.
+OUTDATED_BACKOFF_S = 0.05
+
+
+def backoff_s(attempt: int, rng: random.Random | None = None) -> float:
+    """Seconds to wait before re-run ``attempt`` (0 for the first re-run)."""
+    return (rng or random).uniform(0.0, OUTDATED_BACKOFF_S * 2**attempt)
 
 
 @dataclass(frozen=True)
@@ -388,6 +397,7 @@ def run_statement(
                     f"{exc} (the statement was run {OUTDATED_RETRIES + 1} times, each time "
                     "against a newer snapshot)"
                 ) from None
+            time.sleep(backoff_s(attempt))
             continue
         except BaseException:
             auto.abort()

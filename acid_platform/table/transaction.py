@@ -6,16 +6,20 @@ statements share, as Hive's ``START TRANSACTION … COMMIT``. Within a transacti
 one write id, allocated on its first write, and statement ids 0, 1, 2… in order, so every
 statement writes its own ``delta_w_w_s`` / ``delete_delta_w_w_s`` directories.
 
-The snapshot (a ``ValidTxnList``) is taken when the transaction opens; each table's
+The snapshot (a ``ValidTxnList``) is taken when the transaction opens — for an autocommit
+statement, once the locks it opened with are granted, as Hive's driver takes it; each table's
 ``ValidWriteIdList`` is derived from it on first use and refreshed once the transaction's own
 write id exists, so statements see the rows and deletes of the transaction's earlier statements
 (own write id valid; statement ids keep their ROW__IDs apart) and nothing committed later.
 
 Locks follow Hive 4 (``AcidUtils.makeLockComponents``): INSERT takes SHARED_READ, UPDATE /
 DELETE / MERGE take EXCL_WRITE (SHARED_WRITE when ``hive.txn.xlock.write=false``), INSERT
-OVERWRITE takes EXCLUSIVE. As in Hive 4's driver, an autocommit statement holding an exclusive
-write lock whose snapshot turns out to be outdated (another writer committed between snapshot and
-lock) is re-run in a fresh transaction instead of failing the commit's write-set check.
+OVERWRITE takes EXCLUSIVE. Taking the snapshot after the locks means the writer an UPDATE waited
+for is one it reads, so the commit's write-set check (which ignores writers the snapshot sees)
+passes and concurrent updaters of one table queue instead of failing. Should a write still commit
+between the snapshot and the statement's check (a writer under a compatible lock), an autocommit
+statement holding an exclusive write lock is re-run in a fresh transaction after a short, jittered
+back-off (:class:`OutdatedSnapshot` once the retries run out).
 
 A heartbeat thread keeps the transaction alive (every ``txn_timeout_s / 2``). Any failure aborts
 the transaction: the files already written stay invisible and the cleaner removes them.
@@ -32,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from acid_platform.errors import (
     LockTimeoutError,
+    RetryableError,
     TransactionStateError,
     TxnAbortedError,
     UnsupportedOperationError,
@@ -57,7 +62,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class OutdatedSnapshot(TransactionStateError):
+class OutdatedSnapshot(TransactionStateError, RetryableError):
     """An autocommit statement's snapshot went stale while it waited for its lock; it is re-run
     in a new transaction (and surfaces only when the retries run out). The message says what
     conflicted, with whom, and that a retry may succeed, as :class:`WriteConflictError` does."""
@@ -114,12 +119,12 @@ class Transaction:
         )
         self._heartbeat.start()
         try:
-            # the snapshot before any wait, as Hive compiles before it locks: a write another
-            # txn commits meanwhile makes it outdated (check_outdated: the statement re-runs
-            # in a new txn, which the write-set check at commit needs)
-            self.valid_txns: ValidTxnList = ms.valid_txns(self.txn_id)
             if request is not None and not request.acquired:
                 ms.wait_for_lock(request.lock_id, lock_wait_s(warehouse.conf))
+            # the snapshot once the locks are granted (Hive's driver): every writer this one
+            # waited for has committed and is read, a younger txn included; the commit's
+            # write-set check passes it. A multi-statement txn's is taken at its open.
+            self.valid_txns: ValidTxnList = ms.valid_txns(self.txn_id, latest=request is not None)
         except BaseException:
             self._heartbeat.stop()
             self._abort_quietly()
@@ -261,7 +266,7 @@ class Transaction:
         self.check_open()
         self._heartbeat.stop()
         try:
-            self.warehouse.metastore.commit_txn(self.txn_id, self._unrecorded)
+            self.warehouse.metastore.commit_txn(self.txn_id, self._unrecorded, self.valid_txns)
         except BaseException:
             self.state = "aborted"
             self._abort_quietly()

@@ -3,8 +3,9 @@
     python -m acid_platform_tests.compaction.procs worker <metastore url>
     python -m acid_platform_tests.compaction.procs cleaner <metastore url>
 
-With ``ACID_COMPACTION_PAUSE_AT`` set, the process stops at that step (see
-:mod:`acid_platform.compaction.hooks`) and waits to be killed.
+With ``ACID_TEST_PAUSE_AT`` set, the process stops at that step (a checkpoint of
+:mod:`acid_platform.compaction.hooks`; :func:`acid_platform_tests.helpers.pause_if_asked`) and
+waits to be killed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from acid_platform.compaction import (
 from acid_platform.errors import AcidError
 from acid_platform.metastore import Metastore
 from acid_platform.table.transaction import OutdatedSnapshot
+from acid_platform_tests.helpers import pause_if_asked
 
 #: Low thresholds so the race's small tables get compacted often.
 RACE_CONF = CompactorConf(delta_num_threshold=3, delta_pct_threshold=0.5, aborted_txn_threshold=2)
@@ -154,4 +156,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    with pause_if_asked():
+        main(sys.argv[1:])

@@ -27,7 +27,7 @@ from typing import Any
 
 from acid_platform import Warehouse
 from acid_platform.compaction import CompactorConf, run_cleaner, run_initiator, run_worker
-from acid_platform.errors import AcidError
+from acid_platform.errors import RetryableError
 
 #: Short time-outs: a killed process's transaction is reaped within seconds.
 SOAK_CONF = {"hive.txn.timeout": "3s", "acid.lock.wait.timeout.s": "30"}
@@ -67,9 +67,10 @@ def writer(root: str, url: str, n: int, of: int, seed: int, oracle: str, stop: s
         if path.exists()
         else {"rows": {}, "pending": None, "next": n + of}
     )
+    stats: dict[str, Any] = state.get("stats") or {"statements": 0, "failures": {}}
     with Warehouse.open(root, None if url == "-" else url, conf=SOAK_CONF) as wh:
         t = wh.table("t")
-        state = _settle(wh, n, of, state)
+        state = {**_settle(wh, n, of, state), "stats": stats}
         _save(path, state)
         i = 0
         while not Path(stop).exists():
@@ -99,8 +100,12 @@ def writer(root: str, url: str, n: int, of: int, seed: int, oracle: str, stop: s
             try:
                 run()
                 state = {"rows": rows, "pending": None, "next": state["next"]}
-            except AcidError:  # a lock time-out, a conflict: read back what happened
+            except RetryableError as exc:  # a lock time-out, a conflict: read back what happened
+                failures = stats["failures"]
+                failures[type(exc).__name__] = failures.get(type(exc).__name__, 0) + 1
                 state = _settle(wh, n, of, state)
+            stats["statements"] += 1
+            state["stats"] = stats
             _save(path, state)
 
 

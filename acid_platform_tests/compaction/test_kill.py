@@ -1,7 +1,7 @@
 """``kill -9`` of a worker and of a cleaner at each of their steps: the table always reads
 correctly afterwards, and the next worker/cleaner finishes the job.
 
-The child process stops at the chosen step by itself (``ACID_COMPACTION_PAUSE_AT``) and tells
+The child process stops at the chosen step by itself (``ACID_TEST_PAUSE_AT``) and tells
 us so through a marker file; only then is it killed, so the kill lands exactly there.
 """
 

@@ -108,3 +108,46 @@ def test_grouped_components_record_every_operation_under_one_write_id(ms: Metast
         ms.commit_txn(b)
     with pytest.raises(ValueError):
         ms.add_write_component_groups(ms.open_txn(), "db", "t", [])
+
+
+# --------------------------------------------------------------------------- issue 29, item 8
+
+
+def test_a_writer_the_snapshot_sees_is_no_conflict(ms: Metastore) -> None:
+    """Snapshot isolation, not open order: a txn that opened before another updater committed
+    but took its snapshot after that commit read the other's rows, so its update does not
+    conflict (an autocommit statement's snapshot is taken once its locks are granted)."""
+    make_table(ms, partitioned=True)
+    waiting, holder = ms.open_txns(2)
+    ms.add_write_components(holder, "db", "t", ["p=1"], "update")
+    ms.commit_txn(holder)
+    assert not ms.valid_txns(waiting).is_txn_valid(holder)  # younger: not in its open snapshot
+    snapshot = ms.valid_txns(waiting, latest=True)  # after the holder's commit: sees it
+    assert snapshot.is_txn_valid(holder) and snapshot.is_txn_valid(waiting)
+    ms.add_write_components(waiting, "db", "t", ["p=1"], "update")
+    ms.commit_txn(waiting, snapshot=snapshot)
+    assert ms.get_txn_state(waiting) == "committed"
+
+
+def test_a_writer_the_snapshot_does_not_see_still_conflicts(ms: Metastore) -> None:
+    """The lost update the write set exists to stop: the snapshot was taken before the other
+    updater committed, so it does not see it, and the second committer is aborted."""
+    make_table(ms, partitioned=True)
+    loser, winner = ms.open_txns(2)
+    snapshot = ms.valid_txns(loser, latest=True)  # before the winner's commit
+    ms.add_write_components(winner, "db", "t", ["p=1"], "update")
+    ms.add_write_components(loser, "db", "t", ["p=1"], "delete")
+    ms.commit_txn(winner)
+    with pytest.raises(WriteConflictError, match="db/t/p=1"):
+        ms.commit_txn(loser, snapshot=snapshot)
+    assert ms.get_txn_state(loser) == "aborted"
+
+
+def test_without_a_snapshot_every_later_committer_conflicts(ms: Metastore) -> None:
+    make_table(ms, partitioned=True)
+    waiting, holder = ms.open_txns(2)
+    ms.add_write_components(holder, "db", "t", ["p=1"], "update")
+    ms.commit_txn(holder)
+    ms.add_write_components(waiting, "db", "t", ["p=1"], "update")
+    with pytest.raises(WriteConflictError):
+        ms.commit_txn(waiting)

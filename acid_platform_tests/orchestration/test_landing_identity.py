@@ -127,3 +127,100 @@ def test_a_vanished_batch_member_does_not_stop_the_others(
     os.remove(landing / "f1.csv")
     meta = run(instance, resource, request)
     assert meta["vanished"] == [str(landing / "f1.csv")] and ids(wh) == [0, 2]
+
+
+# --------------------------------------------------------------------------- content identity
+
+
+def rewrite_keeping_size_and_time(path: Path, text: str) -> None:
+    """Replace ``path``'s content with ``text`` (same length) and put its old modification
+    time back, as ``cp -p`` or ``touch -d`` would: only its status change time moves."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    path.write_text(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_mtime_ns == before.st_mtime_ns
+
+
+def test_a_rewrite_with_the_same_size_and_time_loads_its_new_content_once(
+    tmp_path: Path, wh: Warehouse, table: str
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    path = landing / "a.csv"
+    path.write_text(CSV)
+    first = load_files(wh, table, [path])
+    assert first.rows == 2 and ids(wh) == [1, 2]
+    recorded = wh.table(table).committed_sources([first.loads[0].file.key])[0]
+    assert len(str(recorded.info["sha256"])) == 64  # the loaded bytes' digest is recorded
+
+    rewrite_keeping_size_and_time(path, CSV.replace("1,a", "5,e").replace("2,b", "6,f"))
+    second = load_files(wh, table, [path])
+    assert second.rows == 2 and ids(wh) == [1, 2, 5, 6]
+    (loaded,) = second.loaded
+    assert loaded.key.endswith(f"|sha256={second.loads[0].file.sha256}")
+    assert load_files(wh, table, [path]).is_noop  # that content, once
+
+    rewrite_keeping_size_and_time(path, CSV)  # the first content back: loaded already
+    assert load_files(wh, table, [path]).is_noop
+    assert ids(wh) == [1, 2, 5, 6]
+
+
+def test_a_file_touched_but_not_rewritten_is_not_loaded_again(
+    tmp_path: Path, wh: Warehouse, table: str
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    path = landing / "a.csv"
+    path.write_text(CSV)
+    assert load_files(wh, table, [path]).rows == 2
+    path.chmod(0o600)  # its status change time moves, its content does not
+    os.link(path, tmp_path / "hard-link")
+    assert load_files(wh, table, [path]).is_noop
+    assert ids(wh) == [1, 2]
+
+
+def test_a_file_changing_while_it_is_read_is_not_loaded_half_way(
+    tmp_path: Path, wh: Warehouse, table: str
+) -> None:
+    from acid_platform.streaming.landing import stat_landing
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    path = landing / "a.csv"
+    path.write_text("id,name\n1,a\n12")
+    listed = stat_landing(path)  # listed mid-write
+    with path.open("a") as out:
+        out.write("3,c\n")
+    result = load_files(wh, table, [listed])
+    (failed,) = result.failed
+    assert failed.error == "LandingFileError" and "changed since it was listed" in failed.message
+    assert ids(wh) == []  # nothing of it
+    assert load_files(wh, table, [path]).rows == 2 and ids(wh) == [1, 123]
+
+
+def test_the_sensor_requests_a_same_size_and_time_rewrite_under_its_content(
+    tmp_path: Path,
+    wh: Warehouse,
+    table: str,
+    resource: AcidWarehouseResource,
+    instance: DagsterInstance,
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    path = landing / "a.csv"
+    path.write_text(CSV)
+    sensor = ingest_sensor(str(landing), table, stable_listings=1)
+    state = tick(instance, resource, sensor, None)
+    (request,) = requests(state)
+    assert run(instance, resource, request)["rows"] == 2
+    state = tick(instance, resource, sensor, state.cursor)
+    assert requests(state) == []
+
+    rewrite_keeping_size_and_time(path, CSV.replace("1,a", "5,e"))
+    state = tick(instance, resource, sensor, state.cursor)
+    (again,) = requests(state)
+    assert again.run_key != request.run_key and "|sha256=" in str(again.run_key)
+    assert run(instance, resource, again)["rows"] == 2
+    assert ids(wh) == [1, 2, 2, 5]
+    assert requests(tick(instance, resource, sensor, state.cursor)) == []

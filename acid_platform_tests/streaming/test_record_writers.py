@@ -12,7 +12,13 @@ import pyarrow as pa
 import pytest
 
 from acid_platform import Warehouse
-from acid_platform.errors import MalformedRecordError, SchemaMismatchError, StreamingError
+from acid_platform.errors import (
+    InvalidUtf8Error,
+    InvalidUtf8RecordError,
+    MalformedRecordError,
+    SchemaMismatchError,
+    StreamingError,
+)
 from acid_platform.streaming import (
     ArrowRecordWriter,
     PandasRecordWriter,
@@ -246,3 +252,98 @@ def test_misuse_is_a_streaming_error(local_wh: Warehouse) -> None:
     )
     with pytest.raises(StreamingError, match="insert-only"):
         StreamingConnection.builder(local_wh).with_table("mm").connect()
+
+
+LATIN1 = "café".encode("latin-1")  # b"caf\xe9"
+
+
+@pytest.mark.parametrize(
+    ("writer", "good", "bad"),
+    [
+        (StrictDelimitedInputWriter("|"), b"1|a|2", b"2|" + LATIN1 + b"|1.5"),
+        (StrictJsonWriter(), b'{"id": 1}', b'{"id": 2, "Name": "' + LATIN1 + b'"}'),
+        (StrictRegexWriter(r"(\d+) (.*) (\S+)"), b"1 a 2", b"2 " + LATIN1 + b" 1.5"),
+    ],
+    ids=["delimited", "json", "regex"],
+)
+def test_a_latin1_text_record_names_its_column(writer: Any, good: bytes, bad: bytes) -> None:
+    """Issue 29: a text record that is not UTF-8 is an ``InvalidUtf8RecordError`` — a
+    ``MalformedRecordError`` and an ``InvalidUtf8Error`` — naming the record and its column."""
+    schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("score", pa.float64())])
+    with pytest.raises(
+        InvalidUtf8RecordError, match="record 8 .* not UTF-8 in column 'name'"
+    ) as err:
+        writer.parse([good, bad], schema, "db.t", 7)
+    exc = err.value
+    assert isinstance(exc, MalformedRecordError) and isinstance(exc, InvalidUtf8Error)
+    assert (exc.record_index, exc.row, exc.column, exc.table) == (8, 8, "name", "db.t")
+    assert "caf\\xe9" in exc.excerpt and "caf\\xe9" in exc.record
+
+
+def _latin1_column() -> pa.Array:
+    return pa.array([b"ok", LATIN1], pa.binary()).view(pa.string())  # bytes unchecked
+
+
+@pytest.mark.parametrize(
+    ("writer", "data", "column"),
+    [
+        (ArrowRecordWriter(), lambda: pa.table({"id": [1, 2], "name": _latin1_column()}), "name"),
+        (
+            ArrowRecordWriter(),
+            lambda: pa.record_batch(
+                {
+                    "id": [1, 2],
+                    "tags": pa.ListArray.from_arrays(
+                        pa.array([0, 1, 2], pa.int32()), _latin1_column()
+                    ),
+                }
+            ),
+            "tags[0]",
+        ),
+        (
+            PandasRecordWriter(),
+            lambda: pd.DataFrame({"id": [1, 2], "name": ["ok", LATIN1]}),
+            "name",
+        ),
+    ],
+    ids=["arrow", "arrow nested", "pandas bytes"],
+)
+def test_latin1_text_in_arrow_and_pandas_records_names_record_and_column(
+    writer: RecordWriter, data: Any, column: str
+) -> None:
+    schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("tags", pa.list_(pa.string()))])
+    with pytest.raises(InvalidUtf8RecordError) as err:
+        writer.parse(data(), schema, "db.t", 10)
+    exc = err.value
+    assert (exc.record_index, exc.column, exc.excerpt) == (11, column, "caf\\xe9")
+    assert f"record 11 of the transaction is not UTF-8 in column '{column}'" in str(exc)
+
+
+@pytest.mark.parametrize("writer", ["arrow", "delimited"])
+def test_latin1_records_leave_the_transaction_to_go_on(local_wh: Warehouse, writer: str) -> None:
+    """Nothing of the refused call is written (a struct column once took rows to the pyorc
+    encoder, which raised a bare UnicodeDecodeError there); valid non-ASCII text commits."""
+    t = local_wh.create_table("t", [("id", "int"), ("s", "string"), ("st", "struct<a:string>")])
+    arrow = writer == "arrow"
+    conn = (
+        StreamingConnection.builder(local_wh)
+        .with_table("t")
+        .with_record_writer(ArrowRecordWriter() if arrow else StrictDelimitedInputWriter(","))
+        .connect()
+    )
+    conn.begin_transaction()
+    if arrow:
+        good = pa.table({"id": [1], "s": ["café"], "st": [{"a": "日本"}]})
+        st = pa.StructArray.from_arrays([_latin1_column()], names=["a"])
+        bad = pa.table({"id": [2, 3], "s": ["x", "y"], "st": st})
+    else:
+        good = ["1,café,日本".encode()]  # type: ignore[assignment]
+        bad = [b"2,x,y", b"3,y," + LATIN1]  # type: ignore[assignment]
+    conn.write(good)
+    with pytest.raises(InvalidUtf8RecordError) as err:
+        conn.write(bad)
+    assert err.value.record_index == 2
+    assert err.value.column == "st.a" if arrow else err.value.column == "st"
+    conn.commit_transaction()
+    conn.close()
+    assert t.scan().to_pylist() == [{"id": 1, "s": "café", "st": {"a": "日本"}}]

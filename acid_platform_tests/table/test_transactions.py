@@ -3,6 +3,7 @@ commit / rollback, failures abort, and the lifecycle rules around them."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from acid_platform.errors import (
 from acid_platform.metastore import TxnState
 from acid_platform.table import lit
 from acid_platform.table.writes import EventSink
-from acid_platform_tests.helpers import acid_dirs, warehouse_fixture
+from acid_platform_tests.helpers import acid_dirs, poll, warehouse_fixture
 from acid_platform_tests.store_path import StorePath
 from acid_platform_tests.table.conftest import rows_of
 
@@ -235,3 +236,56 @@ def test_partitions_registered_by_a_rolled_back_transaction_are_unregistered(
     assert [r["k"] for r in t.scan().to_pylist()] == [1]
     t.insert([{"k": 5, "ds": "new"}])  # the session's partition cache forgot it too
     assert sorted(wh.list_partitions("p")) == ["ds=kept", "ds=new"]
+
+
+# --------------------------------------------------------------------------- issue 29, item 8
+
+
+def test_an_update_that_waited_for_the_lock_reads_the_writer_it_waited_for(
+    wh: Warehouse,
+) -> None:
+    """Lock, then snapshot (Hive's driver): an autocommit UPDATE queued behind another
+    updater's EXCL_WRITE lock runs once, on a snapshot that holds the other's commit; no
+    stale snapshot, no re-run, no write conflict, no lost update."""
+    t = wh.create_table("acct", [("id", "int"), ("bal", "int")])
+    t.insert([{"id": 1, "bal": 10}])
+    waits = {"acid.lock.wait.timeout.s": "60"}
+    with (
+        Warehouse.open(wh.root, wh.metastore.url) as other,
+        Warehouse.open(wh.root, wh.metastore.url, conf=waits) as waiter,
+    ):
+        other.begin()
+        other.table("acct").update({"bal": "bal + 1"}, "id = 1")  # holds EXCL_WRITE
+        failed: list[BaseException] = []
+
+        def update() -> None:
+            try:
+                waiter.table("acct").update({"bal": "bal + 100"}, "id = 1")
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                failed.append(exc)
+
+        thread = threading.Thread(target=update)
+        thread.start()
+        poll(
+            lambda: (
+                bool(failed) or any(r["State"] == "WAITING" for r in other.metastore.show_locks())
+            ),
+            "the UPDATE to wait for the lock",
+        )
+        other.commit()
+        thread.join(timeout=60)
+        assert not thread.is_alive() and failed == []
+        assert [r["bal"] for r in other.table("acct").scan().to_pylist()] == [111]
+        assert other.metastore.valid_txns().aborted_txns == ()  # it ran once, first time
+
+
+def test_retries_back_off_with_full_jitter() -> None:
+    import random
+
+    from acid_platform.table.statement import OUTDATED_BACKOFF_S, backoff_s
+
+    rng = random.Random(7)
+    for attempt in range(4):
+        waits = [backoff_s(attempt, rng) for _ in range(200)]
+        assert all(0.0 <= w <= OUTDATED_BACKOFF_S * 2**attempt for w in waits)
+        assert max(waits) > OUTDATED_BACKOFF_S * 2**attempt * 0.8  # spread, not fixed

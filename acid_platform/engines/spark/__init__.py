@@ -15,7 +15,9 @@
   for large partitions: bucket files written by Spark tasks;
 * :class:`LocalCluster` — a standalone master and workers on 127.0.0.1, for tests and laptops.
 
-This is the only package of the project that imports PySpark.
+This is the only package of the project that imports PySpark. It needs the ``[spark]`` extra;
+without it, importing it raises :class:`~acid_platform.errors.MissingExtraError` naming the
+extra.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from __future__ import annotations
 import importlib
 import uuid
 from typing import TYPE_CHECKING, Any
+
+from acid_platform.runtime import require
+
+require("pyspark", "spark", "acid_platform.engines.spark")
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -31,6 +31,8 @@ from typing import IO, Any
 from pyspark import find_spark_home
 from pyspark.sql import SparkSession
 
+from acid_platform.runtime import spark_executor_env
+
 LOOPBACK = "127.0.0.1"
 
 
@@ -186,7 +188,9 @@ def cluster_session(
     **conf: str,
 ) -> SparkSession:
     """A SparkSession on a standalone cluster: driver on loopback, UI off, this Python on the
-    executors, and the first job held back until all ``executors`` have registered."""
+    executors (with the memory settings of :mod:`acid_platform.runtime`), and the first job held
+    back until all ``executors`` have registered. Sets ``PYSPARK_PYTHON`` (this interpreter)
+    and ``SPARK_LOCAL_IP`` (loopback) in this process's environment where unset."""
     # Spark starts Python data source workers with PYSPARK_PYTHON (the conf is not enough).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
@@ -203,6 +207,7 @@ def cluster_session(
         "spark.sql.shuffle.partitions": str(executors * cores),
         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
         "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+        **spark_executor_env(),
     }
     settings.update(conf)
     builder = SparkSession.builder.master(master_url).appName(app_name)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acid_platform.errors import EngineError
+from acid_platform.runtime import spark_executor_env
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -82,7 +83,7 @@ def command_session(
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
-    settings = {"spark.ui.showConsoleProgress": "false", **(conf or {})}
+    settings = {"spark.ui.showConsoleProgress": "false", **spark_executor_env(), **(conf or {})}
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -177,7 +177,13 @@ def write_rows(job: InsertJob, batches: Iterator[pa.RecordBatch]) -> TaskReport:
     with task_heartbeat(job.metastore_url, job.txn_timeout_s, job.txn_id, job.opened_at):
         try:
             for batch in batches:
-                rows = conform(spec.full_name, pa.Table.from_batches([batch]), target)
+                rows = conform(
+                    spec.full_name,
+                    pa.Table.from_batches([batch]),
+                    target,
+                    what=f"Spark task {task.partition_id}'s ",  # rows counted within the task
+                    first_row=rows_written,
+                )
                 check_not_null(spec.full_name, rows, not_null)
                 for name, part in split_by_partition(rows, part_cols, data_cols):
                     files.write_inserts(name, part, statement)

@@ -1,7 +1,8 @@
 """Ingest: landing files loaded into ACID tables, each exactly once.
 
 * :mod:`.landing` — landing files in a local directory or under a URI (``pyarrow.fs``), each
-  with its identity (URI, size, modification time);
+  with its identity (URI, size, modification time; its content's SHA-256 once a local file
+  was rewritten keeping both);
 * :mod:`.readers` — Parquet, CSV and JSON lines, read and fitted to the table;
 * :mod:`.load` — :func:`load_files`: the files not yet loaded, streamed through one Ingest V2
   connection — one transaction per file, a transaction batch for many files (one delta per
@@ -21,6 +22,7 @@ from acid_platform.streaming.landing.load import (
     FileLoad,
     LoadResult,
     ensure_table,
+    identify,
     load_files,
 )
 from acid_platform.streaming.landing.readers import FileFormat, format_of
@@ -34,6 +36,7 @@ __all__ = [
     "LoadResult",
     "ensure_table",
     "format_of",
+    "identify",
     "list_landing",
     "load_files",
     "stat_landing",

@@ -1,9 +1,14 @@
 """Landing files: what lands in a landing location (a local directory or a URI, through
 ``pyarrow.fs``), and the identity each is loaded under.
 
-A file's identity is its canonical URI, size and modification time (:attr:`LandingFile.key`):
-the same file unchanged is the same source, loaded once; a file rewritten in place (new size or
-time) is a new one. A local file's URI is its resolved path (``file://`` URIs, relative paths,
+A file's identity is its canonical URI, size and modification time (:attr:`LandingFile.key`),
+and its content's SHA-256, recorded when it loads: the same file unchanged is the same source,
+loaded once; a file rewritten in place (new size or time) is a new one. A local file rewritten
+with its old size *and* modification time (``touch -d``, ``cp -p``) still changes its status
+change time (``ctime``, which no user can set): its content is then hashed and, if it differs
+from what was loaded, the identity gains ``|sha256=…`` and it loads as a new source. (Object
+stores have no ``ctime``: there a rewrite is told by its size and the server-set modification
+time.) A local file's URI is its resolved path (``file://`` URIs, relative paths,
 symbolic links and ``..`` all spelled one way), so one file reached two ways is one source.
 Names starting with ``.`` or ``_`` (hidden files, ``_SUCCESS`` markers, files still being
 written under a temporary name) are not landing files. In a local landing directory, a
@@ -32,26 +37,45 @@ from acid_platform.metastore.model import Source
 @dataclass(frozen=True)
 class LandingFile:
     """One landing file as seen at one moment: URI (a local absolute path or a URI), size in
-    bytes and modification time in nanoseconds."""
+    bytes, modification time and (local files) status change time in nanoseconds; ``sha256``
+    when its identity must name its content (a rewrite that kept size and time)."""
 
     uri: str
     size: int
     mtime_ns: int
+    ctime_ns: int = 0
+    sha256: str = ""
 
     @property
     def key(self) -> str:
-        """The file's identity: ``uri|size=…|mtime_ns=…``."""
-        return f"{self.uri}|size={self.size}|mtime_ns={self.mtime_ns}"
+        """The file's identity: ``uri|size=…|mtime_ns=…``, then ``|sha256=…`` if it has one."""
+        key = f"{self.uri}|size={self.size}|mtime_ns={self.mtime_ns}"
+        return f"{key}|sha256={self.sha256}" if self.sha256 else key
+
+    @property
+    def stamp(self) -> str:
+        """What tells this version of the file from another without reading it:
+        ``size:mtime_ns`` (``:ctime_ns`` added for a local file)."""
+        stamp = f"{self.size}:{self.mtime_ns}"
+        return f"{stamp}:{self.ctime_ns}" if self.ctime_ns else stamp
 
     @property
     def name(self) -> str:
         """The file name (the last part of the URI)."""
         return self.uri.partition("?")[0].rstrip("/").rsplit("/", 1)[-1]
 
-    @property
-    def source(self) -> Source:
-        """The file as a :class:`~acid_platform.metastore.Source` to record with its load."""
-        return Source(self.key, {"uri": self.uri, "size": self.size, "mtime_ns": self.mtime_ns})
+    def same_version(self, other: LandingFile) -> bool:
+        """Whether ``other`` (the same file looked at again) is this version of it: same size
+        and modification time, and status change time where both know it."""
+        return (self.size, self.mtime_ns) == (other.size, other.mtime_ns) and (
+            not (self.ctime_ns and other.ctime_ns) or self.ctime_ns == other.ctime_ns
+        )
+
+    def source(self, sha256: str) -> Source:
+        """The file as a :class:`~acid_platform.metastore.Source` to record with its load,
+        ``sha256`` being the digest of the bytes loaded."""
+        info = {"uri": self.uri, "size": self.size, "mtime_ns": self.mtime_ns, "sha256": sha256}
+        return Source(self.key, info | ({"ctime_ns": self.ctime_ns} if self.ctime_ns else {}))
 
     def location(self) -> Location:
         """Where to read it (file system and path)."""
@@ -84,6 +108,12 @@ def stat_landing(uri: str | os.PathLike[str]) -> LandingFile:
         raise LandingFileError(f"landing file {text} does not exist")
     if info.type != pafs.FileType.File:
         raise LandingFileError(f"landing file {text} is not a file")
+    if "://" not in text:
+        try:
+            st = os.stat(text)
+        except OSError as exc:
+            raise LandingFileError(f"landing file {text} cannot be reached: {exc}") from exc
+        return LandingFile(text, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return LandingFile(text, int(info.size or 0), int(info.mtime_ns or 0))
 
 
@@ -149,7 +179,7 @@ def _list_local(
             except OSError:  # vanished, or a dangling link
                 continue
             if stat.S_ISREG(st.st_mode):
-                found[target] = LandingFile(target, st.st_size, st.st_mtime_ns)
+                found[target] = LandingFile(target, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return sorted(found.values(), key=lambda f: (f.mtime_ns, f.uri))
 
 

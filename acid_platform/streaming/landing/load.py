@@ -26,9 +26,10 @@ written, and becomes durable exactly when they do (the commit publishes it). So:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -51,6 +52,7 @@ from acid_platform.streaming.landing.readers import (
     MAX_RECORD_SETTING,
     FileFormat,
     check_columns,
+    read_bytes,
     read_landing,
     resolve_format,
     short,
@@ -185,10 +187,7 @@ def load_files(
         fmt = resolve_format(LandingFile("", 0, 0), fmt)  # an unknown format raises here
     target = warehouse.table(table)
     named = [f if isinstance(f, LandingFile) else stat_landing(f) for f in files]
-    unique = list({f.key: f for f in named}.values())  # the same file named twice: once
-    done = {s.key: s for s in target.committed_sources([f.key for f in unique])}
-    skipped = [done[f.key] for f in unique if f.key in done]
-    pending = [f for f in unique if f.key not in done]
+    pending, skipped = identify(target, named)
     if not pending:
         return LoadResult(target.name, (), tuple(skipped))
     loads: list[FileLoad] = []
@@ -204,6 +203,40 @@ def load_files(
             for file in chunk:
                 collect(load_one(conn, target, file, fmt), loads, failed, skipped)
     return LoadResult(target.name, tuple(loads), tuple(skipped), tuple(failed))
+
+
+def identify(
+    table: Table, files: Sequence[LandingFile]
+) -> tuple[list[LandingFile], list[CommittedSource]]:
+    """The files to load (each under the identity it loads with: see :mod:`.landing`) and the
+    sources of those committed into ``table`` already. A file named twice counts once. A local
+    file committed under its size and time whose status change time moved since is hashed: the
+    same content is committed already; other content loads as ``…|sha256=<digest>``."""
+    unique = list({f.key: f for f in files}.values())
+    done = {s.key: s for s in table.committed_sources([f.key for f in unique])}
+    pending: list[LandingFile] = []
+    skipped: list[CommittedSource] = []
+    rewritten: list[LandingFile] = []
+    for file in unique:
+        found = done.get(file.key)
+        if found is None:
+            pending.append(file)
+        elif not file.ctime_ns or found.info.get("ctime_ns") in (None, file.ctime_ns):
+            skipped.append(found)
+        else:
+            try:
+                digest = hashlib.sha256(read_bytes(file)).hexdigest()
+            except LandingFileError:  # changing now: its load fails, naming why
+                pending.append(file)
+                continue
+            if digest == found.info.get("sha256"):
+                skipped.append(found)  # touched (chmod, a hard link), not rewritten
+            else:
+                rewritten.append(replace(file, sha256=digest))
+    again = {s.key: s for s in table.committed_sources([f.key for f in rewritten])}
+    skipped += [again[f.key] for f in rewritten if f.key in again]
+    pending += [f for f in rewritten if f.key not in again]
+    return pending, skipped
 
 
 def connect(warehouse: TableWarehouse, table: Table, transactions: int) -> StreamingConnection:
@@ -228,8 +261,9 @@ def load_one(
     aborted), or found committed by another transaction (this one aborted)."""
     conn.begin_transaction()
     try:
-        conn.record_sources([file.source])
-        conn.write(fitted(table, file, fmt))
+        rows, sha256 = fitted(table, file, fmt)
+        conn.record_sources([file.source(sha256)])
+        conn.write(rows)
         checkpoint("ingest.file_written")
     except DuplicateSourceError:
         conn.abort_transaction()  # committed meanwhile by a concurrent load
@@ -249,9 +283,9 @@ def insert_one(
     """:func:`load_one` for an insert-only table (which streaming cannot write): the file in
     one INSERT statement of its own, its identity recorded with it."""
     try:
-        rows = fitted(table, file, fmt)
+        rows, sha256 = fitted(table, file, fmt)
         checkpoint("ingest.file_written")
-        return FileLoad(file, table.insert(rows, sources=[file.source]))
+        return FileLoad(file, table.insert(rows, sources=[file.source(sha256)]))
     except DuplicateSourceError:  # committed already, or meanwhile: nothing of this visible
         return committed_source(table, file)
     except BAD_FILE as exc:
@@ -302,14 +336,15 @@ def ensure_table(
     return warehouse.table(table)
 
 
-def fitted(table: Table, file: LandingFile, fmt: FileFormat | str | None) -> pa.Table:
-    """The rows of ``file`` in ``table``'s schema (see :mod:`.readers`)."""
+def fitted(table: Table, file: LandingFile, fmt: FileFormat | str | None) -> tuple[pa.Table, str]:
+    """The rows of ``file`` in ``table``'s schema (see :mod:`.readers`), and the SHA-256 of
+    the bytes they came from."""
     schema = table.schema
     limit = table.warehouse.conf.get(MAX_RECORD_SETTING)
-    data = read_landing(file, schema, fmt, int(limit) if limit else DEFAULT_MAX_RECORD_BYTES)
-    check_columns(file, table.name, data, schema)
+    read = read_landing(file, schema, fmt, int(limit) if limit else DEFAULT_MAX_RECORD_BYTES)
+    check_columns(file, table.name, read.rows, schema)
     try:
-        return conform(table.name, data, schema, fill_missing=False)
+        return conform(table.name, read.rows, schema, fill_missing=False), read.sha256
     except SchemaMismatchError as exc:
         raise type(exc)(
             f"landing file {file.uri} does not fit table {table.name}: {exc}; nothing of it "
@@ -328,6 +363,7 @@ __all__ = [
     "connect",
     "ensure_table",
     "fitted",
+    "identify",
     "insert_one",
     "load_files",
     "load_one",

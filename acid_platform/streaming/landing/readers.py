@@ -2,7 +2,8 @@
 lines, chosen by the file's suffix or given; ``.gz``, ``.bz2``, ``.zst`` and ``.lz4`` text
 files are decompressed on the fly.
 
-Every file is read whole and fitted to the table before any of its rows is written: a file that does
+Every file is read whole — its bytes once, hashed (SHA-256, recorded with its load), and only
+if it is still the version listed — and fitted to the table before any of its rows is written: a file that does
 not parse raises :class:`~acid_platform.errors.LandingFileError`, one whose columns or values
 do not fit the table :class:`~acid_platform.errors.SchemaMismatchError` — both naming the file.
 Columns match the table's by name (case-insensitive, as Hive); every table column must be in
@@ -14,6 +15,8 @@ text in a ``string`` column); JSON and Parquet values convert under the table la
 from __future__ import annotations
 
 import enum
+import hashlib
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.csv as pcsv
@@ -21,7 +24,7 @@ import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
 from acid_platform.errors import LandingFileError, SchemaMismatchError
-from acid_platform.streaming.landing.landing import LandingFile
+from acid_platform.streaming.landing.landing import LandingFile, stat_landing
 from acid_platform.streaming.record_writers import csv_types
 
 #: Suffixes of compressed text files (``pyarrow.fs`` decompresses them when opened).
@@ -89,36 +92,79 @@ def resolve_format(file: LandingFile, fmt: FileFormat | str | None) -> FileForma
     return found
 
 
+@dataclass(frozen=True)
+class LandingRead:
+    """A landing file read: its rows (its own column names) and the SHA-256 of its bytes."""
+
+    rows: pa.Table
+    sha256: str
+
+
 def read_landing(
     file: LandingFile,
     schema: pa.Schema,
     fmt: FileFormat | str | None = None,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
-) -> pa.Table:
-    """The rows of ``file`` as read (its own column names), CSV columns typed as ``schema``
-    (the table's) says; :class:`LandingFileError` if it does not parse."""
+) -> LandingRead:
+    """The rows of ``file``, CSV columns typed as ``schema`` (the table's) says, and the
+    digest of the bytes they came from; :class:`LandingFileError` if it does not parse, or if
+    it is not the file that was listed (another size or time, or for an identity naming its
+    content another digest: it changed, and is loaded once it is stable)."""
     kind = resolve_format(file, fmt)
-    loc = file.location()
+    raw = read_bytes(file)
+    sha256 = hashlib.sha256(raw).hexdigest()
+    if file.sha256 and sha256 != file.sha256:
+        raise LandingFileError(f"landing file {file.uri} changed since it was listed (content)")
     try:
         if kind is FileFormat.PARQUET:
-            return pq.read_table(loc.path, filesystem=loc.filesystem)
+            return LandingRead(pq.read_table(pa.BufferReader(raw)), sha256)
+        data = decompressed(file, raw)
         if kind is FileFormat.JSON:
-            with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
-                data = stream.read()
             longest = check_json_lines(file, data, max_record_bytes)
             block = max(1 << 20, longest + 2)  # pyarrow needs a whole record in one block
-            return pjson.read_json(
+            rows = pjson.read_json(
                 pa.BufferReader(data), read_options=pjson.ReadOptions(block_size=block)
             )
-        with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
-            header = pcsv.open_csv(stream).schema.names
+            return LandingRead(rows, sha256)
+        header = pcsv.open_csv(pa.BufferReader(data)).schema.names
         types = csv_types(header, schema)
-        with loc.filesystem.open_input_stream(loc.path, compression="detect") as stream:
-            return pcsv.read_csv(stream, convert_options=pcsv.ConvertOptions(column_types=types))
+        options = pcsv.ConvertOptions(column_types=types)
+        return LandingRead(pcsv.read_csv(pa.BufferReader(data), convert_options=options), sha256)
     except PARSE_ERRORS as exc:
         raise LandingFileError(
             f"landing file {file.uri} does not parse as {kind.value}: {short(str(exc))}"
         ) from exc
+
+
+def read_bytes(file: LandingFile) -> bytes:
+    """The bytes of ``file`` as stored, read once; :class:`LandingFileError` unless the file
+    is, before and after the read, the one listed (same size, times): a file still being
+    written or rewritten is not read half-way."""
+    loc = file.location()
+    try:
+        with loc.filesystem.open_input_stream(loc.path, compression=None) as stream:
+            raw = stream.read()
+        now = stat_landing(file.uri)
+    except (OSError, LandingFileError) as exc:
+        raise LandingFileError(
+            f"landing file {file.uri} cannot be read: {short(str(exc))}"
+        ) from exc
+    if len(raw) != file.size or not file.same_version(now):
+        raise LandingFileError(
+            f"landing file {file.uri} changed since it was listed (size:times {file.stamp}, "
+            f"now {now.stamp}, {len(raw)} bytes read); it is loaded once it stays unchanged"
+        )
+    return bytes(raw)
+
+
+def decompressed(file: LandingFile, raw: bytes) -> bytes:
+    """``raw`` decompressed if the file's name ends in a compression suffix."""
+    name = file.name.lower()
+    if not name.endswith(COMPRESSED):
+        return raw
+    codec = pa.Codec.detect(name).name
+    with pa.CompressedInputStream(pa.BufferReader(raw), codec) as stream:
+        return bytes(stream.read())
 
 
 def check_json_lines(file: LandingFile, data: bytes, max_record_bytes: int) -> int:
@@ -188,11 +234,14 @@ __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
     "MAX_RECORD_SETTING",
     "FileFormat",
+    "LandingRead",
     "check_columns",
     "check_json_lines",
     "excerpt",
     "short",
     "format_of",
+    "decompressed",
+    "read_bytes",
     "read_landing",
     "resolve_format",
 ]

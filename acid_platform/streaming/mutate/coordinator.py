@@ -52,6 +52,7 @@ from acid_platform.errors import (
 from acid_platform.format import ROW_ID_COLUMN, resolve
 from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.format.parallel import run_parallel
+from acid_platform.format.utf8 import carries_text, find_invalid_text_value, utf8_error
 from acid_platform.metastore import Metastore
 from acid_platform.streaming.mutate.batches import (
     MUTATION,
@@ -108,6 +109,8 @@ class MutatorCoordinator:
         #: Groups done with whose files are still to be finished (see ``_finish_groups``).
         self._finishing: list[GroupFiles] = []
         self._pending: list[tuple[Mutation, Mapping[str, Any], RecordIdentifier]] = []
+        #: Records given one by one so far (the first pending one's position, for errors).
+        self._records = 0
         self._files: list[FileInfo] = []
         self._dirs = CreatedDirs(self._layout)
         self._components: dict[tuple[str, str], None] = {}
@@ -153,6 +156,7 @@ class MutatorCoordinator:
                 self._sequence.check(row_id)
             self._note(partition, mutation)
             self._pending.append((mutation, record, row_id))
+            self._records += 1
             if len(self._pending) >= PENDING_RECORDS:
                 self._flush_pending()
         except BaseException:
@@ -338,8 +342,8 @@ class MutatorCoordinator:
             return
         try:
             rows = pa.Table.from_pylist([dict(r) for _, r, _ in pending], schema=self._data_schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise SchemaMismatchError(
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:
+            raise self._not_utf8(pending) or SchemaMismatchError(
                 f"table {self.table.name}: a record does not fit the table's columns: {exc}"
             ) from exc
         codes = np.array([m.statement for m, _, _ in pending])
@@ -349,6 +353,30 @@ class MutatorCoordinator:
             pick = np.flatnonzero(codes == code)
             if len(pick):
                 self._write(mutation, rows.take(pick), ids[pick, 0], bprop[pick], ids[pick, 2])
+
+    def _not_utf8(
+        self, pending: list[tuple[Mutation, Mapping[str, Any], RecordIdentifier]]
+    ) -> SchemaMismatchError | None:
+        """The error naming the first record whose text for a string column is not UTF-8
+        (bytes, or a ``str`` with lone surrogates), if any: its position among the records
+        this coordinator was given, its ROW__ID and the column."""
+        text_columns = [f.name for f in self._data_schema if carries_text(f.type)]
+        first = self._records - len(pending)
+        for j, (mutation, record, row_id) in enumerate(pending):
+            for column in text_columns:
+                value = record.get(column)
+                found = find_invalid_text_value(value)
+                if isinstance(value, bytes | bytearray):
+                    try:
+                        bytes(value).decode("utf-8")
+                    except UnicodeDecodeError:
+                        found = ("", bytes(value))
+                if found is not None:
+                    where = f"table {self.table.name}: {mutation.value} record ROW__ID {row_id}, "
+                    return utf8_error(
+                        where, column + found[0], first + j, found[1], self.table.name
+                    )
+        return None
 
     def _bucket_error(
         self, computed: int, row_id: RecordIdentifier, partition: str

@@ -181,8 +181,15 @@ def test_listing_a_landing_location(landing: Path, tmp_path: Path) -> None:
     with pytest.raises(LandingFileError, match="not a directory"):
         list_landing(landing / "b.csv")
     stat = stat_landing(landing / "b.csv")
-    assert stat == LandingFile(str(landing / "b.csv"), 1, 1)
-    assert stat.source.info == {"uri": str(landing / "b.csv"), "size": 1, "mtime_ns": 1}
+    assert stat == LandingFile(str(landing / "b.csv"), 1, 1, (landing / "b.csv").stat().st_ctime_ns)
+    assert stat.key == f"{landing / 'b.csv'}|size=1|mtime_ns=1"
+    assert stat.source("ab").info == {
+        "uri": str(landing / "b.csv"),
+        "size": 1,
+        "mtime_ns": 1,
+        "ctime_ns": stat.ctime_ns,
+        "sha256": "ab",
+    }
 
 
 def test_a_load_that_finds_its_file_committed_meanwhile_loads_the_rest(
@@ -218,7 +225,7 @@ def test_two_transactions_loading_one_file_commit_it_once(wh: Warehouse, landing
     """Both INSERT the file's rows with its identity; the second to commit is aborted and
     nothing it wrote is visible (its files stay on disk for the cleaner)."""
     t = wh.create_table("t", [("id", "int")])
-    source = stat_landing(csv_file(landing / "a.csv", ["id", "1"])).source
+    source = stat_landing(csv_file(landing / "a.csv", ["id", "1"])).source("digest")
     other = Warehouse.open(wh.root, create=False)
     try:
         wh.begin()

@@ -3,8 +3,6 @@ metastore) holding ``acct``, a partitioned and bucketed table, and ways to look 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -68,12 +66,3 @@ def with_row_ids(table: Table) -> list[dict[str, Any]]:
         )
 
     return sorted(rows, key=key)
-
-
-def poll(condition: Callable[[], bool], what: str, deadline_s: float = 90.0) -> None:
-    """Wait until ``condition()`` holds (checked every 50 ms), failing after ``deadline_s``."""
-    end = time.monotonic() + deadline_s
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up waiting for {what} after {deadline_s:g}s")
-        time.sleep(0.05)  # a poll interval, not a wait for something to happen

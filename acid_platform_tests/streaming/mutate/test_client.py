@@ -32,8 +32,8 @@ from acid_platform.streaming.mutate import (
 )
 from acid_platform.streaming.mutate.files import written_files
 from acid_platform.table import Table
-from acid_platform_tests.helpers import open_warehouse
-from acid_platform_tests.streaming.mutate.conftest import make_acct, poll, with_row_ids
+from acid_platform_tests.helpers import open_warehouse, poll
+from acid_platform_tests.streaming.mutate.conftest import make_acct, with_row_ids
 
 
 def _changes(table: Table, region: str, *, new_id: int) -> pa.Table:

@@ -17,9 +17,9 @@ import pytest
 from acid_platform import Warehouse
 from acid_platform.streaming.mutate import MutationReport, MutatorClient, prepare_changes
 from acid_platform.streaming.mutate.changes import split_changes
-from acid_platform_tests.helpers import open_warehouse
+from acid_platform_tests.helpers import open_warehouse, poll
 from acid_platform_tests.streaming.mutate import workers
-from acid_platform_tests.streaming.mutate.conftest import acct_rows, make_acct, poll, with_row_ids
+from acid_platform_tests.streaming.mutate.conftest import acct_rows, make_acct, with_row_ids
 
 
 def _change_set(wh: Warehouse, name: str) -> pa.Table:
