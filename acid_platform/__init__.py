@@ -6,6 +6,10 @@ that a Spark worker reading files pulls in only the format layer. Importing it c
 in the process: no environment variable, no global setting, no logging configuration (the
 allocator settings that processes this project starts opt into are in
 :mod:`acid_platform.runtime`).
+
+``docs/architecture.md`` maps the layers (lowest first: ``errors``, ``runtime``, ``format``,
+``metastore``, ``table``, ``compaction``, ``engines``, ``streaming``, ``sql``, ``warehouse``,
+``orchestration``, ``cli``); each package's docstring lists its modules.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Walks every module of ``acid_platform`` (every import counts: one inside a funct
 ``TYPE_CHECKING`` hides a dependency, it does not remove it) and fails on
 
 - an import that points up a layer (``LAYERS``, lowest first);
-- a cycle between packages, or between modules;
+- a cycle between packages, or between modules (packages' ``__init__`` re-exports included);
 - PySpark below ``engines``, Dagster below ``orchestration``;
 - a private name (``_x``) of one module imported or read by another: ``from m import _x``,
   ``m._x`` on an imported module, or ``obj._x`` on another object when ``_x`` is a private
@@ -51,8 +51,6 @@ class Module:
     name: str
     path: Path
     imports: set[str] = field(default_factory=set)
-    #: The project modules imported only for type checking (``if TYPE_CHECKING:``).
-    typing_only: set[str] = field(default_factory=set)
     third_party: set[str] = field(default_factory=set)
     private_uses: list[str] = field(default_factory=list)
     private_attrs: list[tuple[int, str, str]] = field(default_factory=list)
@@ -88,21 +86,10 @@ def read_modules(root: Path = PACKAGE_DIR.parent) -> dict[str, Module]:
 def _scan(mod: Module, known: set[str]) -> None:
     tree = ast.parse(mod.path.read_text(encoding="utf-8"))
     bound: dict[str, str] = {}  # local name -> project module it names
-    typing_nodes = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
-        for inner in ast.walk(node)
-    }
-    runtime: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
-            targets = _imports_of(mod, node, known, bound)
-            mod.imports |= targets
-            if id(node) not in typing_nodes:
-                runtime |= targets
+            mod.imports |= _imports_of(mod, node, known, bound)
     mod.imports.discard(mod.name)
-    mod.typing_only = mod.imports - runtime
     _private_uses(mod, tree, bound)
 
 
@@ -210,14 +197,12 @@ def package_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
 
 
 def module_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
-    """Module -> the modules it imports when it runs (a lazy import inside a function counts;
-    one for type annotations only does not), packages' ``__init__`` re-exports left out (a
-    package importing its own submodules to re-export them is not a dependency of theirs)."""
-    return {
-        m.name: {t for t in m.imports - m.typing_only if not m.name.startswith(t + ".")}
-        for m in modules.values()
-        if m.path.name != "__init__.py"
-    }
+    """Module -> every module it imports: at run time, lazily inside a function, or for type
+    annotations only (``TYPE_CHECKING``) — a type-only import hides a dependency, it does not
+    remove it — and packages' ``__init__`` modules with their re-exports (issue 30: counted
+    honestly, there are no circles; the table layer's modules declare what they need of the
+    warehouse as protocols instead of importing it)."""
+    return {m.name: m.imports - {m.name} for m in modules.values()}
 
 
 # --------------------------------------------------------------------------- the rules

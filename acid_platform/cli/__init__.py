@@ -10,6 +10,7 @@
   of ``-d DATABASE``), as ``SHOW TABLE STATUS`` does, in the same output modes;
 * ``acid ingest FILE… --table db.t -w WAREHOUSE`` loads landing files (Parquet, CSV, JSON
   lines) into a table, each exactly once;
+* ``acid new PATH`` writes a platform project of your own (Dagster's ``dg`` layout);
 * ``acid platform materialize`` materializes the current project's main Dagster job
   (the example platform in this repository) in one run and prints what happened;
 * ``acid demo`` walks through the seed example (INSERT, UPDATE, MERGE) on a fresh warehouse and
@@ -31,8 +32,11 @@ SELECTs. Names given as options (``-d``, a table, a partition spec) become state
 never statement text.
 
 Modules: :mod:`.commands` (the typer app), :mod:`.maintenance` (the compactor, cleaner and
-housekeeper commands), :mod:`.ingest` (``acid ingest``), :mod:`.options` (shared options, opening a warehouse), :mod:`.output`
-(printing), :mod:`.shell` (the interactive ``acid sql``), :mod:`.demo`, :mod:`.materialize` (``acid platform``).
+housekeeper commands, ``acid fsck``, ``acid services``), :mod:`.ingest` (``acid ingest``),
+:mod:`.options` (shared options, opening a warehouse), :mod:`.output` (printing), :mod:`.shell`
+(the interactive ``acid sql``), :mod:`.demo`, :mod:`.materialize` (``acid platform``),
+:mod:`.new` (``acid new``: a platform project written from ``template/``, whose ``*.py.tmpl``
+files are not modules of the package) and :mod:`.__main__` (``python -m acid_platform.cli``).
 
 The package imports nothing until it is used: :func:`run` (the ``acid`` program) first opts
 into the allocator settings of :func:`acid_platform.runtime.tune_memory` — before pyarrow or

@@ -11,7 +11,18 @@
 * :mod:`.housekeeper` — ``run_housekeeping``: reap transactions silent for ``hive.txn.timeout``.
 * :mod:`.services` — ``Services``: initiator, workers, cleaner and housekeeper as threads of one
   long-running process (``acid services``), on Hive's settings (:class:`.config.ServiceConf`).
+* :mod:`.insert_only` — an insert-only table's plain files compacted (Hive 4's MM compaction);
+* :mod:`.rebalance` — Hive 4's ``'rebalance'`` compaction of an unbucketed full-ACID partition;
+* :mod:`.staging` — Hive 3 compatible output names (``acid.compactor.hive3.compatible``): staged
+  in hidden directories, renamed at commit; why that is safe, and its trade-offs;
+* :mod:`.config` — ``CompactorConf`` and ``ServiceConf``: Hive's settings and per-table
+  overrides; :mod:`.context` — what the three share;
+* :mod:`.health` — a table's health report (``SHOW TABLE STATUS``, ``acid health``,
+  ``Warehouse.health``); :mod:`.upkeep` — the WARN measures read from it;
 * :mod:`.hooks` — named steps where tests pause or kill a worker or cleaner.
+
+The package sits above ``table``: it writes through the table layer's event layout and reads
+under its reader leases, like any other writer and reader.
 
 >>> from acid_platform.compaction import compact_table, run_cleaner
 >>> # compact_table(wh, "employee", kind="minor"); run_cleaner(wh)

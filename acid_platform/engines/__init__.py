@@ -2,10 +2,12 @@
 
 * :class:`~acid_platform.engines.embedded.EmbeddedEngine` — DuckDB over Arrow, no JVM (default).
 * a Spark engine (``acid_platform.engines.spark``) implements the same protocol with DataFrames
-  as relations, and runs statements whose rows never reach the driver. Nothing outside
-  ``engines/spark`` imports PySpark.
+  as relations, and runs statements whose rows never reach the driver. Nothing below this
+  layer imports PySpark.
 
-This package sits above the table layer: it may import ``table/``, never the other way round.
+This package sits above the table layer (whose ``Engine`` and ``NativeEngine`` protocols it
+implements) and the compaction layer (whose executor Spark provides): it may import them, never
+the other way round. ``acid_platform.Warehouse.default_engine`` returns the embedded engine.
 
 >>> import pyarrow as pa
 >>> from acid_platform.engines import default_engine

@@ -1,6 +1,37 @@
 """The on-disk truth: Hive ACID v2 names, snapshots, directory selection, ORC event files,
 bucketing and merge-on-read. Pure and engine-free; imports nothing above it.
 
+Modules, by concern:
+
+* files — :mod:`.fs` (every byte through ``pyarrow.fs``; ``create_new`` creates a file
+  exclusively, never replacing one), :mod:`.storage` (``StorageOptions``: an object store's
+  endpoint and credentials, one client per bucket), :mod:`.names` (directory and file names,
+  built and parsed);
+* the snapshot — :mod:`.id_list`, :mod:`.txn_list` (``ValidTxnList``), :mod:`.write_id_list`
+  (``ValidWriteIdList`` and the compactor's and cleaner's lists), :mod:`.txn_write_id_list`,
+  :mod:`.snapshot` (what one read sees);
+* what exists — :mod:`.listing` (one listing of a partition), :mod:`.acid_state` (Hive's
+  ``getAcidState``), :mod:`.file_record` (what commits recorded they wrote; a listing checked
+  against it, each difference a ``FileProblem``);
+* ORC event files — :mod:`.types` (Hive types and Arrow, the event schema), :mod:`.writer`
+  (the one ``EventWriter``), :mod:`.orc_tail` (Hive's footer metadata), :mod:`.orc_footer`
+  (CHAR/VARCHAR types, the proleptic Gregorian calendar), :mod:`.orc_timestamps` (pre-1970
+  fractions as ORC Java stores them), :mod:`.wide_timestamps` (years 0001..9999, beyond Arrow's
+  nanoseconds), :mod:`.utf8` (the UTF-8 check of every write, ``InvalidUtf8Error``),
+  :mod:`.bucket_codec` (the ``bucket`` field), :mod:`.reader` and :mod:`.file_reader` (one file,
+  stripe by stripe), :mod:`.parallel` (decoding threads);
+* streaming files — :mod:`.streaming_file` (a bucket file growing commit by commit, with its
+  ``_flush_length`` side file), :mod:`.orc_append`, :mod:`.orc_stats` and :mod:`.protobuf` (its
+  intermediate tails), :mod:`.flush_length` (a file read up to its committed length);
+* bucketing — :mod:`.bucketing` (hash versions 1 and 2), :mod:`.hive_hash` (one value),
+  :mod:`.bucket_columns` (whole columns);
+* insert-only tables — :mod:`.plain_files` (plain ORC, Parquet and text files);
+* merge-on-read — :mod:`.merge_on_read` (splits per bucket, ``read_split``, ``read_balanced``),
+  :mod:`.delete_set` (a bucket's delete events as sorted arrays), :mod:`.delete_merge` (merged
+  in key order above ``hive.transactional.events.mem``), :mod:`.row_filter` (deleted rows
+  dropped);
+* :mod:`.change_events` — a write-id window's inserts and deletes, deletes with their rows.
+
 >>> from acid_platform.format import ValidWriteIdList, encode_bucket
 >>> str(ValidWriteIdList.parse("db.t:11:4:4,6,10:2,8"))
 'db.t:11:4:4,6,10:2,8'

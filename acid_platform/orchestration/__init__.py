@@ -23,7 +23,13 @@ Only this layer (and those above it) imports Dagster.
   of write ids (the cursor keeps the last one), each window a :class:`ChangeWindow` config;
 * :mod:`.maintenance` — ``maintenance_definitions()``: all of it in one ``Definitions``;
 * :mod:`.checks` — ``acid_table_checks(asset_key, table_name)``: blocking consistency checks and
-  WARN-level health checks of one table.
+  WARN-level health checks of one table;
+* the IO manager's parts — :mod:`.connection` (what a type handler gets; the asset's table),
+  :mod:`.frames` (an output's rows, Arrow or Spark), :mod:`.options` (write mode, key columns,
+  MERGE clauses, the layout of a table the first write creates), :mod:`.writes` (append,
+  overwrite, merge, delete: each one transaction), :mod:`.reading` (``TableSnapshot``: loads
+  under one snapshot);
+* :mod:`.service_jobs` — the one-op jobs of the services, per warehouse resource key.
 
 It needs the ``[dagster]`` extra (Spark assets: ``[dagster-spark]``); without it, importing
 it raises :class:`~acid_platform.errors.MissingExtraError` naming the extra.

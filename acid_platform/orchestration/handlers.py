@@ -46,7 +46,7 @@ from acid_platform.table import Table
 from acid_platform.warehouse import Warehouse
 
 if TYPE_CHECKING:
-    from acid_platform.orchestration.io_manager import AcidConnection
+    from acid_platform.orchestration.connection import AcidConnection
 
 T = TypeVar("T")
 

@@ -26,14 +26,12 @@ from metadata (:mod:`.options`). Loads read one snapshot, held until the step en
 
 # Pydantic reads these classes' annotations at run time: no postponed evaluation here.
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import pyarrow as pa
 from dagster import (
-    AssetKey,
     ConfigurableIOManagerFactory,
     InitResourceContext,
     InputContext,
@@ -46,63 +44,14 @@ from pydantic import Field
 from sqlglot import exp
 
 from acid_platform.errors import AssetMetadataError
+from acid_platform.orchestration.connection import AcidConnection, table_for_asset
 from acid_platform.orchestration.handlers import ArrowTypeHandler, PandasTypeHandler
 from acid_platform.orchestration.options import PARTITION_EXPR
 from acid_platform.orchestration.resources import AcidWarehouseResource
 from acid_platform.table import DEFAULT_DATABASE
-from acid_platform.warehouse import Warehouse
 
 #: What ``DbIOManager`` calls the database of an asset without key prefix or schema.
 _DAGSTER_DEFAULT_SCHEMA = "public"
-
-
-@dataclass(frozen=True)
-class AcidConnection:
-    """What the type handlers get for one output or input: the warehouse resource and the IO
-    manager's settings."""
-
-    resource: AcidWarehouseResource
-    schema: str | None
-    default_write_mode: str
-    row_counts: bool
-
-    @property
-    def warehouse(self) -> Warehouse:
-        """The step's warehouse session."""
-        return self.resource.get_warehouse()
-
-    def table_name(self, context: OutputContext | InputContext, table_slice: TableSlice) -> str:
-        """``db.table`` of the asset (:func:`table_for_asset`)."""
-        output = context if isinstance(context, OutputContext) else context.upstream_output
-        if output is not None and output.has_asset_key:
-            return table_for_asset(output.asset_key, output.definition_metadata, self.schema)
-        return f"{table_slice.schema}.{table_slice.table}".lower()
-
-
-def table_for_asset(
-    key: AssetKey, metadata: Mapping[str, Any] | None, schema: str | None = None
-) -> str:
-    """The ``db.table`` the IO manager writes the asset ``key`` to — Dagster's ``DbIOManager``
-    rule: the table is the key's last part; the database the ``schema`` definition metadata,
-    else the IO manager's ``schema``, else the key's next-to-last part, else Hive's
-    ``default`` (where Dagster says ``public``).
-
-    >>> table_for_asset(AssetKey(["lake", "retail", "orders"]), {})
-    'retail.orders'
-    >>> table_for_asset(AssetKey(["orders"]), {"schema": "sales"}), table_for_asset(AssetKey("o"), {})
-    ('sales.orders', 'default.o')
-    """
-    path = key.path
-    given = (metadata or {}).get("schema")
-    if given:
-        db = str(getattr(given, "value", given))
-    elif schema:
-        db = schema
-    elif len(path) > 1:
-        db = path[-2]
-    else:
-        db = DEFAULT_DATABASE
-    return f"{db}.{path[-1]}".lower()
 
 
 class AcidDbClient(DbClient[AcidConnection]):

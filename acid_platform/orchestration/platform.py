@@ -16,7 +16,7 @@ of every ACID table asset. The components (:mod:`.components`) are YAML over the
 * :func:`with_acid_checks` — the consistency, files and health checks of every ACID table
   asset of a :class:`~dagster.Definitions` that has none yet: an asset written by an
   :class:`~.io_manager.AcidTableIOManager` (its table by the IO manager's own rule,
-  :func:`~.io_manager.table_for_asset`), or one whose metadata names its table
+  :func:`~.connection.table_for_asset`), or one whose metadata names its table
   (``acid/table``: ``db.table``, and ``acid/warehouse``: the resource key);
 * :func:`acid_definitions` — both, around your assets.
 """
@@ -37,7 +37,8 @@ from acid_platform.orchestration.checks import (
     TableAsset,
     acid_table_checks,
 )
-from acid_platform.orchestration.io_manager import AcidTableIOManager, table_for_asset
+from acid_platform.orchestration.connection import table_for_asset
+from acid_platform.orchestration.io_manager import AcidTableIOManager
 from acid_platform.orchestration.maintenance import maintenance_definitions
 from acid_platform.orchestration.resources import (
     DEFAULT_RESOURCE_KEY,

@@ -30,7 +30,7 @@ from acid_platform.table.partitions import make_partition_name
 from acid_platform.warehouse import Warehouse
 
 if TYPE_CHECKING:
-    from acid_platform.orchestration.io_manager import AcidConnection
+    from acid_platform.orchestration.connection import AcidConnection
 
 
 class SparkFrame:

@@ -18,7 +18,21 @@ A :class:`SqlSession` runs HiveQL on a table-layer warehouse
 (``wh.sql_session``, which ``wh.sql(text)`` uses), so ``USE``, ``SET hivevar:…`` and temporary
 tables persist across calls, as in one Hive session.
 
-Modules import one way (a test checks there is no cycle): :mod:`.script` / :mod:`.commands` /
+Modules:
+
+* reading — :mod:`.script` (splitting on ``;``, ``${var}`` substitution), :mod:`.commands`
+  (Hive-only statements, read from tokens), :mod:`.translate` (sqlglot trees to statements),
+  :mod:`.parser`, :mod:`.statements` (statements as values, expressions kept as trees);
+* checking — :mod:`.sandbox` (every call HiveQL may not make is refused before an engine sees
+  it), :mod:`.settings` (which ``SET`` keys take effect);
+* running — :mod:`.session` and :mod:`.state`, :mod:`.executor` (dispatch), the handlers
+  :mod:`.ddl`, :mod:`.dml` and :mod:`.admin`, :mod:`.select` (SELECT on the embedded engine),
+  :mod:`.subqueries`, :mod:`.show_compactions`;
+* Hive's meaning — :mod:`.functions` (built-ins whose meaning sqlglot's transpile loses),
+  :mod:`.datetimes` (``SimpleDateFormat``), :mod:`.chars` (char comparisons);
+* output — :mod:`.display` (values as Hive prints them), :mod:`.results`.
+
+They import one way (a test checks there is no cycle): :mod:`.script` / :mod:`.commands` /
 :mod:`.translate` <- :mod:`.parser`; :mod:`.select` <- :mod:`.state` <- the handlers
 (:mod:`.ddl`, :mod:`.dml`, :mod:`.admin`) <- :mod:`.executor` <- :mod:`.session`.
 """

@@ -11,6 +11,40 @@
 Statements write Hive ACID v2 files (``delta_w_w_s``, ``delete_delta_w_w_s``, ``base_w``)
 through the format layer's one event writer; UPDATE, DELETE and MERGE are planned once
 (:mod:`acid_platform.table.dml`) and run on the warehouse's engine.
+
+This package is the floor of compaction, the engines, streaming and SQL: they are all clients
+of its one write lifecycle and its one snapshot. It names no engine: ``TableWarehouse.open``
+needs one (``acid_platform.Warehouse`` supplies the embedded engine), and a native engine
+registers itself on ``wh.native_engines``.
+
+Modules:
+
+* the API — :mod:`.warehouse` (``TableWarehouse``), :mod:`.catalog_ops` (databases,
+  partitions, SHOW / ABORT calls), :mod:`.table` (``Table``), :mod:`.merger` (``TableMerger``),
+  :mod:`.expressions` (SQL text or sqlglot trees given to the API), :mod:`.schema` (user data
+  fitted to a table), :mod:`.partitions` (Hive's partition names and directories),
+  :mod:`.query` (Hive SELECTs over tables: MERGE sources, ``wh.query``);
+* the write lifecycle — :mod:`.statement` (``run_write``, detached writes, ``read_snapshot`` /
+  ``ReadLease``, ``StatementMetrics``, sources a statement loads), :mod:`.transaction` (open,
+  lock, write id, commit or abort; heartbeats), :mod:`.written_files` (a statement's files as
+  the commit records them), :mod:`.partition_cache` (the partitions a session knows exist),
+  :mod:`.host` (what a ``Table`` needs of its warehouse session, as a protocol: modules here
+  declare what they need of the warehouse instead of importing :mod:`.warehouse`);
+* engines, as protocols only — :mod:`.engine` (``Engine``), :mod:`.native` (``NativeEngine``);
+* writing — :mod:`.event_layout` (the one event layout: names, placement, encoding),
+  :mod:`.writes` (rows to event files), :mod:`.inserts` (INSERT on the embedded path),
+  :mod:`.row_order` (ROW__IDs that depend on the data only);
+* the one DML plan — :mod:`.dml`, :mod:`.dml_terms`, :mod:`.dml_join`, :mod:`.dml_read` (the
+  target read narrow first), :mod:`.dml_output`, :mod:`.dml_write` (the embedded path);
+* the scan planner — :mod:`.scan` (``plan_scan``, a lazy ``TableScan``), :mod:`.scan_where`
+  (``ScanFilter``, no SQL parser: what a Spark worker imports), :mod:`.scan_filter` (Hive
+  predicates into it), :mod:`.read_lease` (a snapshot with its reader lease), :mod:`.stream`
+  (``RowStream``);
+* :mod:`.changes` — the change feed (``ChangeScan``, the history check below a base);
+* whose files are whose — :mod:`.locations` (one metastore per warehouse root, one directory
+  per table incarnation), :mod:`.fsck` (files against their record, the repair),
+  :mod:`.relocate` (``ALTER TABLE … SET LOCATION``);
+* consistency — :mod:`.verify`, :mod:`.verify_rows` (six checks under one snapshot).
 """
 
 from __future__ import annotations

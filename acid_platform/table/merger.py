@@ -17,25 +17,56 @@ it is: the MERGE is planned here and runs on that engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pyarrow as pa
 from sqlglot import exp
 
+from acid_platform.format.delete_merge import conf_delete_events_cap
+from acid_platform.format.fs import resolve
 from acid_platform.format.utf8 import check_utf8
 from acid_platform.metastore.model import LockComponent
 from acid_platform.table import dml
 from acid_platform.table.dml import Clause, ClauseKind, MatchCount
 from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.query import bind_query
+from acid_platform.table.scan import plan_scan
 from acid_platform.table.schema import table_schema, to_arrow
 from acid_platform.table.statement import StatementMetrics, statement_guard
 from acid_platform.table.transaction import Transaction, conf_bool
 
 if TYPE_CHECKING:
+    from acid_platform.format import Snapshot
+    from acid_platform.metastore.model import TableSpec
+    from acid_platform.table.host import TableHost
     from acid_platform.table.native import NativeEngine
-    from acid_platform.table.table import Table
+
+
+class MergeTarget(Protocol):
+    """What a MERGE needs of its target (a :class:`~acid_platform.table.table.Table` is one):
+    declared here, so this module does not import the table's, which imports it."""
+
+    warehouse: TableHost
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec(self) -> TableSpec: ...
+
+    def refresh(self) -> TableSpec: ...
+
+    def run_plan(
+        self,
+        spec: TableSpec,
+        plan: dml.DmlPlan,
+        where: str | exp.Expr | None = None,
+        *,
+        source: Any = None,
+        lock_extra: Sequence[LockComponent] = (),
+        engine: NativeEngine | None = None,
+    ) -> StatementMetrics: ...
 
 
 class TableMerger:
@@ -43,7 +74,7 @@ class TableMerger:
 
     def __init__(
         self,
-        table: Table,
+        table: MergeTarget,
         source: Any,
         on: str | exp.Expr,
         *,
@@ -191,7 +222,7 @@ def _parsed(clause: Clause, what: str) -> Clause:
 
 
 def _sql_source(
-    table: Table, sql: str | exp.Query
+    table: MergeTarget, sql: str | exp.Query
 ) -> tuple[Callable[[Transaction], pa.Table], list[str], list[LockComponent]]:
     wh = table.warehouse
     bound = bind_query(wh, sql, f"MERGE INTO {table.name} source")
@@ -199,7 +230,14 @@ def _sql_source(
     def source(txn: Transaction) -> pa.Table:
         return bound.run(
             wh,
-            lambda spec: wh.table(spec.full_name).scan_at(txn.snapshot(spec)),
+            lambda spec: read_at(wh, spec, txn.snapshot(spec)),
         )
 
     return source, bound.columns(wh), bound.read_locks()
+
+
+def read_at(wh: TableHost, spec: TableSpec, snapshot: Snapshot) -> pa.Table:
+    """A source table's rows at the MERGE's snapshot (``Table.scan_at``, every column)."""
+    location = resolve(spec.location, wh.filesystem_for(spec.location))
+    cap = conf_delete_events_cap(wh.conf)
+    return plan_scan(spec, location, snapshot, delete_events_cap=cap).to_arrow()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 import sqlglot
@@ -24,7 +24,20 @@ from acid_platform.table.expressions import DIALECT
 from acid_platform.table.schema import table_schema
 
 if TYPE_CHECKING:
-    from acid_platform.table.warehouse import TableWarehouse
+    from acid_platform.table.engine import Engine
+
+
+class QueryHost(Protocol):
+    """What a query needs of the warehouse session (a ``QueryHost`` is one): declared
+    here, so this module does not import the warehouse, which imports it."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def default_database(self) -> str: ...
+
+    def table_spec(self, db: str, table: str) -> TableSpec: ...
 
 
 @dataclass(frozen=True)
@@ -43,12 +56,12 @@ class BoundQuery:
         """SHARED_READ on every table read (Hive's lock for a query's inputs)."""
         return [LockComponent(LockType.SHARED_READ, s.db, s.name) for s in self.tables]
 
-    def columns(self, warehouse: TableWarehouse) -> list[str]:
+    def columns(self, warehouse: QueryHost) -> list[str]:
         """The result's column names (the query run over empty relations)."""
         empty = {name: table_schema(spec).empty_table() for name, spec in self.relations.items()}
         return list(warehouse.engine.execute(self.tree, empty).column_names)
 
-    def run(self, warehouse: TableWarehouse, read: Callable[[TableSpec], pa.Table]) -> pa.Table:
+    def run(self, warehouse: QueryHost, read: Callable[[TableSpec], pa.Table]) -> pa.Table:
         """Run the query; ``read`` gives each table's rows in the statement's snapshot."""
         cache: dict[str, pa.Table] = {}
         data = {}
@@ -59,7 +72,7 @@ class BoundQuery:
         return warehouse.engine.execute(self.tree, data)
 
 
-def bind_query(warehouse: TableWarehouse, sql: str | exp.Query, what: str = "query") -> BoundQuery:
+def bind_query(warehouse: QueryHost, sql: str | exp.Query, what: str = "query") -> BoundQuery:
     """Parse a Hive SELECT (text; a syntax tree is copied) and resolve the tables it reads."""
     if isinstance(sql, exp.Query):
         tree: exp.Expr = sql.copy()

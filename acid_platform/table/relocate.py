@@ -22,20 +22,40 @@ from __future__ import annotations
 
 import contextlib
 import posixpath
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyarrow.fs as pafs
 
 from acid_platform.errors import InvalidNameError, UnsupportedOperationError
 from acid_platform.format.fs import resolve
 from acid_platform.metastore import LockComponent, LockType, TableSpec
-from acid_platform.table.transaction import Transaction
-
-if TYPE_CHECKING:
-    from acid_platform.table.warehouse import TableWarehouse
+from acid_platform.table.transaction import Transaction, TransactionHost
 
 
-def set_table_location(warehouse: TableWarehouse, name: str, location: str) -> TableSpec:
+class _Named(Protocol):
+    @property
+    def spec(self) -> TableSpec: ...
+
+
+class RelocateHost(TransactionHost, Protocol):
+    """What ALTER TABLE … SET LOCATION needs of the warehouse session (a ``RelocateHost`` is
+    one): declared here, so this module does not import the warehouse, which imports it."""
+
+    @property
+    def root(self) -> str: ...
+
+    def table(self, name: str) -> _Named: ...
+
+    def filesystem_for(self, location: str) -> pafs.FileSystem | None: ...
+
+    def require_no_transaction(self, what: str) -> None: ...
+
+    def list_databases(self) -> list[str]: ...
+
+    def list_tables(self, db: str = ...) -> list[str]: ...
+
+
+def set_table_location(warehouse: RelocateHost, name: str, location: str) -> TableSpec:
     """Change table ``name``'s location to ``location`` (see module docs); returns the spec."""
     what = f"ALTER TABLE {name} SET LOCATION"
     warehouse.require_no_transaction(what)
@@ -110,7 +130,7 @@ def _outside(what: str, location: str, root: str) -> str:
     )
 
 
-def _check_overlaps(warehouse: TableWarehouse, spec: TableSpec, new: str, what: str) -> None:
+def _check_overlaps(warehouse: RelocateHost, spec: TableSpec, new: str, what: str) -> None:
     """Refuse a location that is, contains or lies inside another table's or a database's."""
     taken: list[tuple[str, str]] = []
     for db in warehouse.list_databases():

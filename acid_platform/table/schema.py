@@ -138,8 +138,11 @@ def _python_to_arrow(data: Any, what: str) -> pa.Table:
     if isinstance(data, list | tuple):
         if not all(isinstance(r, Mapping) for r in data):
             raise SchemaMismatchError(f"{what}: a list of rows must hold dicts (column -> value)")
+        # every key of every row is a column (pyarrow's from_pylist takes the first row's
+        # keys only and drops the others' silently); a row without a key holds NULL there
+        columns = list(dict.fromkeys(k for r in data for k in r))
         try:
-            return pa.Table.from_pylist([dict(r) for r in data])
+            return pa.table({k: [r.get(k) for r in data] for k in columns})
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise SchemaMismatchError(f"{what}: rows do not form a table: {exc}") from exc
     if type(data).__module__.startswith("pandas"):

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from acid_platform.errors import NonTransactionalTableError, UnsupportedOperationError
 from acid_platform.format import Snapshot
@@ -45,6 +45,7 @@ from acid_platform.table.transaction import (
     Heartbeat,
     OutdatedSnapshot,
     Transaction,
+    TransactionHost,
     abort_quietly,
     conf_bool,
     insert_lock_type,
@@ -55,10 +56,36 @@ from acid_platform.table.writes import EventSink, WriteMetrics, run_writes
 from acid_platform.table.written_files import record_written
 
 if TYPE_CHECKING:
-    from acid_platform.table.warehouse import TableWarehouse
+    import pyarrow.fs as pafs
+
+    from acid_platform.format.storage import StorageOptions
+    from acid_platform.table.engine import Engine
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+
+class StatementHost(TransactionHost, Protocol):
+    """What a statement needs of the warehouse session it runs in (a ``TableWarehouse`` is
+    one; engines reach it as :attr:`WriteContext.warehouse`): declared here, so this module
+    does not import the warehouse, which imports it."""
+
+    @property
+    def root(self) -> str: ...
+
+    @property
+    def storage(self) -> StorageOptions | None: ...
+
+    @property
+    def current_transaction(self) -> Transaction | None: ...
+
+    @property
+    def engine(self) -> Engine: ...
+
+    def filesystem_for(self, location: str) -> pafs.FileSystem | None: ...
+
+    def table_spec(self, db: str, table: str) -> TableSpec: ...
+
 
 #: How often an autocommit statement with a stale snapshot is re-run before it fails.
 OUTDATED_RETRIES = 3
@@ -174,7 +201,7 @@ class WriteOutcome:
 class WriteContext:
     """One write statement in its transaction, as an engine's ``write(ctx)`` sees it."""
 
-    warehouse: TableWarehouse
+    warehouse: StatementHost
     txn: Transaction
     spec: TableSpec
     location: Location
@@ -215,7 +242,7 @@ def require_event_writer(spec: TableSpec) -> None:
 
 
 def run_write(
-    warehouse: TableWarehouse,
+    warehouse: StatementHost,
     spec: TableSpec,
     location: Location,
     request: WriteRequest,
@@ -370,7 +397,7 @@ def record_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequ
 
 
 def run_statement(
-    warehouse: TableWarehouse,
+    warehouse: StatementHost,
     run: Callable[[Transaction], T],
     locks: Sequence[LockComponent] = (),
 ) -> T:
@@ -408,7 +435,7 @@ def run_statement(
 
 
 @contextmanager
-def statement_guard(warehouse: TableWarehouse) -> Iterator[Transaction | None]:
+def statement_guard(warehouse: StatementHost) -> Iterator[Transaction | None]:
     """A statement's checks and planning: inside a multi-statement transaction a failure here
     aborts the transaction too (Hive aborts it on any failed statement). Yields the open
     transaction, if any."""
@@ -426,7 +453,7 @@ def statement_guard(warehouse: TableWarehouse) -> Iterator[Transaction | None]:
 
 @contextmanager
 def read_snapshot(
-    warehouse: TableWarehouse, specs: Sequence[TableSpec]
+    warehouse: StatementHost, specs: Sequence[TableSpec]
 ) -> Iterator[dict[str, Snapshot]]:
     """One snapshot (table name -> :class:`Snapshot`) for reading ``specs``.
 
@@ -450,7 +477,7 @@ class ReadLease:
     must outlive a ``with`` block (a lazy scan).
     """
 
-    def __init__(self, warehouse: TableWarehouse, specs: Sequence[TableSpec]) -> None:
+    def __init__(self, warehouse: StatementHost, specs: Sequence[TableSpec]) -> None:
         ms = warehouse.metastore
         self._metastore = ms
         self._beat: Heartbeat | None = None
@@ -476,14 +503,14 @@ class ReadLease:
         self.close()
 
 
-def lease_enabled(warehouse: TableWarehouse) -> bool:
+def lease_enabled(warehouse: StatementHost) -> bool:
     """Whether scans register reader leases (``acid.scan.read.lease``; never on a read-only
     metastore, where no cleaner can run through this warehouse)."""
     return conf_bool(warehouse.conf, "acid.scan.read.lease") and not warehouse.metastore.read_only
 
 
 def register_partitions(
-    warehouse: TableWarehouse, spec: TableSpec, names: Sequence[str]
+    warehouse: StatementHost, spec: TableSpec, names: Sequence[str]
 ) -> list[str]:
     """Add the partitions ``names`` to the catalog if they are new (cached per warehouse);
     returns those this call registered."""
@@ -499,34 +526,9 @@ def register_partitions(
     return created
 
 
-class KnownPartitions:
-    """The partitions a warehouse session knows exist, per table (saves catalog lookups)."""
-
-    def __init__(self, warehouse: TableWarehouse) -> None:
-        self._warehouse = warehouse
-        self._known: dict[str, set[str]] = {}
-
-    def of(self, spec: TableSpec) -> set[str]:
-        """The known partition names of ``spec`` (loaded from the catalog on first use)."""
-        known = self._known.get(spec.full_name)
-        if known is None:
-            listed = self._warehouse.metastore.list_partitions(spec.db, spec.name)
-            known = self._known[spec.full_name] = set(listed)
-        return known
-
-    def forget(self, table: str, partitions: Sequence[str] | None = None) -> None:
-        """Drop what is known of ``table`` (``db.table``), e.g. after DROP TABLE; or only of
-        its ``partitions`` (a rolled-back write unregistered them)."""
-        if partitions is None:
-            self._known.pop(table, None)
-            return
-        self._known.get(table, set()).difference_update(partitions)
-
-
 __all__ = [
     "OUTDATED_RETRIES",
     "DetachedWrite",
-    "KnownPartitions",
     "ReadLease",
     "StatementMetrics",
     "WriteContext",

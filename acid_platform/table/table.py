@@ -45,7 +45,7 @@ from acid_platform.table.statement import (
 from acid_platform.table.transaction import write_lock_type
 
 if TYPE_CHECKING:
-    from acid_platform.table.warehouse import TableWarehouse
+    from acid_platform.table.host import TableHost
 
 T = TypeVar("T")
 
@@ -53,7 +53,7 @@ T = TypeVar("T")
 class Table:
     """An ACID table of a :class:`~acid_platform.table.warehouse.TableWarehouse`."""
 
-    def __init__(self, warehouse: TableWarehouse, spec: TableSpec) -> None:
+    def __init__(self, warehouse: TableHost, spec: TableSpec) -> None:
         self.warehouse = warehouse
         self._spec = spec
 

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from acid_platform.errors import (
     LockTimeoutError,
@@ -57,9 +57,25 @@ from acid_platform.table.written_files import written_entries
 
 if TYPE_CHECKING:
     from acid_platform.metastore import Metastore
-    from acid_platform.table.warehouse import TableWarehouse
+    from acid_platform.table.partition_cache import KnownPartitions
 
 log = logging.getLogger(__name__)
+
+
+class TransactionHost(Protocol):
+    """What a transaction needs of the warehouse session it runs in (a ``TableWarehouse``
+    is one): declared here, so this module does not import the warehouse, which imports it."""
+
+    @property
+    def metastore(self) -> Metastore: ...
+
+    @property
+    def conf(self) -> Mapping[str, str]: ...
+
+    @property
+    def known_partitions(self) -> KnownPartitions: ...
+
+    def end_transaction(self, txn: Transaction) -> None: ...
 
 
 class OutdatedSnapshot(TransactionStateError, RetryableError):
@@ -90,7 +106,7 @@ class Transaction:
 
     def __init__(
         self,
-        warehouse: TableWarehouse,
+        warehouse: TransactionHost,
         *,
         explicit: bool = False,
         locks: Sequence[LockComponent] = (),

@@ -59,9 +59,10 @@ from acid_platform.table.catalog_ops import (
 from acid_platform.table.engine import Engine
 from acid_platform.table.locations import claim_table_dir, claim_warehouse, release_table_dir
 from acid_platform.table.native import NativeEngines
+from acid_platform.table.partition_cache import KnownPartitions
 from acid_platform.table.query import bind_query
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX, storage_properties
-from acid_platform.table.statement import KnownPartitions, read_snapshot, statement_guard
+from acid_platform.table.statement import read_snapshot, statement_guard
 from acid_platform.table.table import Table
 from acid_platform.table.transaction import Transaction
 
@@ -110,7 +111,7 @@ class TableWarehouse(WarehouseCatalog):
             self.set_conf(key, value)
         self._txn: Transaction | None = None
         #: Partitions known to exist, per table (see :func:`.statement.register_partitions`).
-        self.known_partitions = KnownPartitions(self)
+        self.known_partitions = KnownPartitions(self.metastore)
 
     @classmethod
     def open(

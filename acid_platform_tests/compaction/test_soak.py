@@ -122,11 +122,14 @@ def _check_final(wh: Warehouse, tmp_path: Path, seed: int, kills: dict[str, int]
 
     # No lock outlives the time-out: one pass of the cleaner (it reaps first) leaves only locks
     # of transactions heard from within it, and those go once their time-out passes.
+    # Ages are taken as of the moment before the pass: its reaper runs after that moment, and
+    # no process is left to heartbeat, so a lock it leaves was heard from within the time-out
+    # of that moment (measured after the pass, its length would count against it).
+    before = ms.now_ms()
     run_cleaner(wh)
-    now = ms.now_ms()
     beats = {r["Transaction ID"]: r["Last Heartbeat Time"] for r in ms.show_transactions()}
     for lock in ms.show_locks():
-        age = now - beats.get(lock["Transaction ID"], 0)
+        age = before - beats.get(lock["Transaction ID"], 0)
         assert age <= TIMEOUT_S * 1000, f"{where}: lock {lock} is {age} ms old"
     deadline = time.monotonic() + TIMEOUT_S + 30
     while ms.show_locks() or [

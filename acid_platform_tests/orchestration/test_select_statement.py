@@ -10,7 +10,8 @@ from dagster._core.definitions.partitions.utils import TimeWindow
 from dagster._core.storage.db_io_manager import TablePartitionDimension, TableSlice
 from sqlglot import exp
 
-from acid_platform.orchestration.io_manager import AcidConnection, AcidDbClient
+from acid_platform.orchestration.connection import AcidConnection
+from acid_platform.orchestration.io_manager import AcidDbClient
 
 
 def test_partition_keys_are_literals() -> None:

@@ -272,3 +272,16 @@ def test_a_partition_value_longer_than_the_file_system_allows_is_a_typed_error(
             wh.sql(sql)
     assert wh.list_partitions("p") == []
     assert len(wh.table("p").scan()) == 0
+
+
+def test_rows_with_different_keys_lose_no_value(wh: Warehouse) -> None:
+    """Every key of every row is a column (pyarrow's ``from_pylist`` reads the first row's keys
+    only and drops the rest silently); a row without a key holds NULL there."""
+    t = wh.create_table("k", [("id", "int"), ("a", "string"), ("b", "int")])
+    t.insert([{"id": 1}, {"id": 2, "a": "x"}, {"b": 7, "id": 3}])
+    got = sorted(t.scan().to_pylist(), key=lambda r: r["id"])
+    assert got == [
+        {"id": 1, "a": None, "b": None},
+        {"id": 2, "a": "x", "b": None},
+        {"id": 3, "a": None, "b": 7},
+    ]

@@ -15,7 +15,26 @@
   for large partitions: bucket files written by Spark tasks;
 * :class:`LocalCluster` — a standalone master and workers on 127.0.0.1, for tests and laptops.
 
-This is the only package of the project that imports PySpark. It needs the ``[spark]`` extra;
+Modules:
+
+* the data source — :mod:`.datasource` (``AcidDataSource``), :mod:`.options` (its options and
+  per-process handles), :mod:`.names`, :mod:`.reader` (batch reads over the scan planner's
+  tasks), :mod:`.query_snapshot` (one snapshot per query, shared by its tasks),
+  :mod:`.filters` (pushed filters), :mod:`.writer` (executors write, the driver commits),
+  :mod:`.files` (what one task writes), :mod:`.stream_writer` (the Structured Streaming sink:
+  a transaction per micro-batch), :mod:`.change_reader` (the change feed, batch and
+  streaming), :mod:`.schema` (types and batches as Spark expects them);
+* tables by name — :mod:`.catalog` (why a session catalog extension), :mod:`.catalog_install`
+  (``jvm/AcidCatalog.java``, ``AcidScans.java`` and ``AcidSource.java``, compiled once per Spark
+  version), :mod:`.table_scans` (scans pruned and sized per query);
+* the engine — :mod:`.engine` (``SparkEngine``), :mod:`.dml` (the one DML plan on Spark),
+  :mod:`.plans` (Hive plans on Spark SQL), :mod:`.buckets` (Hive's bucket of each row, on the
+  executors), :mod:`.compaction` (the executor for large partitions);
+* processes — :mod:`.launch` (the CLI's session), :mod:`.python_workers` (the interpreter of
+  Spark's Python workers), :mod:`.cluster` (``LocalCluster``).
+
+PySpark is imported here and above only (``streaming.mutate.spark``, the Dagster Spark
+resource and IO handler), never below ``engines``. It needs the ``[spark]`` extra;
 without it, importing it raises :class:`~acid_platform.errors.MissingExtraError` naming the
 extra.
 """
@@ -37,10 +56,10 @@ if TYPE_CHECKING:
     from acid_platform.engines.spark.compaction import SparkCompactionExecutor, compaction_router
     from acid_platform.engines.spark.datasource import AcidDataSource
     from acid_platform.engines.spark.engine import SparkEngine
-    from acid_platform.table.warehouse import TableWarehouse
+    from acid_platform.table.statement import StatementHost
 
-#: The default format name (``spark.read.format("acid")``).
-NAME = "acid"
+from acid_platform.engines.spark.names import NAME  # the default format name
+
 # Spark's Python workers unpickle the data source by importing its module; this package stays
 # light so they do not import the engine and cluster code as well.
 _LAZY = {
@@ -53,7 +72,7 @@ _LAZY = {
 
 
 def register(
-    spark: SparkSession, warehouse: TableWarehouse, *, name: str = NAME
+    spark: SparkSession, warehouse: StatementHost, *, name: str = NAME
 ) -> type[AcidDataSource]:
     """Register the ``acid`` data source (or ``name``) for ``warehouse`` on ``spark``.
 

@@ -82,8 +82,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from acid_platform.engines.spark import NAME
 from acid_platform.engines.spark.catalog import CATALOG_OP, catalog_answer, create_for_write
+from acid_platform.engines.spark.names import NAME
 from acid_platform.engines.spark.options import SourceOptions
 from acid_platform.engines.spark.reader import AcidReader, PushdownReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema

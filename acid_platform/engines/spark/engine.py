@@ -57,8 +57,8 @@ from acid_platform.table.statement import (
 from acid_platform.table.writes import WriteMetrics
 
 if TYPE_CHECKING:
+    from acid_platform.table.statement import StatementHost
     from acid_platform.table.table import Table
-    from acid_platform.table.warehouse import TableWarehouse
 
 #: The format name the engine registers for its own reads (options always explicit).
 INTERNAL_FORMAT = "acid_engine"
@@ -68,7 +68,13 @@ _WBUCKET = "__acid_wbucket"
 
 
 class SparkEngine:
-    """Runs plans and statements on a SparkSession (see module docs)."""
+    """Runs plans and statements on a SparkSession (see module docs).
+
+    What it changes on the session it is given — nothing else, and nothing on import: its
+    Python workers' interpreter, where the session chose none and the executors run on this
+    host (``use_driver_python``: this interpreter, so tasks can import the project); on the
+    first statement, a data source of its own (``acid_engine``) registered and
+    ``spark.sql.python.filterPushdown.enabled`` set, so scans push their filters down."""
 
     name = "spark"
     #: MERGE's cardinality check as a window over the one join: the target is read once.
@@ -93,7 +99,7 @@ class SparkEngine:
         """Nothing to release: the SparkSession belongs to the caller."""
 
     # ------------------------------------------------------------------ reading
-    def reader(self, warehouse: TableWarehouse) -> DataFrameReader:
+    def reader(self, warehouse: StatementHost) -> DataFrameReader:
         """A ``DataFrameReader`` of the ``acid`` source bound to ``warehouse``."""
         self._register()
         return self.spark.read.format(INTERNAL_FORMAT).options(**warehouse_options(warehouse))

@@ -57,15 +57,15 @@ from acid_platform.metastore import Metastore
 from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.model import TableSpec
 from acid_platform.metastore.names import split_table_name
+from acid_platform.metastore.shared import shared_metastore
 
 if TYPE_CHECKING:
-    from acid_platform.table.warehouse import TableWarehouse
+    from acid_platform.table.statement import StatementHost
 
 DEFAULT_TXN_TIMEOUT_S = 300.0
 
 _TRUE = ("true", "1", "yes", "on")
 _lock = threading.Lock()
-_metastores: dict[tuple[str, float], Metastore] = {}
 _locations: dict[str, Location] = {}
 
 
@@ -174,7 +174,7 @@ class SourceOptions:
         return default if value is None else str(value).strip().lower() in _TRUE
 
 
-def warehouse_options(warehouse: TableWarehouse) -> dict[str, str]:
+def warehouse_options(warehouse: StatementHost) -> dict[str, str]:
     """The data source options that name ``warehouse`` (with an object store's
     :class:`~acid_platform.format.storage.StorageOptions`: executors get them with the plan)."""
     options = {
@@ -238,13 +238,9 @@ def _normalize(location: str) -> str:
 
 
 def open_metastore(url: str, txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S) -> Metastore:
-    """A cached :class:`Metastore` for ``url`` (Python workers are reused between tasks)."""
-    key = (url, float(txn_timeout_s))
-    with _lock:
-        ms = _metastores.get(key)
-        if ms is None:
-            ms = _metastores[key] = Metastore(url, txn_timeout_s=txn_timeout_s)
-        return ms
+    """This process's shared :class:`Metastore` for ``url`` (Python workers are reused between
+    tasks; closed when the worker exits: :func:`~acid_platform.metastore.shared.shared_metastore`)."""
+    return shared_metastore(url, txn_timeout_s)
 
 
 def table_location(location: str) -> Location:

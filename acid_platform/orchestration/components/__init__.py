@@ -6,7 +6,11 @@ factories of :mod:`acid_platform.orchestration.platform` and has a scaffolder
 * :class:`AcidWarehouseComponent` — a warehouse: resources, IO manager, reader, maintenance;
 * :class:`AcidTableComponent` — one ACID table as an asset, with its checks;
 * :class:`AcidIngestComponent` — landing files into a table, each exactly once;
-* :class:`AcidChangeFeedComponent` — a table's change feed appended to another table.
+* :class:`AcidChangeFeedComponent` — a table's change feed appended to another table;
+* :class:`FromEnv` (:mod:`.settings`) — ``{env: NAME}`` in ``defs.yaml``, Dagster's ``EnvVar``.
+
+Each lives in a module of its own (:mod:`.warehouse`, :mod:`.table`, :mod:`.ingest`,
+:mod:`.changes`); a new component joins them and is exported here.
 """
 
 from acid_platform.orchestration.components.changes import AcidChangeFeedComponent

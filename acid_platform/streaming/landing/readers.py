@@ -126,6 +126,7 @@ def read_landing(
                 pa.BufferReader(data), read_options=pjson.ReadOptions(block_size=block)
             )
             return LandingRead(rows, sha256)
+        check_utf8_text(file, data)
         header = pcsv.open_csv(pa.BufferReader(data)).schema.names
         types = csv_types(header, schema)
         options = pcsv.ConvertOptions(column_types=types)
@@ -165,6 +166,22 @@ def decompressed(file: LandingFile, raw: bytes) -> bytes:
     codec = pa.Codec.detect(name).name
     with pa.CompressedInputStream(pa.BufferReader(raw), codec) as stream:
         return bytes(stream.read())
+
+
+def check_utf8_text(file: LandingFile, data: bytes) -> None:
+    """``data`` (a text file's) is UTF-8, else :class:`LandingFileError` naming the file, the
+    line and the byte, with a short escaped excerpt of the line."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        end = data.find(b"\n", exc.start)
+        line = data[start : end if end >= 0 else len(data)]
+        number = data.count(b"\n", 0, exc.start) + 1
+        raise LandingFileError(
+            f"landing file {file.uri}, line {number}: not UTF-8 (byte {exc.start - start + 1} "
+            f"of the line): {excerpt(line)}"
+        ) from None
 
 
 def check_json_lines(file: LandingFile, data: bytes, max_record_bytes: int) -> int:
@@ -237,6 +254,7 @@ __all__ = [
     "LandingRead",
     "check_columns",
     "check_json_lines",
+    "check_utf8_text",
     "excerpt",
     "short",
     "format_of",

@@ -23,6 +23,13 @@ Worker side (any process holding a handle):
 Preparing a change set the way the documentation prescribes (join on a key for ROW__IDs, stamp
 inserts, group by partition and bucket, sort by ROW__ID): :func:`prepare_changes` on Arrow
 (:mod:`.changes`), and :mod:`acid_platform.streaming.mutate.spark` on Spark.
+
+Modules: :mod:`.client` (the client and its transaction), :mod:`.table` (``AcidTable`` handles,
+serializable), :mod:`.coordinator` (``MutatorCoordinator``), :mod:`.group_files` (the files of
+one (partition, bucket) group), :mod:`.batches` (reading a prepared batch),
+:mod:`.validators`, :mod:`.buckets` (``BucketIdResolver``), :mod:`.report`
+(``MutationReport``), :mod:`.files` (the files on disk checked against the reports before the
+commit), :mod:`.changes` and :mod:`.spark` (preparation). More in ``docs/mutation.md``.
 """
 
 from acid_platform.streaming.mutate.buckets import BucketIdResolver

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import threading
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -54,6 +53,7 @@ from acid_platform.format.bucket_codec import decode_bucket_ids
 from acid_platform.format.parallel import run_parallel
 from acid_platform.format.utf8 import carries_text, find_invalid_text_value, utf8_error
 from acid_platform.metastore import Metastore
+from acid_platform.metastore.shared import shared_metastore
 from acid_platform.streaming.mutate.batches import (
     MUTATION,
     group_runs,
@@ -79,8 +79,6 @@ PENDING_RECORDS = 4_096
 FINISH_GROUPS = 8
 
 _BY_CODE = (Mutation.INSERT, Mutation.UPDATE, Mutation.DELETE)
-_metastores: dict[tuple[str, float], Metastore] = {}
-_metastores_lock = threading.Lock()
 
 
 class MutatorCoordinator:
@@ -391,15 +389,9 @@ class MutatorCoordinator:
 
 
 def _metastore(table: AcidTable) -> Metastore:
-    """One metastore client per process and URL (workers create partitions through it)."""
-    key = (table.metastore_url, float(table.txn_timeout_s))
-    with _metastores_lock:
-        ms = _metastores.get(key)
-        if ms is None:
-            ms = _metastores[key] = Metastore(
-                table.metastore_url, txn_timeout_s=table.txn_timeout_s
-            )
-        return ms
+    """This process's shared metastore client of the table's URL (workers create partitions
+    through it; closed when the process exits)."""
+    return shared_metastore(table.metastore_url, table.txn_timeout_s)
 
 
 __all__ = ["MUTATION", "PENDING_RECORDS", "MutatorCoordinator"]

@@ -24,7 +24,8 @@ from acid_platform.engines.spark import SparkEngine
 from acid_platform.engines.spark.dml import worth_probing
 from acid_platform.engines.spark.plans import broadcast_threshold
 from acid_platform.errors import CardinalityViolationError
-from acid_platform.table import Table, TableWarehouse
+from acid_platform.table import Table
+from acid_platform.table.host import TableHost
 from acid_platform.table.statement import StatementMetrics
 from acid_platform_tests.engines.spark.conftest import rows_of
 
@@ -104,7 +105,7 @@ def _true_to_disk(out: StatementMetrics) -> None:
     assert out.bytes_written == sum(os.path.getsize(f) for f in found)
 
 
-def _on_executors(wh: TableWarehouse) -> None:
+def _on_executors(wh: TableHost) -> None:
     engine = next(e for e in wh.native_engines if e.name == "spark")
     assert isinstance(engine, SparkEngine) and engine.last_tasks, "Spark tasks wrote the files"
     assert all(task.pid != os.getpid() for task in engine.last_tasks)  # Python workers

@@ -95,3 +95,14 @@ def test_a_partition_value_that_cannot_be_written_fails_only_its_file(tmp_path: 
         assert all(len(f.message) < 300 for f in result.failed)  # a short excerpt
         assert [f.name for f in result.loaded] == ["ok.jsonl"]
         assert wh.table("t").scan().to_pylist() == [{"id": 3, "p": "ok"}]
+
+
+def test_a_latin1_csv_is_refused_naming_its_line(tmp_path: Path) -> None:
+    bad, good = tmp_path / "bad.csv", tmp_path / "good.csv"
+    bad.write_bytes("id,name\n2,b\n3,café\n".encode("latin-1"))
+    good.write_bytes(b"id,name\n1,a\n")
+    with table(tmp_path / "wh") as wh:
+        result = load_files(wh, "t", [bad, good])
+        (failed,) = result.failed
+        assert "bad.csv, line 3: not UTF-8 (byte 6 of the line): '3,caf\\xe9'" in str(failed)
+        assert wh.table("t").scan().to_pylist() == [{"id": 1, "name": "a"}]
