@@ -76,7 +76,7 @@ def run_demo(path: str, metastore_url: str | None = None) -> None:
         )
         print_table(writer.execute(DEMO_QUERY), title="latest snapshot (after UPDATE and MERGE)")
         reader.sql_session.execute("COMMIT")
-    out.print(f"[dim]warehouse left at {escape(path)}; look again with:[/]")
+    out.print(f"[dim]warehouse left at {escape(path)}; look again with:[/]", soft_wrap=True)
     out.print(escape(next_command(path, metastore_url)), soft_wrap=True)
 
 
