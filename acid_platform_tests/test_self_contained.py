@@ -1,5 +1,5 @@
 """The repository carries everything its tests read: a clone of HEAD alone in an empty directory
-(no ``shared/`` beside it) passes the tests that read the repository's data — every test module
+(nothing beside it) passes the tests that read the repository's data — every test module
 that names the fixture or seed directories (the Hive- and Trino-written tables, the seeds'
 SQL). The rest of the suite reads only what its tests write, and CI runs it from a clean clone
 anyway (``.ci/run``): re-running all of it here proved nothing more and cost ten minutes."""
@@ -28,7 +28,7 @@ def test_a_clone_alone_in_an_empty_directory_passes_its_fast_lane(tmp_path: Path
     clone = tmp_path / "empty" / "acid_platform"
     _git("clone", "--quiet", "--no-checkout", str(REPO), str(clone), cwd=tmp_path)
     _git("checkout", "--quiet", "--detach", head, cwd=clone)
-    assert os.listdir(clone.parent) == [clone.name]  # nothing beside it, no shared/
+    assert os.listdir(clone.parent) == [clone.name]  # nothing beside it
     # The current environment's packages, this clone's code (PYTHONPATH wins over any install).
     env = {**os.environ, "PYTHONPATH": str(clone)}
     where = subprocess.run(
@@ -85,20 +85,3 @@ def data_readers(tests: Path) -> list[str]:
         if any(word in text for word in DATA_WORDS):
             found.append(str(path.relative_to(tests.parent)))
     return found
-
-
-def test_nothing_points_outside_the_repository() -> None:
-    """No source, test or script names the workplace's shared directory."""
-    tracked = _git("ls-files").splitlines()
-    offenders = [
-        name
-        for name in tracked
-        if name.endswith((".py", ".sh", ".md", ".toml", ".yaml", ".yml", ".cfg"))
-        and name != "acid_platform_tests/test_self_contained.py"
-        and (REPO / name).is_file()
-        and (
-            "../shared" in (REPO / name).read_text(errors="replace")
-            or "/work/shared" in (REPO / name).read_text(errors="replace")
-        )
-    ]
-    assert offenders == []

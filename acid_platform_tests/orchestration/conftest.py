@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,3 +91,11 @@ def requests(result: SensorResult) -> list[RunRequest]:
 def skipped(result: SensorResult) -> str:
     """A tick's skip reason ("" if it did not skip)."""
     return result.skip_reason.skip_message or "" if result.skip_reason else ""
+
+
+@pytest.fixture
+def landing(tmp_path: Path) -> Path:
+    """An empty landing directory."""
+    path = tmp_path / "landing"
+    path.mkdir()
+    return path

@@ -31,13 +31,6 @@ from acid_platform_tests.orchestration.ingest_workers import run_ingest_job
 COLUMNS = [("id", "int"), ("name", "string")]
 
 
-@pytest.fixture
-def landing(tmp_path: Path) -> Path:
-    path = tmp_path / "landing"
-    path.mkdir()
-    return path
-
-
 def listing_once(*args: Any, **kwargs: Any) -> SensorDefinition:
     """An ingest sensor requesting a file on the first listing that sees it (these tests are
     about exactly-once loading; the two-listing default has a test of its own)."""

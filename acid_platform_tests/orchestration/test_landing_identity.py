@@ -44,14 +44,12 @@ def ids(wh: Warehouse) -> list[int]:
 
 
 def test_a_growing_file_is_loaded_once_when_it_stops_changing(
-    tmp_path: Path,
+    landing: Path,
     wh: Warehouse,
     table: str,
     resource: AcidWarehouseResource,
     instance: DagsterInstance,
 ) -> None:
-    landing = tmp_path / "landing"
-    landing.mkdir()
     growing = landing / "a.csv"
     growing.write_text("id,name\n1,a\n12")  # a writer mid-line: "12" of "123"
     sensor = ingest_sensor(str(landing), table)
@@ -77,9 +75,9 @@ def test_a_growing_file_is_loaded_once_when_it_stops_changing(
     assert 9 not in ids(wh)
 
 
-def test_one_file_reached_two_ways_is_one_source(tmp_path: Path, wh: Warehouse, table: str) -> None:
-    landing = tmp_path / "landing"
-    landing.mkdir()
+def test_one_file_reached_two_ways_is_one_source(
+    tmp_path: Path, landing: Path, wh: Warehouse, table: str
+) -> None:
     (landing / "a.csv").write_text(CSV)
     alias = tmp_path / "alias"
     alias.symlink_to(landing, target_is_directory=True)
@@ -112,14 +110,12 @@ def test_links_out_of_the_landing_location_are_refused_and_loops_list_once(
 
 
 def test_a_vanished_batch_member_does_not_stop_the_others(
-    tmp_path: Path,
+    landing: Path,
     wh: Warehouse,
     table: str,
     resource: AcidWarehouseResource,
     instance: DagsterInstance,
 ) -> None:
-    landing = tmp_path / "landing"
-    landing.mkdir()
     for i in range(3):
         (landing / f"f{i}.csv").write_text(f"id,name\n{i},n\n")
     sensor = ingest_sensor(str(landing), table, batch_size=3, stable_listings=1)
@@ -143,10 +139,8 @@ def rewrite_keeping_size_and_time(path: Path, text: str) -> None:
 
 
 def test_a_rewrite_with_the_same_size_and_time_loads_its_new_content_once(
-    tmp_path: Path, wh: Warehouse, table: str
+    landing: Path, wh: Warehouse, table: str
 ) -> None:
-    landing = tmp_path / "landing"
-    landing.mkdir()
     path = landing / "a.csv"
     path.write_text(CSV)
     first = load_files(wh, table, [path])
@@ -167,10 +161,8 @@ def test_a_rewrite_with_the_same_size_and_time_loads_its_new_content_once(
 
 
 def test_a_file_touched_but_not_rewritten_is_not_loaded_again(
-    tmp_path: Path, wh: Warehouse, table: str
+    tmp_path: Path, landing: Path, wh: Warehouse, table: str
 ) -> None:
-    landing = tmp_path / "landing"
-    landing.mkdir()
     path = landing / "a.csv"
     path.write_text(CSV)
     assert load_files(wh, table, [path]).rows == 2
@@ -181,12 +173,10 @@ def test_a_file_touched_but_not_rewritten_is_not_loaded_again(
 
 
 def test_a_file_changing_while_it_is_read_is_not_loaded_half_way(
-    tmp_path: Path, wh: Warehouse, table: str
+    landing: Path, wh: Warehouse, table: str
 ) -> None:
     from acid_platform.streaming.landing import stat_landing
 
-    landing = tmp_path / "landing"
-    landing.mkdir()
     path = landing / "a.csv"
     path.write_text("id,name\n1,a\n12")
     listed = stat_landing(path)  # listed mid-write
@@ -200,14 +190,12 @@ def test_a_file_changing_while_it_is_read_is_not_loaded_half_way(
 
 
 def test_the_sensor_requests_a_same_size_and_time_rewrite_under_its_content(
-    tmp_path: Path,
+    landing: Path,
     wh: Warehouse,
     table: str,
     resource: AcidWarehouseResource,
     instance: DagsterInstance,
 ) -> None:
-    landing = tmp_path / "landing"
-    landing.mkdir()
     path = landing / "a.csv"
     path.write_text(CSV)
     sensor = ingest_sensor(str(landing), table, stable_listings=1)

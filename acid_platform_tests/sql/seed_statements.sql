@@ -1,4 +1,4 @@
--- Every HiveQL statement found in /work/shared/seeds/*.txt, extracted by hand, in seed order.
+-- Every HiveQL statement found in the project's seed documents, extracted by hand, in seed order.
 -- The parse test reads this file as one script: every statement must parse.
 -- Edits, each marked below: the seed-000 blog shows only the first line of each code block, the
 -- rest is restored from the published article; HTML that ate `<…>` or left a `<span>` is repaired;

@@ -99,6 +99,16 @@ def stat_landing(uri: str | os.PathLike[str]) -> LandingFile:
     """The landing file at ``uri`` as it is now (:class:`LandingFileError` if it is missing or
     not a file)."""
     text = canonical(uri)
+    if "://" not in text:  # a local file: one stat, with its status change time
+        try:
+            st = os.stat(text)
+        except FileNotFoundError:
+            raise LandingFileError(f"landing file {text} does not exist") from None
+        except OSError as exc:
+            raise LandingFileError(f"landing file {text} cannot be reached: {exc}") from exc
+        if not stat.S_ISREG(st.st_mode):
+            raise LandingFileError(f"landing file {text} is not a file")
+        return LandingFile(text, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     try:
         loc = resolve(text)
         info = loc.filesystem.get_file_info(loc.path)
@@ -108,12 +118,6 @@ def stat_landing(uri: str | os.PathLike[str]) -> LandingFile:
         raise LandingFileError(f"landing file {text} does not exist")
     if info.type != pafs.FileType.File:
         raise LandingFileError(f"landing file {text} is not a file")
-    if "://" not in text:
-        try:
-            st = os.stat(text)
-        except OSError as exc:
-            raise LandingFileError(f"landing file {text} cannot be reached: {exc}") from exc
-        return LandingFile(text, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return LandingFile(text, int(info.size or 0), int(info.mtime_ns or 0))
 
 
