@@ -64,18 +64,46 @@ class Warehouse(TableWarehouse):
         statements run in order and the first failure stops the script."""
         return self.sql_session.execute(text)
 
-    def register_spark(self, spark: Any, *, compaction: bool = True) -> None:
-        """Register the ``acid`` Spark data source for this warehouse on ``spark``, and Spark as
-        a native engine (:mod:`acid_platform.table.native`): ``table.insert(df)`` and
-        ``table.merge(df, …)`` with a Spark DataFrame then run on Spark, rows never collected.
+    def register_spark(
+        self, spark: Any, *, compaction: bool = True, format_name: str = "acid"
+    ) -> None:
+        """Register the ``acid`` Spark data source (or ``format_name``) for this warehouse on
+        ``spark``, and Spark as a native engine (:mod:`acid_platform.table.native`):
+        ``table.insert(df)`` and ``table.merge(df, …)`` with a Spark DataFrame then run on
+        Spark, rows never collected. The one way to register a warehouse on Spark (the Dagster
+        resources and IO manager call it too); registering again replaces the registration.
 
         With ``compaction`` (the default), :meth:`compact` with ``wait`` (and ``ALTER TABLE …
         COMPACT … AND WAIT``) rewrites partitions larger than
         ``acid.compactor.large.partition.bytes`` (``wh.conf``; default 1 GiB) on ``spark``.
-        """
-        from acid_platform.engines.spark import SparkEngine, register
 
-        register(spark, self)
+        What it changes on ``spark`` (this call, and the engine's first statement), and nothing
+        else:
+
+        * the Python workers' interpreter (``SparkContext.pythonExec``) when the session chose
+          none (``spark.pyspark.python``, ``PYSPARK_PYTHON``) and its executors run on this
+          host: this interpreter, so that tasks import the project; a chosen interpreter other
+          than this one is checked with a one-task job (an
+          :class:`~acid_platform.errors.EngineError` if it cannot import the project);
+        * data sources registered in the session: ``format_name`` (its option defaults: this
+          warehouse's root, metastore URL, transaction time-out and ``conf`` as of now), the
+          internal ``<format_name>__python`` and, on the engine's first statement,
+          ``acid_engine``;
+        * tables by name: ``spark.sql.catalog.spark_catalog`` set to the session catalog
+          extension ``acid_platform.spark.AcidCatalog`` (a ``DelegatingCatalogExtension``:
+          Spark's own tables stay as they are), with ``spark.sql.catalog.spark_catalog.format``
+          and ``.source``; its jar (compiled once with the JDK's ``javac``, cached under
+          ``~/.cache/acid_platform``) added with ``ADD JAR`` and to the driver's class loader. A
+          session whose ``spark_catalog`` is another extension keeps it (tables by name off,
+          with a warning; see :mod:`acid_platform.engines.spark.catalog_install`);
+        * on the engine's first statement, ``spark.sql.python.filterPushdown.enabled`` set to
+          ``true`` (its scans push filters down; the setting applies to every Python data
+          source of the session).
+        """
+        from acid_platform.engines.spark import SparkEngine
+        from acid_platform.engines.spark.registration import register_source
+
+        register_source(spark, self, name=format_name)
         self.native_engines.register(SparkEngine(spark))
         if compaction:
             from acid_platform.engines.spark.compaction import compaction_router

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that use the local Spark session are marked ``spark``: the fast lane
+    (``-m "not slow and not spark"``) starts no JVM."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
 @pytest.fixture(scope="session")
 def hive_fixtures() -> Path:
     """The Hive- and Trino-written tables in ``acid_platform_tests/fixtures/hive_written``."""

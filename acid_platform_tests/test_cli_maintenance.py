@@ -85,7 +85,9 @@ def test_services_compact_and_clean_a_table_and_stop_on_sigterm(tmp_path: Path) 
     assert "cleaner: compaction 1 cleaned, 11 path(s) removed" in text
     assert "services stopped: 1 compaction(s), 11 path(s) cleaned" in text
     with Warehouse.open(root) as wh:
-        assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == list(range(11))
+        assert sorted(r["id"] for r in wh.table("t").scan().to_arrow().to_pylist()) == list(
+            range(11)
+        )
 
 
 @pytest.mark.slow
@@ -191,5 +193,5 @@ def test_fsck_reports_and_repairs_a_missing_and_a_stray_file(tmp_path: Path) -> 
     assert not (delta2 / "bucket_00001").exists()
     assert list((location / "_fsck_quarantine").rglob("bucket_00001"))
     with Warehouse.open(root) as wh:
-        assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == [1, 2]
+        assert sorted(r["id"] for r in wh.table("t").scan().to_arrow().to_pylist()) == [1, 2]
     assert runner.invoke(app, ["fsck", "-w", root]).exit_code == 0

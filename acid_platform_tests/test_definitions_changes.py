@@ -58,9 +58,9 @@ def consume(platform: Definitions, instance: DagsterInstance, request: RunReques
 def changes(wh: Warehouse, name: str) -> list[tuple[Any, ...]]:
     """(write id, change type, store id, sqft) of a change feed or of the change log."""
     rows = (
-        wh.table(name).changes(0, key="store_id")
+        wh.table(name).changes(0, key="store_id").to_arrow()
         if name == "retail.stores"
-        else wh.table(name).scan()
+        else wh.table(name).scan().to_arrow()
     ).to_pylist()
     return sorted((r["_write_id"], r["_change_type"], r["store_id"], r["sqft"]) for r in rows)
 

@@ -75,7 +75,7 @@ def test_a_returns_file_landing_is_loaded_once(
     assert not tick(platform, instance, first.cursor).run_requests
 
     with Warehouse.open(str(tmp_path / "wh"), create=False) as wh:
-        loaded = wh.table(RETURNS_TABLE).scan().to_pylist()
+        loaded = wh.table(RETURNS_TABLE).scan().to_arrow().to_pylist()
         assert sorted(r["return_id"] for r in loaded) == sorted(day.column("return_id").to_pylist())
         assert wh.list_partitions(RETURNS_TABLE) == ["ds=2024-01-02"]
         assert all(f.passed for f in verify_table(wh, RETURNS_TABLE))

@@ -249,9 +249,10 @@ def assert_tables(placement: Placement, warehouse: Path, meta: dict[str, Any]) -
     """retail.store_sales_daily, read through the table API on the PostgreSQL metastore, is
     revenue per store and day of retail.sales, with the store's city from retail.stores."""
     with Warehouse.open(str(warehouse), placement.metastore_url, create=False) as wh:
-        sales = wh.table("retail.sales").scan(columns=["store_id", "amount", "ds"]).to_pylist()
-        cities = {r["store_id"]: r["city"] for r in wh.table("retail.stores").scan().to_pylist()}
-        daily = wh.table("retail.store_sales_daily").scan().to_pylist()
+        sales = wh.table("retail.sales").scan(["store_id", "amount", "ds"]).to_arrow().to_pylist()
+        stores = wh.table("retail.stores").scan().to_arrow().to_pylist()
+        cities = {r["store_id"]: r["city"] for r in stores}
+        daily = wh.table("retail.store_sales_daily").scan().to_arrow().to_pylist()
     made = [
         r
         for d in DAYS.get_partition_keys()

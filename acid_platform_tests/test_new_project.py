@@ -111,7 +111,7 @@ def test_acid_new_makes_a_project_every_dg_command_serves(tmp_path: Path) -> Non
 
     run([DG, "launch", "--assets", "staging/raw_orders,sales/orders"], project, venv, env)
     with __import__("acid_platform").Warehouse.open(str(tmp_path / "wh"), create=False) as wh:
-        assert wh.table("sales.orders").scan().num_rows == 3
+        assert wh.table("sales.orders").scan().to_arrow().num_rows == 3
 
     run([DG, "scaffold", "defs", TABLE_COMPONENT, "customers"], project, venv, env)
     scaffolded = yaml.safe_load((package / "defs" / "customers" / "defs.yaml").read_text())

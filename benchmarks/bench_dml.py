@@ -187,7 +187,7 @@ class Acid:
         t.merge(source, MERGE_ON).when_matched_update_all().when_not_matched_insert_all().execute()
 
     def scan(self, t: Any) -> pa.Table:
-        return t.scan()
+        return t.scan().to_arrow()
 
     def close(self) -> None:
         if self._wh is not None:

@@ -59,7 +59,7 @@ def main() -> None:
         unchecked: Snapshot = dataclasses.replace(checked, files=None)
         location = t.location
         results: dict[str, Any] = {
-            "rows": t.scan(columns=["id"]).num_rows,
+            "rows": t.scan(["id"]).to_arrow().num_rows,
             "files": sum(
                 len(d.files)
                 for p in wh.metastore.recorded_files("default", "t").partitions.values()
@@ -75,7 +75,7 @@ def main() -> None:
                 out.append(median_time(lambda s=snap: plan_files(t.spec, location, s), 3))
             pairs = [(scan_on, checked), (scan_off, unchecked)]
             for out, snap in pairs if i % 2 else pairs[::-1]:
-                out.append(median_time(lambda s=snap: t.scan_at(s), 1))
+                out.append(median_time(lambda s=snap: t.scan(snapshot=s).to_arrow(), 1))
             query.append(median_time(lambda: wh.metastore.recorded_files("default", "t"), 3))
         med = statistics.median
         results |= {

@@ -127,7 +127,7 @@ def by_merge(wh: Any, sql: str) -> None:
 def by_mutation(wh: Any) -> None:
     from acid_platform.streaming.mutate import MutatorClient, apply_changes, prepare_changes
 
-    changes = wh.table("changes").scan()
+    changes = wh.table("changes").scan().to_arrow()
     with MutatorClient(wh, [TABLE]) as client:
         txn = client.new_transaction().begin()
         prepared = prepare_changes(txn, TABLE, changes, key=list(KEYS))
@@ -137,7 +137,7 @@ def by_mutation(wh: Any) -> None:
 
 def state(wh: Any) -> pa.Table:
     """Every row with its ROW__ID, sorted by ROW__ID (the table's exact state)."""
-    rows = wh.table(TABLE).scan(with_row_id=True)
+    rows = wh.table(TABLE).scan(with_row_id=True).to_arrow()
     rid = rows.column("row__id")
     keyed = rows.append_column("__w", pc.struct_field(rid, "writeid"))
     keyed = keyed.append_column("__b", pc.struct_field(rid, "bucketid"))

@@ -49,7 +49,7 @@ def _acid_steps(wh: Any, rows: pa.Table, source: pa.Table) -> dict[str, Callable
 
     return {
         "load": load,
-        "scan": lambda: holder["t"].scan(),
+        "scan": lambda: holder["t"].scan().to_arrow(),
         "update": lambda: holder["t"].update(UPDATE_SET, UPDATE_WHERE),
         "delete": lambda: holder["t"].delete(DELETE_WHERE),
         "merge": lambda: (
@@ -59,7 +59,7 @@ def _acid_steps(wh: Any, rows: pa.Table, source: pa.Table) -> dict[str, Callable
             .when_not_matched_insert_all()
             .execute()
         ),
-        "scan after": lambda: holder["t"].scan(),
+        "scan after": lambda: holder["t"].scan().to_arrow(),
     }
 
 

@@ -76,7 +76,7 @@ def _reader(root: str, url: str | None, stop: Any, out: Any) -> None:
         t = wh.table("events")
         while not stop.is_set():
             started = time.time()
-            ids = t.scan(columns=["id"]).column("id")
+            ids = t.scan(["id"]).to_arrow().column("id")
             newest = int(max(ids.to_numpy())) // ROWS_PER_TXN if len(ids) else -1
             polls.append((time.time(), newest, time.time() - started))
     out.put(polls)

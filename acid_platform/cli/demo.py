@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import sys
-from pathlib import Path
 
 from rich.markup import escape
 from rich.rule import Rule
 from rich.syntax import Syntax
 
 from acid_platform.cli.options import open_warehouse
-from acid_platform.cli.output import OutputFormat, layout_tree, out, print_result, print_table
+from acid_platform.cli.output import (
+    OutputFormat,
+    layout_tree,
+    out,
+    print_result,
+    print_table,
+    shell_command,
+)
 from acid_platform.errors import AlreadyExistsError
 from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql import SqlSession
@@ -94,16 +98,7 @@ def next_command(path: str, metastore_url: str | None = None) -> str:
 
 def _acid_command() -> str:
     """How a new shell runs this installation's ``acid``."""
-    bin_dir = Path(sys.executable).parent
-    ours = bin_dir / "acid"
-    if not ours.is_file():
-        return f"{shlex.quote(sys.executable)} -m acid_platform.cli"
-    on_path = shutil.which("acid")
-    activated = os.environ.get("VIRTUAL_ENV")
-    from_activation = activated is not None and bin_dir.is_relative_to(activated)
-    if on_path and Path(on_path).resolve() == ours.resolve() and not from_activation:
-        return "acid"
-    return shlex.quote(str(ours))
+    return shell_command("acid", "acid_platform.cli")
 
 
 def _run(session: SqlSession, text: str) -> None:

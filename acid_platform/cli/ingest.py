@@ -5,31 +5,51 @@ transaction aborted, nothing of it written); the other files are loaded."""
 
 from __future__ import annotations
 
+import enum
 import json
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from acid_platform.cli.commands import app
 from acid_platform.cli.options import MetastoreOption, WarehouseOption, open_warehouse
-from acid_platform.cli.output import err, user_errors
-from acid_platform.streaming.landing import DEFAULT_BATCH_SIZE, FileFormat, load_files
+
+#: :data:`acid_platform.streaming.landing.DEFAULT_BATCH_SIZE`, repeated here so that defining
+#: the command imports nothing heavy (a test checks that the two agree).
+BATCH_SIZE = 100
 
 
-@app.command("ingest")
+class LandingFormat(enum.StrEnum):
+    """The values of :class:`acid_platform.streaming.landing.FileFormat` (which a test checks),
+    for the option's choices without importing the loader."""
+
+    parquet = "parquet"
+    csv = "csv"
+    json = "json"
+
+
+@app.command("ingest", short_help="Load landing files into a table, each exactly once.")
 def ingest_command(
-    files: Annotated[list[str], typer.Argument(help="Landing files (paths or URIs).")],
-    table: Annotated[str, typer.Option("--table", "-t", help="Target table (db.table).")],
+    files: Annotated[
+        list[str], typer.Argument(metavar="FILE", help="Landing files (paths or URIs).")
+    ],
+    table: Annotated[
+        str, typer.Option("--table", "-t", metavar="TABLE", help="Target table (db.table).")
+    ],
     warehouse: WarehouseOption,
     file_format: Annotated[
-        FileFormat | None,
+        LandingFormat | None,
         typer.Option("--file-format", help="The files' format (default: by suffix)."),
     ] = None,
     batch_size: Annotated[
         int,
-        typer.Option("--batch-size", min=1, help="Transactions (files) per transaction batch."),
-    ] = DEFAULT_BATCH_SIZE,
+        typer.Option(
+            "--batch-size",
+            min=1,
+            metavar="N",
+            help="Transactions (files) per transaction batch.",
+        ),
+    ] = BATCH_SIZE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     metastore_url: MetastoreOption = None,
 ) -> None:
@@ -37,8 +57,14 @@ def ingest_command(
     partition and batch), recording each file's identity (URI, size, modification time) in its
     transaction: files loaded before are skipped; a file that does not parse or fit the table
     aborts its own transaction (nothing of it is written) and fails the command (exit 1)."""
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, user_errors
+    from acid_platform.streaming.landing import FileFormat, load_files
+
+    fmt = None if file_format is None else FileFormat(file_format.value)
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
-        result = load_files(wh, table, files, fmt=file_format, batch_size=batch_size)
+        result = load_files(wh, table, files, fmt=fmt, batch_size=batch_size)
     if as_json:
         typer.echo(json.dumps(result.as_dict()))
         if result.failed:

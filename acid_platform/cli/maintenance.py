@@ -6,33 +6,25 @@ Dagster. Hive's settings (``hive.compactor.*``, ``hive.txn.timeout``) are given 
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from acid_platform.cli.commands import app
 from acid_platform.cli.options import MetastoreOption, WarehouseOption, open_warehouse
-from acid_platform.cli.output import err, user_errors
-from acid_platform.compaction import (
-    ServiceConf,
-    Services,
-    run_cleaner,
-    run_housekeeping,
-    run_initiator,
-    run_worker,
-)
-from acid_platform.table.fsck import fsck_table
-from acid_platform.warehouse import Warehouse
+
+if TYPE_CHECKING:  # imported by the commands' bodies, when they run (acid --help stays light)
+    from acid_platform.compaction import ServiceConf
+    from acid_platform.warehouse import Warehouse
 
 SparkMasterOption = Annotated[
     str | None,
     typer.Option(
         "--spark-master",
         envvar="ACID_SPARK_MASTER",
+        metavar="URL",
         help="Start a SparkSession on this master (spark://host:port, local[N], …) and "
         "rewrite large partitions on it.",
     ),
@@ -42,6 +34,7 @@ LargePartitionOption = Annotated[
     typer.Option(
         "--large-partition-bytes",
         min=0,
+        metavar="BYTES",
         help="With --spark-master: partitions above this size go to Spark "
         "(default: acid.compactor.large.partition.bytes, 1 GiB).",
     ),
@@ -51,15 +44,21 @@ ConfOption = Annotated[
     typer.Option(
         "--conf",
         "-c",
+        metavar="KEY=VALUE",
         help="A Hive setting KEY=VALUE (hive.txn.timeout, hive.compactor.check.interval, "
         "hive.compactor.worker.threads, hive.compactor.initiator.on, hive.compactor.*); repeat.",
     ),
 ]
 
 
-@app.command("initiate")
+@app.command("initiate", short_help="Queue what needs compacting (one initiator pass).")
 def initiate_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
     """One pass of the compaction initiator: queue what Hive's thresholds say needs compacting."""
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, user_errors
+    from acid_platform.compaction import run_initiator
+
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
         decisions = run_initiator(wh)
         for d in decisions:
@@ -73,11 +72,11 @@ def initiate_command(warehouse: WarehouseOption, metastore_url: MetastoreOption 
             err.print("[green]OK[/] no table has new write activity")
 
 
-@app.command("worker")
+@app.command("worker", short_help="Compact the queued entries.")
 def worker_command(
     warehouse: WarehouseOption,
     max_entries: Annotated[
-        int | None, typer.Option("--max", help="Stop after this many entries.")
+        int | None, typer.Option("--max", metavar="N", help="Stop after this many entries.")
     ] = None,
     metastore_url: MetastoreOption = None,
     spark_master: SparkMasterOption = None,
@@ -85,6 +84,11 @@ def worker_command(
 ) -> None:
     """Run the compaction worker over the queued entries (embedded; large partitions on Spark
     with --spark-master)."""
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, user_errors
+    from acid_platform.compaction import run_worker
+
     with (
         user_errors(),
         open_warehouse(warehouse, metastore_url) as wh,
@@ -99,9 +103,14 @@ def worker_command(
             err.print(escape(f"  {o.id} {where} {o.type}: {o.state.value}{ran}; {o.message}"))
 
 
-@app.command("clean")
+@app.command("clean", short_help="Delete directories no snapshot can still read.")
 def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = None) -> None:
     """Run the cleaner: delete directories no snapshot can still read."""
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, user_errors
+    from acid_platform.compaction import run_cleaner
+
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
         report = run_cleaner(wh)
         for entry in report.entries:
@@ -119,12 +128,12 @@ def clean_command(warehouse: WarehouseOption, metastore_url: MetastoreOption = N
             err.print("[green]OK[/] nothing to clean")
 
 
-@app.command("fsck")
+@app.command("fsck", short_help="Check tables' files against their commits.")
 def fsck_command(
     warehouse: WarehouseOption,
     tables: Annotated[
         list[str] | None,
-        typer.Argument(help="Tables (db.table) to check; default: every table."),
+        typer.Argument(metavar="TABLE", help="Tables (db.table) to check; default: every table."),
     ] = None,
     repair: Annotated[
         bool,
@@ -138,6 +147,11 @@ def fsck_command(
 ) -> None:
     """Check each table's files against what its commits recorded (missing, stray or resized
     files); exit 1 when a problem is left."""
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, user_errors
+    from acid_platform.table.fsck import fsck_table
+
     with user_errors(), open_warehouse(warehouse, metastore_url) as wh:
         names = tables or [f"{db}.{t}" for db in wh.list_databases() for t in wh.list_tables(db)]
         bad = 0
@@ -163,12 +177,17 @@ def fsck_command(
         raise typer.Exit(1)
 
 
-@app.command("housekeep")
+@app.command("housekeep", short_help="Abort timed-out transactions, purge history.")
 def housekeep_command(
     warehouse: WarehouseOption, metastore_url: MetastoreOption = None, conf: ConfOption = None
 ) -> None:
     """One housekeeping pass: abort transactions silent for hive.txn.timeout (their locks go
     with them), expire silent locks and reader leases, purge history."""
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, user_errors
+    from acid_platform.compaction import ServiceConf, run_housekeeping
+
     with user_errors():
         settings = ServiceConf.from_conf(_conf(conf))
         with open_warehouse(warehouse, metastore_url, txn_timeout_s=settings.txn_timeout_s) as wh:
@@ -185,7 +204,7 @@ def housekeep_command(
         err.print(f"[green]OK[/] purged {escape(str(purged))}")
 
 
-@app.command("services")
+@app.command("services", short_help="Run all the compaction services until stopped.")
 def services_command(
     warehouse: WarehouseOption,
     metastore_url: MetastoreOption = None,
@@ -196,6 +215,13 @@ def services_command(
     """Run the initiator, the compaction workers, the cleaner and the housekeeper until SIGTERM
     or Ctrl-C (each finishes the pass it is in; a second signal stops at once), on Hive's
     settings (--conf)."""
+    import signal
+
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, user_errors
+    from acid_platform.compaction import ServiceConf, Services
+
     with user_errors():
         settings = ServiceConf.from_conf(_conf(conf))
         with (

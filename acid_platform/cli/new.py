@@ -26,10 +26,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from acid_platform.cli.commands import app
-from acid_platform.cli.output import err, out
 from acid_platform.errors import InvalidNameError
 
 #: Placeholders of the template's files and paths.
@@ -88,22 +86,31 @@ def write_project(path: Path, name: str | None = None, requirement: str | None =
     return path / "src" / pkg
 
 
-@app.command("new")
+@app.command("new", short_help="Write a new platform project (a dg project).")
 def new_command(
-    path: Annotated[Path, typer.Argument(help="The new project's directory (absent or empty).")],
+    path: Annotated[
+        Path,
+        typer.Argument(metavar="PATH", help="The new project's directory (absent or empty)."),
+    ],
     name: Annotated[
-        str | None, typer.Option("--name", help="Project name (default: the directory's).")
+        str | None,
+        typer.Option("--name", metavar="NAME", help="Project name (default: the directory's)."),
     ] = None,
     requirement: Annotated[
         str | None,
         typer.Option(
             "--acid-platform",
+            metavar="REQUIREMENT",
             help="The acid_platform requirement written into pyproject.toml (default: this "
             "version's minor series; e.g. a path or URL to install from).",
         ),
     ] = None,
 ) -> None:
     """Make a new platform project of your own (a dg project: warehouse, one table, tests)."""
+    from rich.markup import escape
+
+    from acid_platform.cli.output import err, out
+
     try:
         package = write_project(path, name, requirement)
     except (FileExistsError, InvalidNameError) as exc:

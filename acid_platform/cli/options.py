@@ -1,15 +1,32 @@
-"""Options the ``acid`` commands share, and opening the warehouse they name."""
+"""Options the ``acid`` commands share, and opening the warehouse they name.
+
+Light on purpose: every command's options are built when the program starts (``acid --help``
+too), so this module imports typer and nothing heavy; the warehouse (pyarrow, the metastore,
+the SQL engine) is imported by :func:`open_warehouse`, when a command runs."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from acid_platform.cli.output import OutputFormat
-from acid_platform.warehouse import Warehouse
+if TYPE_CHECKING:
+    from acid_platform.warehouse import Warehouse
+
+
+class OutputFormat(enum.StrEnum):
+    """How query results are printed: ``table`` (a table when it fits the terminal, else one
+    record per row), ``vertical`` (always one record per row, psql's ``\\x``), ``json`` or
+    ``csv``."""
+
+    table = "table"
+    vertical = "vertical"
+    json = "json"
+    csv = "csv"
+
 
 WarehouseOption = Annotated[
     str,
@@ -17,6 +34,7 @@ WarehouseOption = Annotated[
         "--warehouse",
         "-w",
         envvar="ACID_WAREHOUSE",
+        metavar="PATH",
         help="Warehouse directory or URI (made by `acid init`).",
     ),
 ]
@@ -25,11 +43,17 @@ MetastoreOption = Annotated[
     typer.Option(
         "--metastore-url",
         envvar="ACID_METASTORE_URL",
+        metavar="URL",
         help="SQLAlchemy URL of the metastore (default: SQLite in the warehouse).",
     ),
 ]
 FormatOption = Annotated[
-    OutputFormat, typer.Option("--format", help="Output format of query results.")
+    OutputFormat,
+    typer.Option(
+        "--format",
+        help="How rows print: a table when it fits the terminal (else one record per row), "
+        "vertical (always records), json or csv.",
+    ),
 ]
 
 
@@ -44,6 +68,8 @@ def open_warehouse(
     """The warehouse at ``path``, closed at the end. Unless ``create``, one must exist there
     (else :class:`~acid_platform.errors.NoSuchWarehouseError`, and nothing is created).
     ``txn_timeout_s``: ``hive.txn.timeout`` of its metastore (default 300 s)."""
+    from acid_platform.warehouse import Warehouse
+
     wh = Warehouse.open(path, metastore_url, create=create, txn_timeout_s=txn_timeout_s)
     try:
         yield wh
@@ -51,4 +77,4 @@ def open_warehouse(
         wh.close()
 
 
-__all__ = ["FormatOption", "MetastoreOption", "WarehouseOption", "open_warehouse"]
+__all__ = ["FormatOption", "MetastoreOption", "OutputFormat", "WarehouseOption", "open_warehouse"]

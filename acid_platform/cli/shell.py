@@ -5,6 +5,10 @@ or a comment does not count). Results print as with ``-e`` (the same ``--format`
 prints its red line and the shell goes on; ``quit;`` / ``exit;`` or end of input (Ctrl-D) leave
 it with status 0, rolling back a transaction left open. Ctrl-C drops the statement being typed.
 
+Input that ends inside a statement (no ``;`` yet): on a terminal the shell discards it and says
+so — Ctrl-D after ``DELETE FROM t`` deletes nothing, as in psql and beeline; from a pipe the
+statement runs, as with ``-f`` (a script's last statement needs no ``;``).
+
 On a terminal, lines are read with :mod:`readline` (editing, and history kept in
 ``~/.acid_history``, or the file ``ACID_HISTORY`` names); from a pipe, lines are read as they
 come, without prompts.
@@ -19,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from acid_platform.cli.output import OutputFormat, err, print_result, user_errors
 from acid_platform.sql.script import ends_statement
@@ -58,11 +63,22 @@ def run_shell(wh: Warehouse, output: OutputFormat) -> None:
         _run(wh, text, output)
     else:
         leftover = "\n".join(buffer)
-        if leftover.strip():  # input ended inside a statement: run it as -f would
+        if leftover.strip() and interactive:  # the user never ended it: not theirs to run
+            err.print(
+                "[yellow]note:[/] discarded the unfinished statement (no ';' before Ctrl-D): "
+                f"{escape(_abridged(leftover))}"
+            )
+        elif leftover.strip():  # a script's last statement: run it as -f would
             _run(wh, leftover, output)
     if wh.in_transaction:
         wh.rollback()
         err.print("[yellow]note:[/] a transaction was left open; it was rolled back")
+
+
+def _abridged(text: str, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _run(wh: Warehouse, text: str, output: OutputFormat) -> None:

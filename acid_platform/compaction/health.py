@@ -40,7 +40,7 @@ from acid_platform.format import AcidState, OrcDataFile, acid_state, list_partit
 from acid_platform.format.plain_files import count_plain_rows
 from acid_platform.metastore import CompactionState, TableSpec
 from acid_platform.table import Table
-from acid_platform.table.statement import ReadLease
+from acid_platform.table.read_lease import ReadLease
 from acid_platform.table.warehouse import TableWarehouse
 
 #: Hive's ``hive.merge.smallfiles.avgsize``: a file under this many bytes is small.
@@ -201,7 +201,7 @@ STATUS_SCHEMA = pa.schema(
 )
 
 
-def table_layout(
+def partition_layouts(
     table: Table,
     *,
     count_rows: bool = True,
@@ -237,7 +237,7 @@ def health_report(
 ) -> HealthReport:
     """The health of table ``name`` (``db.table``) now."""
     table = warehouse.table(name)
-    layouts = table_layout(table, small_file_bytes=small_file_bytes)
+    layouts = partition_layouts(table, small_file_bytes=small_file_bytes)
     spec = table.spec
     ctx = CompactionContext.of(warehouse)
     ms = ctx.metastore
@@ -344,5 +344,5 @@ __all__ = [
     "PartitionHealth",
     "PartitionLayout",
     "health_report",
-    "table_layout",
+    "partition_layouts",
 ]

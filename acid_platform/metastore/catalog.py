@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from acid_platform.errors import AlreadyExistsError, MetastoreError, NoSuchObjectError
 from acid_platform.metastore.model import Database, TableSpec
 from acid_platform.metastore.names import (
+    choices_text,
     database_name_to_create,
     normalize_identifier,
     normalize_partition_name,
@@ -65,12 +66,22 @@ def get_database(conn: Connection, name: str) -> Database:
     name = normalize_identifier(name, "database name")
     row = _database_row(conn, name)
     if row is None:
-        raise NoSuchObjectError(f"database {name} does not exist")
+        raise no_such_database(conn, name)
     return Database(row.db_name, row.db_location)
 
 
 def list_databases(conn: Connection) -> list[str]:
     return [r[0] for r in conn.execute(select(dbs.c.db_name).order_by(dbs.c.db_name))]
+
+
+def no_such_database(conn: Connection, name: str, consequence: str = "") -> NoSuchObjectError:
+    """The error for database ``name``, which does not exist: it names those that do (and the
+    nearest, for a misspelt name)."""
+    also = f"; {consequence}" if consequence else ""
+    return NoSuchObjectError(
+        f"database {name} does not exist{also}"
+        + choices_text(name, list_databases(conn), "databases")
+    )
 
 
 def drop_database(conn: Connection, name: str, if_exists: bool, cascade: bool) -> bool:
@@ -79,7 +90,7 @@ def drop_database(conn: Connection, name: str, if_exists: bool, cascade: bool) -
     if _database_row(conn, name) is None:
         if if_exists:
             return False
-        raise NoSuchObjectError(f"database {name} does not exist")
+        raise no_such_database(conn, name)
     tables = list_tables(conn, name)
     if tables and not cascade:
         raise MetastoreError(
@@ -98,9 +109,7 @@ def drop_database(conn: Connection, name: str, if_exists: bool, cascade: bool) -
 def create_table(conn: Connection, now: int, spec: TableSpec, if_not_exists: bool) -> bool:
     """Create a table and its write id counter; returns False if it existed (and allowed)."""
     if _database_row(conn, spec.db) is None:
-        raise NoSuchObjectError(
-            f"database {spec.db} does not exist; cannot create {spec.full_name}"
-        )
+        raise no_such_database(conn, spec.db, f"cannot create {spec.full_name}")
     if _table_row(conn, spec.db, spec.name) is not None:
         if if_not_exists:
             return False
@@ -138,7 +147,7 @@ def get_table(conn: Connection, db: str, table: str) -> TableSpec:
 def list_tables(conn: Connection, db: str) -> list[str]:
     db = normalize_identifier(db, "database name")
     if _database_row(conn, db) is None:
-        raise NoSuchObjectError(f"database {db} does not exist")
+        raise no_such_database(conn, db)
     return [
         r[0]
         for r in conn.execute(

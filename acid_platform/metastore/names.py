@@ -87,6 +87,24 @@ def split_table_name(name: object) -> tuple[str, str]:
     )
 
 
+def choices_text(name: str, choices: Sequence[str], what: str, limit: int = 20) -> str:
+    """What an error about ``name``, which is none of ``choices``, adds to say what there is:
+    ``; the databases are: default, retail (did you mean retail?)``.
+
+    >>> choices_text("retial", ["default", "retail"], "databases")
+    '; the databases are: default, retail (did you mean retail?)'
+    """
+    import difflib
+
+    if not choices:
+        return f"; there are no {what}"
+    shown = ", ".join(choices[:limit])
+    if len(choices) > limit:
+        shown += f", … ({len(choices)} in all)"
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f"; the {what} are: {shown}" + (f" (did you mean {close[0]}?)" if close else "")
+
+
 def split_partition_name(name: str) -> list[tuple[str, str]]:
     """Split an escaped partition name into (key, escaped value) pairs, validating it."""
     if not isinstance(name, str) or not name:

@@ -9,8 +9,9 @@ Only this layer (and those above it) imports Dagster.
   ``AcidWarehouseComponent``, ``AcidTableComponent``, ``AcidIngestComponent``,
   ``AcidChangeFeedComponent`` (``dg list components`` shows them);
 
-* :mod:`.resources` — :class:`AcidWarehouseResource` (warehouse, tables, transactions,
-  snapshots), :class:`AcidReader` (loads under one snapshot), :func:`spark_resource`;
+* :mod:`.resources` — :class:`AcidWarehouseResource` (the warehouse: ``get_warehouse()``; its
+  tables and transactions), :class:`AcidReader` (snapshots: loads under one snapshot),
+  :func:`spark_resource`;
 * :mod:`.io_manager` — :class:`AcidTableIOManager`: append / overwrite / merge / delete, each
   one transaction; Dagster partitions as Hive partitions (:mod:`.slices`); type handlers for
   pyarrow, pandas (:mod:`.handlers`) and Spark (:mod:`.spark_io`); materialization metadata

@@ -63,6 +63,7 @@ from acid_platform.metastore.model import Source
 from acid_platform.orchestration.resources import (
     DEFAULT_RESOURCE_KEY,
     AcidWarehouseResource,
+    maintenance_warehouse,
     no_warehouse_yet,
     warehouse_resource,
 )
@@ -98,12 +99,13 @@ class ChangeWindow(Config):  # type: ignore[misc]
 
     def read(self, resource: AcidWarehouseResource) -> pa.Table:
         """The window's changes, in the feed's order (one snapshot)."""
-        return resource.table(self.table).changes(
+        feed = resource.table(self.table).changes(
             self.after_write_id,
             self.upto_write_id,
             key=list(self.key) or None,
             incarnation=self.incarnation or None,
         )
+        return feed.to_arrow()
 
     @property
     def name(self) -> str:
@@ -247,7 +249,7 @@ def newest_write_id(resource: AcidWarehouseResource, table: str) -> tuple[int, s
     if not resource.exists():
         return no_warehouse_yet(resource)
     try:
-        with resource.open_warehouse() as wh:
+        with maintenance_warehouse(resource) as wh:
             found = wh.table(table)
             return newest_final_write_id(wh.metastore, found.spec), found.incarnation
     except NoSuchObjectError:

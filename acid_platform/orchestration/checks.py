@@ -43,10 +43,14 @@ from dagster import (
 )
 
 from acid_platform.compaction.upkeep import UPKEEP_CHECKS, UpkeepLimits, table_upkeep
-from acid_platform.orchestration.resources import DEFAULT_RESOURCE_KEY, warehouse_resource
-from acid_platform.table import TableWarehouse
+from acid_platform.orchestration.resources import (
+    DEFAULT_RESOURCE_KEY,
+    maintenance_warehouse,
+    warehouse_resource,
+)
 from acid_platform.table.fsck import FILE_CHECK, fsck_findings
 from acid_platform.table.verify import CHECKS, Finding, verify_table
+from acid_platform.table.warehouse import TableWarehouse
 
 _DESCRIPTIONS = {
     "unique_row_ids": "No ROW__ID is carried by two visible insert events.",
@@ -144,7 +148,7 @@ def _checks(
         required_resource_keys={resource_key},
     )
     def _evaluate(context: AssetCheckExecutionContext) -> Iterator[AssetCheckResult]:
-        with warehouse_resource(context, resource_key).open_warehouse() as wh:
+        with maintenance_warehouse(warehouse_resource(context, resource_key)) as wh:
             findings = evaluate(wh)
         for f in findings:
             if not f.passed:

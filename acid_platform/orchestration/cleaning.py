@@ -43,6 +43,7 @@ from acid_platform.orchestration.resources import (
     DEFAULT_RESOURCE_KEY,
     AcidWarehouseResource,
     keyed_name,
+    maintenance_warehouse,
     no_warehouse_yet,
     warehouse_resource,
 )
@@ -86,7 +87,7 @@ def clean(
     context: OpExecutionContext, resource: AcidWarehouseResource, config: CleanerConfig
 ) -> Output[None]:
     """The cleaner op's body (see :func:`cleaner_job_for`)."""
-    with resource.open_warehouse() as wh:
+    with maintenance_warehouse(resource) as wh:
         report = run_cleaner(wh)
         for table, path in sorted(config.assets.items()):
             entries = [e for e in report.entries if f"{e.db}.{e.table}" == table]
@@ -187,7 +188,7 @@ def housekeep(
 ) -> Output[None]:
     """The housekeeping op's body (see :func:`housekeeping_job_for`)."""
     timeout = resource.service_conf.txn_timeout_s
-    with resource.open_warehouse() as wh:
+    with maintenance_warehouse(resource) as wh:
         report = run_housekeeping(wh, timeout)
     context.log.info(
         f"housekeeper: aborted {list(report.aborted_txns)}, freed locks {list(report.freed_locks)}"
@@ -230,7 +231,7 @@ def housekeeping_sensor(
         if not acid_warehouse.exists():
             return SkipReason(no_warehouse_yet(acid_warehouse))
         timeout = acid_warehouse.service_conf.txn_timeout_s
-        with acid_warehouse.open_warehouse() as wh:
+        with maintenance_warehouse(acid_warehouse) as wh:
             due = find_timed_out(wh, timeout)
         if not due:
             return SkipReason(f"no transaction or lock silent for {timeout:g}s")

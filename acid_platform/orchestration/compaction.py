@@ -46,7 +46,7 @@ from dagster import (
 from pydantic import Field
 
 from acid_platform.compaction import CompactionOutcome, Initiator, Worker
-from acid_platform.compaction.health import PartitionLayout, table_layout
+from acid_platform.compaction.health import PartitionLayout, partition_layouts
 from acid_platform.errors import NoSuchObjectError
 from acid_platform.metastore import CompactionInfo, CompactionState, Metastore
 from acid_platform.orchestration.checks import TableAsset, repository_tables, upkeep_evaluations
@@ -54,6 +54,7 @@ from acid_platform.orchestration.resources import (
     DEFAULT_RESOURCE_KEY,
     AcidWarehouseResource,
     keyed_name,
+    maintenance_warehouse,
     no_warehouse_yet,
     warehouse_resource,
 )
@@ -100,7 +101,7 @@ def compact_entry(
 ) -> Output[None]:
     """The compaction op's body (see :func:`compaction_job_for`)."""
     started = time.monotonic()
-    with resource.open_warehouse() as wh:
+    with maintenance_warehouse(resource) as wh:
         info = wh.metastore.get_compaction(config.compaction_id)
         name = f"{info.db}.{info.table}"
         before = _partition_layout(wh, name, info.partition)
@@ -149,7 +150,7 @@ def _partition_layout(wh: Any, table: str, partition: str | None) -> PartitionLa
     """The partition's layout now (deltas, files, bytes), or None when it has none (only
     that partition's directory is listed)."""
     try:
-        layouts = table_layout(wh.table(table), count_rows=False, partitions=[partition or ""])
+        layouts = partition_layouts(wh.table(table), count_rows=False, partitions=[partition or ""])
     except NoSuchObjectError:
         return None
     return layouts[0] if layouts else None
@@ -197,11 +198,12 @@ def outcome_metadata(outcome: CompactionOutcome) -> dict[str, Any]:
 
 @dataclass
 class CompactionCursor:
-    """The sensor's memory: the run key each live entry was requested under, and when the
-    initiator last ran (epoch seconds)."""
+    """The sensor's memory: the run key each live entry was requested under, when the
+    initiator last ran (epoch seconds) and how many entries it queued then."""
 
     requested: dict[int, str] = field(default_factory=dict)
     initiated_at: float = 0.0
+    initiator_queued: int = 0
 
     @classmethod
     def parse(cls, text: str | None) -> "CompactionCursor":
@@ -211,11 +213,58 @@ class CompactionCursor:
         return cls(
             {int(k): str(v) for k, v in data.get("requested", {}).items()},
             float(data.get("initiated_at", 0.0)),
+            int(data.get("initiator_queued", 0)),
         )
 
     def dump(self) -> str:
         requested = {str(k): v for k, v in sorted(self.requested.items())}
-        return json.dumps({"requested": requested, "initiated_at": self.initiated_at})
+        return json.dumps(
+            {
+                "requested": requested,
+                "initiated_at": self.initiated_at,
+                "initiator_queued": self.initiator_queued,
+            }
+        )
+
+
+def initiator_status(
+    initiator_on: bool, check_interval_s: float, cursor: CompactionCursor, now: float, ran: bool
+) -> str:
+    """What a tick says of the initiator: off; ran on this tick (and what it queued); or when it
+    last ran, what it queued then and when it runs next. It runs every
+    ``hive.compactor.check.interval`` (300 s), the sensor every 30 s: a tick between two runs
+    did not look for work, and must not say that nothing is due."""
+    if not initiator_on:
+        return (
+            "initiator off (hive.compactor.initiator.on=false): only ALTER TABLE … COMPACT queues"
+        )
+    every = f"hive.compactor.check.interval {check_interval_s:g}s"
+    if ran:
+        return (
+            f"initiator ran now and queued {cursor.initiator_queued}; next run in "
+            f"{_span(check_interval_s)} ({every})"
+        )
+    last = cursor.initiated_at
+    wait = max(0.0, last + check_interval_s - now)
+    return (
+        f"initiator last ran {_span(now - last)} ago (at {_clock(last)}) and queued "
+        f"{cursor.initiator_queued}; next run in {_span(wait)}, at {_clock(now + wait)} ({every})"
+    )
+
+
+def _span(seconds: float) -> str:
+    """``45s``, ``4m05s``, ``1h02m``."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _clock(epoch_s: float) -> str:
+    """An epoch time as ``HH:MM:SS UTC``."""
+    return time.strftime("%H:%M:%S UTC", time.gmtime(epoch_s))
 
 
 def run_key(ms: Metastore, entry: CompactionInfo) -> str:
@@ -272,7 +321,7 @@ def plan_requests(
                 },
             )
         )
-    return requests, CompactionCursor(requested, cursor.initiated_at)
+    return requests, CompactionCursor(requested, cursor.initiated_at, cursor.initiator_queued)
 
 
 def compaction_sensor(
@@ -300,20 +349,24 @@ def compaction_sensor(
             return SensorResult(skip_reason=no_warehouse_yet(acid_warehouse))
         cursor = CompactionCursor.parse(context.cursor)
         settings = acid_warehouse.service_conf
-        queued = 0
-        with acid_warehouse.open_warehouse() as wh:
+        ran = False
+        with maintenance_warehouse(acid_warehouse) as wh:
             now = time.time()
             if settings.initiator_on and now - cursor.initiated_at >= settings.check_interval_s:
                 decisions = Initiator(wh).run()
-                queued = sum(1 for d in decisions if d.cq_id is not None)
+                cursor.initiator_queued = sum(1 for d in decisions if d.cq_id is not None)
                 cursor.initiated_at = now
+                ran = True
             assets = {t.table: t.key for t in repository_tables(context, resource_key)}
             requests, cursor = plan_requests(context, wh.metastore, cursor, assets, resource_key)
         if requests:
             return SensorResult(run_requests=requests, cursor=cursor.dump())
         waiting = len(cursor.requested)
+        initiator = initiator_status(
+            settings.initiator_on, settings.check_interval_s, cursor, now, ran
+        )
         return SensorResult(
-            skip_reason=f"initiator queued {queued}; no new queue entry "
+            skip_reason=f"{initiator}; no new queue entry "
             f"({waiting} requested entr{'y' if waiting == 1 else 'ies'} pending)",
             cursor=cursor.dump(),
         )

@@ -5,7 +5,7 @@ becomes (a :class:`~.frames.Frame` the writes take) and what a load returns.
 
     handle_output: write options (metadata) -> the output as a Frame (converted once) -> create
     the table on first write -> slice (partition_expr) -> check and write in one transaction
-    (:mod:`.writes`) -> metadata (:mod:`.metadata`)
+    (:mod:`.writes`) -> metadata (:mod:`.metadata`; the type's ``writer_metadata``: who wrote)
     load_input: one snapshot (held until the step ends) -> the slice's rows, ``columns`` only
 
 Subclasses say how their type converts (:meth:`AcidTypeHandler.frame`, once per output) and
@@ -33,7 +33,7 @@ from acid_platform.orchestration.options import (
     table_layout,
     write_options,
 )
-from acid_platform.orchestration.reading import TableRead
+from acid_platform.orchestration.reading import TableRead, TableSnapshot
 from acid_platform.orchestration.slices import Slice, partition_columns, slice_of
 from acid_platform.orchestration.writes import (
     check_columns,
@@ -43,6 +43,7 @@ from acid_platform.orchestration.writes import (
     write_slice,
 )
 from acid_platform.table import Table
+from acid_platform.table.statement import StatementMetrics
 from acid_platform.warehouse import Warehouse
 
 if TYPE_CHECKING:
@@ -62,6 +63,14 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
     @abstractmethod
     def load(self, read: TableRead, connection: AcidConnection, target: type) -> T:
         """The rows of ``read`` as ``target``."""
+
+    def writer_metadata(
+        self, wh: Warehouse, obj: T, metrics: Sequence[StatementMetrics]
+    ) -> Mapping[str, Any]:
+        """What the type adds to the metadata of an output ``obj`` written by the statements
+        ``metrics`` (who wrote it; the Spark handler: the application and its tasks); nothing by
+        default."""
+        return {}
 
     def handle_output(
         self, context: OutputContext, table_slice: TableSlice, obj: T, connection: AcidConnection
@@ -94,7 +103,8 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
         metrics = write_slice(table, conformed, options, slice_)
         health = table_health(table, slice_partitions(table, slice_), connection.row_counts)
         partitions = len(context.asset_partition_keys) if dims else 0
-        return materialization_metadata(table, options.mode.value, metrics, health, partitions)
+        metadata = materialization_metadata(table, options.mode.value, metrics, health, partitions)
+        return {**metadata, **self.writer_metadata(wh, obj, metrics)}
 
     def load_input(
         self, context: InputContext, table_slice: TableSlice, connection: AcidConnection
@@ -102,7 +112,7 @@ class AcidTypeHandler(DbTypeHandler[T], Generic[T]):
         upstream = context.upstream_output
         name = connection.table_name(upstream or context, table_slice)
         asset = context.asset_key.to_user_string() if context.has_asset_key else name
-        snapshot = connection.resource.snapshot(name)
+        snapshot = connection.resource.hold(TableSnapshot(connection.warehouse, [name]))
         table = snapshot.table(name)
         partitions_def = context.asset_partitions_def if context.has_asset_partitions else None
         slice_ = slice_of(

@@ -2,9 +2,9 @@
 the deltas and delete deltas a reader merges, bytes, and rows.
 
 The sums of the per-partition layout of the table's health report
-(:func:`acid_platform.compaction.health.table_layout`: one snapshot under a reader lease and one
-listing per partition directory, judged by :func:`~acid_platform.format.acid_state` exactly as a
-reader judges it). Row counts come from the
+(:func:`acid_platform.compaction.health.partition_layouts`: one snapshot under a reader lease
+and one listing per partition directory, judged by :func:`~acid_platform.format.acid_state`
+exactly as a reader judges it). Row counts come from the
 ORC footers of the visible files (no data is read): rows = insert events of the base and deltas
 minus delete events of the delete deltas, which holds because every delete event names a row a
 committed snapshot saw.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from acid_platform.compaction.health import table_layout
+from acid_platform.compaction.health import partition_layouts
 from acid_platform.table import Table
 
 
@@ -47,9 +47,10 @@ def table_health(
     table: Table, slice_partitions: Collection[str] | None = None, count_rows: bool = True
 ) -> TableHealth:
     """The health of ``table`` in a fresh snapshot; with ``slice_partitions`` (partition names)
-    also the rows of those partitions. The sums of :func:`~acid_platform.compaction.health.table_layout`,
-    the per-partition layout of the table's health report."""
-    layouts = table_layout(table, count_rows=count_rows)
+    also the rows of those partitions. The sums of
+    :func:`~acid_platform.compaction.health.partition_layouts`, the per-partition layout of the
+    table's health report."""
+    layouts = partition_layouts(table, count_rows=count_rows)
     partitions = len(layouts) if table.spec.partition_columns else 0
     deltas = sum(p.deltas for p in layouts)
     delete_deltas = sum(p.delete_deltas for p in layouts)

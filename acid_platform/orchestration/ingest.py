@@ -56,6 +56,7 @@ from acid_platform.errors import LandingFileError, NoSuchObjectError
 from acid_platform.orchestration.resources import (
     DEFAULT_RESOURCE_KEY,
     AcidWarehouseResource,
+    maintenance_warehouse,
     warehouse_resource,
 )
 from acid_platform.orchestration.service_jobs import service_job
@@ -409,7 +410,7 @@ def identify_new(
     those committed into ``table`` already (none while the warehouse or table does not
     exist)."""
     try:
-        with resource.open_warehouse() as wh:
+        with maintenance_warehouse(resource) as wh:
             pending, _ = identify(wh.table(table), files)
     except NoSuchObjectError:
         return list(files), set()

@@ -63,13 +63,15 @@ class WriteMode(enum.StrEnum):
 class MergeOptions:
     """The WHEN clauses of the MERGE a ``merge`` write runs (``s`` = the output, ``t`` = the
     table): ``WHEN MATCHED AND delete_condition THEN DELETE``, ``WHEN MATCHED [AND
-    update_condition] THEN UPDATE`` every column (``update``), ``WHEN NOT MATCHED THEN INSERT``
-    (``insert``), and with ``delete_missing`` ``WHEN NOT MATCHED BY SOURCE THEN DELETE`` for
+    update_condition] THEN UPDATE`` every column (``update``), ``WHEN NOT MATCHED [AND
+    insert_condition] THEN INSERT`` (``insert``; e.g. ``NOT s.closed``, so that a source row
+    that a later run would delete is never inserted and a re-run changes nothing), and with ``delete_missing`` ``WHEN NOT MATCHED BY SOURCE THEN DELETE`` for
     the table's rows of the slice the output no longer has."""
 
     update: bool = True
     insert: bool = True
     update_condition: str | None = None
+    insert_condition: str | None = None
     delete_condition: str | None = None
     delete_missing: bool = False
 

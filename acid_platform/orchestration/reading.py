@@ -23,10 +23,11 @@ from sqlglot import exp
 from acid_platform.errors import InvalidPartitionError
 from acid_platform.format import Snapshot
 from acid_platform.table import Table
+from acid_platform.table.deprecation import renamed_argument
 from acid_platform.table.expressions import literal_expression, to_expression
 from acid_platform.table.partitions import parse_partition_name
+from acid_platform.table.read_lease import ReadLease
 from acid_platform.table.scan import TableScan
-from acid_platform.table.statement import ReadLease
 
 if TYPE_CHECKING:
     from acid_platform.warehouse import Warehouse
@@ -53,16 +54,20 @@ class TableSnapshot:
         table: str,
         columns: Sequence[str] | None = None,
         partition: Mapping[str, Any] | str | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the table API's word
+        where: str | exp.Expr | None = None,
+        *,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the deprecated alias of where
     ) -> TableRead:
         """A lazy read of ``table`` (one of this snapshot's) in this snapshot: ``columns``
         (all if ``None``), one ``partition`` (``{"ds": "2024-01-01"}`` or
-        ``"ds=2024-01-01"``) and a Hive ``filter``."""
+        ``"ds=2024-01-01"``) and a Hive predicate ``where`` (``filter=`` is its deprecated
+        alias)."""
         t = self.table(table)
-        where = [to_expression(filter, f"filter of {t.name}")] if filter is not None else []
+        given = renamed_argument(where, filter, "filter=", "where=")
+        terms = [to_expression(given, f"where of {t.name}")] if given is not None else []
         if partition is not None:
-            where.append(partition_predicate(t, partition))
-        predicate = None if not where else where[0] if len(where) == 1 else exp.and_(*where)
+            terms.append(partition_predicate(t, partition))
+        predicate = None if not terms else terms[0] if len(terms) == 1 else exp.and_(*terms)
         return TableRead(t, self.snapshots[t.name], columns, predicate)
 
     def table(self, name: str) -> Table:
@@ -103,7 +108,7 @@ class TableRead:
 
     def plan(self) -> TableScan:
         """The lazy scan of these rows (``plan_files()``, ``to_batches()``, ``to_arrow()``)."""
-        return self.table.plan_scan(self.columns, self.predicate, snapshot=self.snapshot)
+        return self.table.scan(self.columns, self.predicate, snapshot=self.snapshot)
 
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table."""
@@ -120,10 +125,19 @@ class TableRead:
 
     def to_spark(self, spark: Any) -> Any:
         """The rows as a Spark DataFrame read by Spark's executors through the ``acid`` data
-        source, pinned to this snapshot (the warehouse is registered on ``spark`` if needed)."""
-        from acid_platform.engines.spark import NAME, register
+        source, pinned to this snapshot. The warehouse is registered on ``spark`` first
+        (``wh.register_spark(spark, compaction=False)``, whose docstring lists what that
+        changes on the session)."""
+        from acid_platform.engines.spark import NAME
+        from acid_platform.warehouse import Warehouse
 
-        register(spark, self.table.warehouse)
+        wh = self.table.warehouse
+        if not isinstance(wh, Warehouse):
+            raise TypeError(
+                f"to_spark() reads a table of an acid_platform.Warehouse, not of a "
+                f"{type(wh).__name__}"
+            )
+        wh.register_spark(spark, compaction=False)
         reader = (
             spark.read.format(NAME)
             .option("valid_txns", str(self.snapshot.valid_txns))

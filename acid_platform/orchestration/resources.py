@@ -1,17 +1,20 @@
 """Dagster resources: the warehouse of a run, reads under one snapshot, and Spark.
 
 * :class:`AcidWarehouseResource` — the "transaction resource": the warehouse (root URI,
-  metastore URL, engine, Hive settings), opened once per step process, handing out the
-  warehouse, its tables, transactions and snapshots for assets and ad-hoc work; maintenance
-  jobs and sensors open a short-lived one with :meth:`~AcidWarehouseResource.open_warehouse`::
+  metastore URL, engine, Hive settings), opened once per step process;
+  :meth:`~AcidWarehouseResource.get_warehouse` is the one way to get it, and the resource hands
+  out its tables and transactions for assets and ad-hoc work. This package's sensors,
+  maintenance jobs and checks open a short-lived one of their own instead, which neither
+  creates the warehouse nor starts Spark (:func:`maintenance_warehouse`)::
 
       @asset
       def restated(acid_warehouse: AcidWarehouseResource) -> None:
           with acid_warehouse.transaction():
               acid_warehouse.table("sales").update({"amount": "amount * 2"}, "ds = '2024-01-01'")
 
-* :class:`AcidReader` — the snapshot-aware "merge" resource: loads a table or partition under
-  ONE snapshot, lazily, with column projection, as Arrow, pandas or a Spark DataFrame::
+* :class:`AcidReader` — the snapshot-aware "merge" resource, the one way to get a snapshot:
+  loads a table or partition under ONE snapshot, lazily, with column projection, as Arrow,
+  pandas or a Spark DataFrame::
 
       @asset
       def report(reader: AcidReader) -> pd.DataFrame:
@@ -20,11 +23,15 @@
 
 * :func:`spark_resource` — a ``dagster_pyspark.LazyPySparkResource`` whose Python workers run
   this interpreter and import this project (``spark.pyspark.python``,
-  ``spark.executorEnv.PYTHONPATH``). Run Spark steps in process (``in_process_executor``) so one
-  JVM serves the run.
+  ``spark.executorEnv.PYTHONPATH``); it sets no environment variable. Run Spark steps in
+  process (``in_process_executor``) so one JVM serves the run.
 
 A resource's warehouse is one session (see :class:`~acid_platform.table.TableWarehouse`): use
 it from one thread at a time.
+
+Deprecated, for one release (a ``DeprecationWarning``): ``AcidWarehouseResource.open()`` and
+``AcidWarehouseResource.open_warehouse()`` (use ``get_warehouse()``),
+``AcidWarehouseResource.snapshot()`` (use ``AcidReader.snapshot()``).
 """
 
 # Pydantic reads these classes' annotations at run time: no postponed evaluation here.
@@ -32,7 +39,7 @@ it from one thread at a time.
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -48,8 +55,10 @@ from acid_platform.format.storage import StorageOptions
 from acid_platform.metastore.store import masked_url
 from acid_platform.orchestration.reading import TableRead, TableSnapshot
 from acid_platform.runtime import require, spark_executor_env
-from acid_platform.table import Table, TableWarehouse, Transaction
+from acid_platform.table import Table, Transaction
 from acid_platform.table.catalog_ops import warehouse_exists
+from acid_platform.table.deprecation import deprecated, renamed_argument
+from acid_platform.table.warehouse import TableWarehouse
 from acid_platform.warehouse import Warehouse
 
 try:
@@ -69,15 +78,15 @@ def spark_resource(
     master: str = "local[*]", conf: Mapping[str, str] | None = None
 ) -> LazyPySparkResource:
     """A ``LazyPySparkResource`` (the session starts on first use) whose Python workers can
-    import this project: this interpreter on the driver and executors, the project on their
-    ``PYTHONPATH``, the memory settings of :mod:`acid_platform.runtime` on the executors, the
-    driver on loopback for a local master, the UI off. ``conf`` adds or overrides Spark
-    settings. Sets ``PYSPARK_PYTHON`` (this interpreter) in this process's environment where
-    unset: Spark starts the data source's planning workers with it. Needs the
-    ``[dagster-spark]`` extra."""
+    import this project: this interpreter on the driver and executors (``spark.pyspark.python``
+    and ``spark.pyspark.driver.python``; PySpark takes its workers' interpreter from
+    ``PYSPARK_PYTHON`` only, so :class:`AcidSparkResource` applies the setting to the session
+    it hands out), the project on their ``PYTHONPATH``, the memory settings of
+    :mod:`acid_platform.runtime` on the executors, the driver on loopback for a local master
+    (``spark.driver.host``, ``spark.driver.bindAddress``), the UI off. ``conf`` adds or
+    overrides Spark settings. Sets no environment variable. Needs the ``[dagster-spark]``
+    extra."""
     require("dagster_pyspark", "dagster-spark", "spark_resource()")
-    # Spark starts the data source's planning workers with PYSPARK_PYTHON, not the conf.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     path = os.pathsep.join(
         dict.fromkeys([PROJECT_ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(":"))])
     )
@@ -95,7 +104,22 @@ def spark_resource(
     }
     if master.startswith("local"):
         settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
-    return LazyPySparkResource(spark_config=settings | dict(conf or {}))
+    return AcidSparkResource(spark_config=settings | dict(conf or {}))
+
+
+class AcidSparkResource(LazyPySparkResource):
+    """The resource :func:`spark_resource` makes: a ``LazyPySparkResource`` whose session's
+    Python workers run the interpreter its settings name (``spark.pyspark.python``, applied to
+    the session's ``SparkContext`` as ``wh.register_spark`` does) — not the ``python3`` of the
+    ``PATH`` that PySpark picks when ``PYSPARK_PYTHON`` is unset."""
+
+    @property
+    def spark_session(self) -> Any:
+        from acid_platform.engines.spark.python_workers import use_driver_python
+
+        session = super().spark_session
+        use_driver_python(session)  # once per SparkContext
+        return session
 
 
 class ObjectStoreConfig(Config):
@@ -189,12 +213,18 @@ class AcidWarehouseResource(ConfigurableResource):
         return ServiceConf.from_conf(self.conf)
 
     def get_warehouse(self) -> Warehouse:
-        """This process's warehouse session (opened on first use, Spark registered for engine
-        ``spark``; closed with the step's resources)."""
+        """The warehouse: this process's session of it, the one way to get it from the
+        resources (opened on first use — created first if missing and ``create`` —, registered
+        on :meth:`spark_session` with ``wh.register_spark`` for engine ``spark``; closed with
+        the step's resources)."""
         if self._warehouse is None:
-            wh = self.open(create=self.create)
-            if self.engine == "spark":
-                wh.register_spark(self.spark_session())
+            wh = _open_session(self, create=self.create)
+            try:
+                if self.engine == "spark":
+                    wh.register_spark(self.spark_session())
+            except BaseException:
+                wh.close()
+                raise
             self._warehouse = wh
         return self._warehouse
 
@@ -203,31 +233,21 @@ class AcidWarehouseResource(ConfigurableResource):
         maintenance has nothing to do and skips its ticks)."""
         return warehouse_exists(self.warehouse, self.metastore_url)
 
-    @contextmanager
-    def open_warehouse(self) -> Iterator[Warehouse]:
-        """A warehouse of its own (it must exist; no Spark), closed at the end: for sensors
-        and maintenance jobs."""
-        wh = self.open(create=False)
-        try:
-            yield wh
-        finally:
-            wh.close()
+    def open_warehouse(self) -> AbstractContextManager[Warehouse]:
+        """Deprecated: use :meth:`get_warehouse`. A warehouse of its own (it must exist; no
+        Spark), closed at the end (:func:`maintenance_warehouse`)."""
+        deprecated("AcidWarehouseResource.open_warehouse()", "get_warehouse()")
+        return maintenance_warehouse(self)
 
     def open(self, *, create: bool) -> Warehouse:
-        """A new warehouse session on these settings (the caller closes it)."""
-        return Warehouse.open(
-            self.warehouse,
-            self.metastore_url,
-            conf=self.conf,
-            create=create,
-            txn_timeout_s=self.service_conf.txn_timeout_s,
-            storage=None if self.storage is None else self.storage.options(),
-        )
+        """Deprecated: use :meth:`get_warehouse`. A new warehouse session on these settings
+        (the caller closes it)."""
+        deprecated("AcidWarehouseResource.open()", "get_warehouse()")
+        return _open_session(self, create=create)
 
     def spark_session(self) -> Any:
         """The Spark session: ``spark``'s, else the active one, else a new
         :func:`spark_resource` session on ``spark_master`` (default ``local[*]``)."""
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if self.spark is not None:
             return self.spark.spark_session
         from pyspark.sql import SparkSession
@@ -256,10 +276,17 @@ class AcidWarehouseResource(ConfigurableResource):
         return self.get_warehouse().transaction()
 
     def snapshot(self, *tables: str) -> TableSnapshot:
-        """ONE snapshot of ``tables`` (a reader lease until closed or until the step ends)."""
-        snap = TableSnapshot(self.get_warehouse(), tables)
-        self._snapshots.append(snap)
-        return snap
+        """Deprecated: use :meth:`AcidReader.snapshot`. ONE snapshot of ``tables`` (a reader
+        lease until closed or until the step ends)."""
+        deprecated("AcidWarehouseResource.snapshot()", "AcidReader.snapshot()")
+        return self.hold(TableSnapshot(self.get_warehouse(), tables))
+
+    def hold(self, snapshot: TableSnapshot) -> TableSnapshot:
+        """Close ``snapshot`` (release its reader lease) when this resource closes, when the
+        step ends, and return it: what keeps the snapshots of :meth:`AcidReader.snapshot` and of
+        the IO manager's loads for as long as the step may read them."""
+        self._snapshots.append(snapshot)
+        return snapshot
 
     def sql(self, text: str) -> Any:
         """Run HiveQL in the warehouse session (``acid_warehouse.sql("SHOW TRANSACTIONS")``)."""
@@ -284,30 +311,65 @@ class AcidReader(ConfigurableResource):
     acid_warehouse: ResourceDependency[AcidWarehouseResource]
 
     def snapshot(self, *tables: str) -> TableSnapshot:
-        """ONE snapshot of ``tables``; ``.load(table, columns=…, partition=…, filter=…)``."""
-        return self.acid_warehouse.snapshot(*tables)
+        """ONE snapshot of ``tables`` (a reader lease until closed or until the step ends), the
+        one way to get a snapshot from the resources; ``.load(table, columns=…, partition=…,
+        where=…)``."""
+        resource = self.acid_warehouse
+        return resource.hold(TableSnapshot(resource.get_warehouse(), tables))
 
     def load(
         self,
         table: str,
         columns: list[str] | None = None,
         partition: Mapping[str, Any] | str | None = None,
-        filter: str | None = None,  # noqa: A002 - the table API's word
+        where: str | None = None,
+        *,
+        filter: str | None = None,  # noqa: A002 - the deprecated alias of where
     ) -> TableRead:
-        """A lazy read of one table (or one partition of it) in a snapshot of its own."""
-        return self.snapshot(table).load(table, columns, partition, filter)
+        """A lazy read of one table (or one partition of it) in a snapshot of its own; ``where``
+        is a Hive predicate (``filter=`` is its deprecated alias)."""
+        where = renamed_argument(where, filter, "filter=", "where=")
+        return self.snapshot(table).load(table, columns, partition, where)
 
     def load_spark(
         self,
         table: str,
         columns: list[str] | None = None,
         partition: Mapping[str, Any] | str | None = None,
-        filter: str | None = None,  # noqa: A002
+        where: str | None = None,
+        *,
+        filter: str | None = None,  # noqa: A002 - the deprecated alias of where
     ) -> Any:
         """:meth:`load` as a Spark DataFrame on the warehouse resource's Spark session."""
-        return self.load(table, columns, partition, filter).to_spark(
+        where = renamed_argument(where, filter, "filter=", "where=")
+        return self.load(table, columns, partition, where).to_spark(
             self.acid_warehouse.spark_session()
         )
+
+
+def _open_session(resource: AcidWarehouseResource, *, create: bool) -> Warehouse:
+    """A new warehouse session on ``resource``'s settings (the caller closes it)."""
+    return Warehouse.open(
+        resource.warehouse,
+        resource.metastore_url,
+        conf=resource.conf,
+        create=create,
+        txn_timeout_s=resource.service_conf.txn_timeout_s,
+        storage=None if resource.storage is None else resource.storage.options(),
+    )
+
+
+@contextmanager
+def maintenance_warehouse(resource: AcidWarehouseResource) -> Iterator[Warehouse]:
+    """A warehouse session of its own on ``resource``'s settings, closed at the end: for this
+    package's sensors, maintenance jobs and checks, which must neither create the warehouse (it
+    must exist) nor start Spark (none is registered). Assets and ops use
+    ``resource.get_warehouse()``."""
+    wh = _open_session(resource, create=False)
+    try:
+        yield wh
+    finally:
+        wh.close()
 
 
 #: The resource key of a code location's (first) warehouse. Another warehouse of the same code
@@ -378,8 +440,10 @@ __all__ = [
     "DEFAULT_RESOURCE_KEY",
     "PROJECT_ROOT",
     "AcidReader",
+    "AcidSparkResource",
     "AcidWarehouseResource",
     "keyed_name",
+    "maintenance_warehouse",
     "no_warehouse_yet",
     "refuse_plain_secrets",
     "warehouse_resource",

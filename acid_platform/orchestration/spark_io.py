@@ -2,9 +2,11 @@
 Spark native engine: rows never reach the driver), loads read by them through the ``acid`` data
 source pinned to one snapshot.
 
-The output's session is registered on the warehouse on first use (as ``wh.register_spark`` does),
-so the IO manager needs no Spark settings of its own; the warehouse resource's Spark session
-(``engine="spark"``, or :func:`~.resources.spark_resource`) serves the loads.
+The output's session is registered on the warehouse on first use (``wh.register_spark``), so the
+IO manager needs no Spark settings of its own; the warehouse resource's Spark session
+(``engine="spark"``, or :func:`~.resources.spark_resource`) serves the loads. Who wrote an
+output comes from its statements' metrics (:attr:`StatementMetrics.tasks
+<acid_platform.table.statement.StatementMetrics.tasks>`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from dagster import MetadataValue, OutputContext
-from dagster._core.storage.db_io_manager import TableSlice
+from dagster import MetadataValue
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
@@ -27,6 +28,7 @@ from acid_platform.orchestration.handlers import AcidTypeHandler
 from acid_platform.orchestration.reading import TableRead
 from acid_platform.table import Table
 from acid_platform.table.partitions import make_partition_name
+from acid_platform.table.statement import StatementMetrics
 from acid_platform.warehouse import Warehouse
 
 if TYPE_CHECKING:
@@ -62,17 +64,10 @@ class SparkFrame:
 class SparkTypeHandler(AcidTypeHandler[DataFrame]):
     """``pyspark.sql.DataFrame`` outputs and loads."""
 
-    def handle_output(
-        self,
-        context: OutputContext,
-        table_slice: TableSlice,
-        obj: DataFrame,
-        connection: AcidConnection,
+    def writer_metadata(
+        self, wh: Warehouse, obj: DataFrame, metrics: Sequence[StatementMetrics]
     ) -> Mapping[str, Any]:
-        engine = spark_engine(connection.warehouse, obj.sparkSession)
-        engine.last_tasks = ()
-        metadata = super().handle_output(context, table_slice, obj, connection)
-        return {**metadata, **spark_metadata(engine)}
+        return spark_metadata(spark_engine(wh, obj.sparkSession).spark, metrics)
 
     def frame(self, wh: Warehouse, obj: DataFrame) -> Frame:
         spark_engine(wh, obj.sparkSession)
@@ -87,8 +82,7 @@ class SparkTypeHandler(AcidTypeHandler[DataFrame]):
 
 
 def spark_engine(wh: Warehouse, session: SparkSession) -> SparkEngine:
-    """The warehouse's Spark engine (registered on ``session`` first, as ``wh.register_spark``
-    does, if it has none)."""
+    """The warehouse's Spark engine (``wh.register_spark(session)`` first if it has none)."""
     engine = next((e for e in wh.native_engines if isinstance(e, SparkEngine)), None)
     if engine is None:
         wh.register_spark(session)
@@ -96,19 +90,20 @@ def spark_engine(wh: Warehouse, session: SparkSession) -> SparkEngine:
     return engine
 
 
-def spark_metadata(engine: SparkEngine) -> dict[str, Any]:
-    """Who wrote a Spark output: the application, its master, the driver's process, and the
-    processes of the tasks that wrote files (``host``, ``pid``, how many tasks) — on a cluster,
-    Python workers of the executors."""
-    context = engine.spark.sparkContext
+def spark_metadata(spark: SparkSession, metrics: Sequence[StatementMetrics]) -> dict[str, Any]:
+    """Who wrote a Spark output: the application of ``spark``, its master, the driver's
+    process, and the processes of the tasks that wrote files in the statements ``metrics``
+    (``host``, ``pid``, how many tasks) — on a cluster, Python workers of the executors."""
+    context = spark.sparkContext
+    tasks = [task for m in metrics for task in m.tasks]
     writers: dict[tuple[str, int], int] = {}
-    for task in engine.last_tasks:
+    for task in tasks:
         writers[(task.host, task.pid)] = writers.get((task.host, task.pid), 0) + 1
     return {
         "spark/app_id": context.applicationId,
         "spark/master": context.master,
         "spark/driver": MetadataValue.json({"host": socket.gethostname(), "pid": os.getpid()}),
-        "spark/tasks": len(engine.last_tasks),
+        "spark/tasks": len(tasks),
         "spark/writers": MetadataValue.json(
             [{"host": h, "pid": p, "tasks": n} for (h, p), n in sorted(writers.items())]
         ),

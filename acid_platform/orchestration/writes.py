@@ -2,10 +2,10 @@
 
 * ``append`` — INSERT the rows;
 * ``overwrite`` — replace the slice: when the slice is a set of whole Hive partitions (its
-  predicate names partition columns only), ONE INSERT OVERWRITE statement writes a ``base_w``
-  into every partition that receives rows and an empty ``base_w`` into every other partition of
-  the slice, under a lock on each of those partitions only (concurrent backfills of other
-  partitions are not blocked); otherwise DELETE of the slice's rows and INSERT in one
+  predicate names partition columns only), ``Table.replace_partitions``: ONE INSERT OVERWRITE
+  statement writes a ``base_w`` into every partition that receives rows and an empty ``base_w``
+  into every other partition of the slice, under a lock on each of those partitions only
+  (concurrent backfills of other partitions are not blocked); otherwise DELETE of the slice's rows and INSERT in one
   transaction. Readers see the old slice or the new one, never a mix or nothing;
 * ``merge`` — MERGE on the key columns (:class:`~.options.MergeOptions` clauses), the target
   restricted to the slice;
@@ -23,21 +23,12 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from acid_platform.errors import InvalidPartitionError, SchemaMismatchError, UnknownColumnError
-from acid_platform.metastore.model import LockComponent
 from acid_platform.orchestration.frames import Frame
 from acid_platform.orchestration.options import WriteMode, WriteOptions
 from acid_platform.orchestration.slices import Slice
-from acid_platform.table import Table, inserts
+from acid_platform.table import Table
 from acid_platform.table.partitions import partition_values_table
-from acid_platform.table.statement import (
-    StatementMetrics,
-    WriteContext,
-    WriteOutcome,
-    WriteRequest,
-    run_write,
-    statement_guard,
-)
-from acid_platform.table.transaction import write_lock_type
+from acid_platform.table.statement import StatementMetrics
 
 #: The MERGE aliases: ``t`` the table, ``s`` the output.
 TARGET, SOURCE = "t", "s"
@@ -106,48 +97,14 @@ def overwrite(table: Table, frame: Frame, slice_: Slice) -> list[StatementMetric
     if set(referenced(slice_.predicate)) <= set(partition_cols):
         receiving = frame.partition_names(partition_cols)
         covered = partitions_in(table, slice_.predicate)
-        empty = [p for p in covered if p not in set(receiving)]
-        if not receiving and not empty:
+        if not receiving and not covered:
             return []  # no rows, and the slice holds no partition yet: nothing to replace
-        return [replace_partitions(table, frame, receiving, empty)]
+        return [table.replace_partitions(frame.data, sorted({*receiving, *covered}))]
     wh = table.warehouse
     with wh.transaction():
         deleted = table.delete(slice_.predicate)
         inserted = table.insert(frame.data)
     return [deleted, inserted]
-
-
-def replace_partitions(
-    table: Table, frame: Frame, receiving: Sequence[str], empty: Sequence[str]
-) -> StatementMetrics:
-    """ONE INSERT OVERWRITE statement: ``base_w`` with the rows into each of ``receiving``,
-    an empty ``base_w`` into each of ``empty``; an EXCLUSIVE lock on each of those partitions
-    (not on the table)."""
-    wh = table.warehouse
-    native = wh.native_engines.for_data(frame.data)
-    with statement_guard(wh):
-        spec = table.refresh()
-        if native is not None:
-            relation, _ = native.prepare_insert(spec, frame.data, None)
-        else:
-            relation, _ = inserts.prepare_rows(spec, frame.data, None)
-    lock = write_lock_type(wh.conf, overwrite=True)
-    request = WriteRequest(
-        tuple(
-            LockComponent(lock, spec.db, spec.name, name) for name in sorted({*receiving, *empty})
-        ),
-        check_outdated=True,
-        overwrite=True,
-    )
-
-    def write(ctx: WriteContext) -> WriteOutcome:
-        if native is not None:
-            outcome = native.write_rows(ctx, relation, True)
-        else:
-            outcome = inserts.write_rows(ctx, relation, True)
-        return inserts.write_empty_bases(ctx, empty, outcome)
-
-    return run_write(wh, spec, table.location, request, write)
 
 
 def merge(table: Table, frame: Frame, options: WriteOptions, slice_: Slice) -> StatementMetrics:
@@ -160,7 +117,7 @@ def merge(table: Table, frame: Frame, options: WriteOptions, slice_: Slice) -> S
     if clauses.update:
         merger.when_matched_update_all(clauses.update_condition)
     if clauses.insert:
-        merger.when_not_matched_insert_all()
+        merger.when_not_matched_insert_all(clauses.insert_condition)
     if clauses.delete_missing:
         merger.when_not_matched_by_source_delete(in_slice)
     return merger.execute()
@@ -234,6 +191,5 @@ __all__ = [
     "partitions_in",
     "referenced",
     "overwrite",
-    "replace_partitions",
     "write_slice",
 ]

@@ -35,8 +35,8 @@ from acid_platform.sql.state import SessionState
 
 def begin(session: SessionState, stmt: st.Begin) -> StatementResult:
     """``BEGIN`` / ``START TRANSACTION``."""
-    txn = session.warehouse.begin()
-    return empty_result(stmt, f"transaction {txn.txn_id} started")
+    txn = session.warehouse.transaction()
+    return empty_result(stmt, f"transaction {txn.id} started")
 
 
 def commit(session: SessionState, stmt: st.Commit) -> StatementResult:
@@ -166,7 +166,7 @@ def compact(session: SessionState, stmt: st.Compact) -> StatementResult:
 # --------------------------------------------------------------------------- helpers
 def _txn_id(session: SessionState) -> int | str:
     txn = session.warehouse.current_transaction
-    return txn.txn_id if txn is not None else ""
+    return txn.id if txn is not None else ""
 
 
 def _lock_times(row: dict[str, Any]) -> dict[str, Any]:

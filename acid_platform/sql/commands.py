@@ -29,7 +29,7 @@ from acid_platform.sql.statements import (
     SetVariable,
     Show,
     ShowCompactions,
-    Source,
+    SqlSource,
     Statement,
     TableName,
 )
@@ -37,7 +37,7 @@ from acid_platform.sql.statements import (
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def parse_command(chunk: Chunk, source: Source) -> Statement | None:
+def parse_command(chunk: Chunk, source: SqlSource) -> Statement | None:
     """The statement of ``chunk`` when it is one of the Hive-only commands, else None."""
     words = [t.text.upper() for t in chunk.tokens[:3]]
     first = words[0]
@@ -75,7 +75,7 @@ def parse_partition_spec(text: str) -> tuple[tuple[str, object], ...]:
     if len(chunks) != 1:
         raise SqlSyntaxError(f"expected one partition spec (k='v', …), found {text!r}", 1, 1)
     chunk = chunks[0]
-    cursor = Cursor(chunk, chunk.tokens, Source(chunk.text, chunk.line, chunk.col))
+    cursor = Cursor(chunk, chunk.tokens, SqlSource(chunk.text, chunk.line, chunk.col))
     items = cursor.partition_items()
     cursor.end()
     return items
@@ -84,7 +84,7 @@ def parse_partition_spec(text: str) -> tuple[tuple[str, object], ...]:
 class Cursor:
     """Reads one statement's tokens left to right; errors point at the current token."""
 
-    def __init__(self, chunk: Chunk, tokens: Sequence[Token], source: Source) -> None:
+    def __init__(self, chunk: Chunk, tokens: Sequence[Token], source: SqlSource) -> None:
         self.chunk = chunk
         self.tokens = list(tokens)
         self.source = source

@@ -145,8 +145,12 @@ def _check_storage(stmt: st.CreateTable) -> list[str]:
     props = {k.lower(): v for k, v in stmt.properties}
     if props.get("transactional", "true").lower() != "true" and not stmt.temporary:
         raise UnsupportedOperationError(
-            f"CREATE TABLE {stmt.table}: 'transactional'='{props['transactional']}' — only transactional "
-            "(Hive ACID) tables are supported"
+            f"CREATE TABLE {stmt.table}: 'transactional'='{props['transactional']}' — SQL creates "
+            "only transactional (Hive ACID) tables. A non-transactional table comes from the "
+            "Python API: wh.create_table(name, columns, properties={'transactional': 'false'}) "
+            "(its plain ORC files are read; INSERT, UPDATE, DELETE and MERGE are refused). For "
+            "plain ORC, Parquet or text files you write with INSERT: TBLPROPERTIES "
+            "('transactional'='true', 'transactional_properties'='insert_only')"
         )
     if stmt.location:
         notes.append(f"LOCATION {stmt.location!r} ignored: the table lives under the warehouse")

@@ -33,7 +33,7 @@ from acid_platform.sql.script import (
     substitute,
     syntax_error,
 )
-from acid_platform.sql.statements import SetVariable, Source, Statement
+from acid_platform.sql.statements import SetVariable, SqlSource, Statement
 from acid_platform.sql.translate import translate
 
 #: First words of the statements sqlglot reads for us.
@@ -150,7 +150,7 @@ def parse_chunk(
     if "${" in chunk.text:
         chunk = rebase(chunk, substitute(chunk.text, lookup_in(hivevars, hiveconf)))
         check_utf8_text(chunk.script)  # a variable's value may hold bytes that were not UTF-8
-    source = Source(chunk.text, chunk.line, chunk.col)
+    source = SqlSource(chunk.text, chunk.line, chunk.col)
     command = parse_command(chunk, source)
     if command is not None:
         return command

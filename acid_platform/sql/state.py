@@ -2,7 +2,7 @@
 
 :class:`SessionState` is what Hive keeps per session: the warehouse it talks to, the current
 database (``USE``), ``hivevar`` variables and temporary tables (session-scoped Arrow tables, not
-transactional). An open ``BEGIN`` transaction lives on the warehouse itself (``wh.begin()`` /
+transactional). An open ``BEGIN`` transaction lives on the warehouse itself (``wh.transaction()`` /
 ``wh.in_transaction``). The handlers (:mod:`.ddl`, :mod:`.dml`, :mod:`.admin`) take a
 ``SessionState``; :class:`~acid_platform.sql.session.SqlSession` adds the statement loop on top,
 so the modules import one way: state <- handlers <- executor <- session.
@@ -17,12 +17,12 @@ import pyarrow as pa
 from sqlglot import exp
 
 from acid_platform.errors import NoSuchObjectError, SemanticError
-from acid_platform.metastore.names import DEFAULT_DATABASE, normalize_identifier
+from acid_platform.metastore.names import DEFAULT_DATABASE, choices_text, normalize_identifier
 from acid_platform.sql.chars import char_lengths
 from acid_platform.sql.select import ArrowRows, Relation, Rows, run_query, stream_query
 from acid_platform.sql.statements import TableName
 from acid_platform.table.stream import RowStream
-from acid_platform.table.table import Table
+from acid_platform.table.table import Table, plan_table_scan
 from acid_platform.table.warehouse import TableWarehouse
 
 
@@ -51,7 +51,10 @@ class SessionState:
         returns it lower-cased."""
         name = normalize_identifier(database, "database name")
         if not self.warehouse.database_exists(name):
-            raise NoSuchObjectError(f"Database does not exist: {name}")
+            raise NoSuchObjectError(
+                f"Database does not exist: {name}"
+                + choices_text(name, self.warehouse.list_databases(), "databases")
+            )
         self.database = name
         return name
 
@@ -93,11 +96,12 @@ class SessionState:
         def scan(
             cols: Sequence[str] | None, predicate: exp.Expr | None, row_id: bool, wide: bool
         ) -> Rows:
-            return table.plan_scan(
-                columns=None if cols is None else list(cols),
-                filter=predicate,
+            return plan_table_scan(
+                table,
+                None if cols is None else list(cols),
+                predicate,
                 with_row_id=row_id,
-                exact_filter=False,  # the query applies its WHERE itself
+                exact_where=False,  # the query applies its WHERE itself
                 force_wide=wide,
             )
 
@@ -139,7 +143,7 @@ class SessionState:
         wh = self.warehouse
         if wh.in_transaction or len(_table_names(query)) < 2 or wh.metastore.read_only:
             return lambda _ok: None  # read-only: nothing can commit meanwhile, through here
-        txn = wh.begin()
+        txn = wh.transaction()
 
         def end(ok: bool) -> None:
             if wh.current_transaction is not txn:

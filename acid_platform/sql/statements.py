@@ -2,7 +2,7 @@
 
 Expressions inside statements stay sqlglot ASTs (Hive dialect); the executor prints them back to
 Hive SQL text for the table API, or plans them on the embedded engine. Every statement carries its
-:class:`Source` (text and position in the script) for error messages.
+:class:`SqlSource` (text and position in the script) for error messages.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sqlglot import exp
 
 
 @dataclass(frozen=True)
-class Source:
+class SqlSource:
     """Where a statement sits in its script: its text and 1-based line / column."""
 
     text: str = ""
@@ -45,7 +45,7 @@ class TableName:
 class Statement:
     """Base of all statements."""
 
-    source: Source = field(default_factory=Source, kw_only=True, compare=False, repr=False)
+    source: SqlSource = field(default_factory=SqlSource, kw_only=True, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------- DDL

@@ -25,7 +25,7 @@ from acid_platform.sql.statements import (
     Insert,
     Merge,
     Select,
-    Source,
+    SqlSource,
     Statement,
     TableName,
     Truncate,
@@ -35,7 +35,7 @@ from acid_platform.sql.statements import (
 )
 
 
-def translate(node: exp.Expr, source: Source) -> Statement:
+def translate(node: exp.Expr, source: SqlSource) -> Statement:
     """The statement for a parsed sqlglot expression; unknown kinds are unsupported."""
     for kind, handler in _HANDLERS:
         if isinstance(node, kind):
@@ -45,7 +45,7 @@ def translate(node: exp.Expr, source: Source) -> Statement:
     raise unsupported(source, f"{source.text.split()[0].upper()} statements are not supported")
 
 
-def unsupported(source: Source, message: str) -> UnsupportedOperationError:
+def unsupported(source: SqlSource, message: str) -> UnsupportedOperationError:
     """An UnsupportedOperationError naming where the statement starts."""
     return UnsupportedOperationError(f"line {source.line}: {message}")
 
@@ -69,7 +69,7 @@ def hive_type(kind: exp.Expr | None, column: str) -> str:
 
 
 # --------------------------------------------------------------------------- DDL
-def _create(node: exp.Create, source: Source) -> Statement:
+def _create(node: exp.Create, source: SqlSource) -> Statement:
     kind = (node.args.get("kind") or "").upper()
     if kind in ("DATABASE", "SCHEMA"):
         target = node.this
@@ -80,7 +80,7 @@ def _create(node: exp.Create, source: Source) -> Statement:
     return _create_table(node, source)
 
 
-def _create_table(node: exp.Create, source: Source) -> Statement:
+def _create_table(node: exp.Create, source: SqlSource) -> Statement:
     schema = node.this
     columns: tuple[ColumnSpec, ...] = ()
     if isinstance(schema, exp.Schema):
@@ -132,7 +132,7 @@ def _column(node: exp.Expr) -> ColumnSpec:
 
 
 def _table_property(
-    prop: exp.Expr, fields: dict[str, object], properties: list[tuple[str, str]], source: Source
+    prop: exp.Expr, fields: dict[str, object], properties: list[tuple[str, str]], source: SqlSource
 ) -> None:
     if isinstance(prop, exp.PartitionedByProperty):
         parts = prop.this.expressions if isinstance(prop.this, exp.Schema) else []
@@ -180,7 +180,7 @@ def _property_text(node: exp.Expr | None) -> str:
     return node.sql(dialect="hive")
 
 
-def _drop(node: exp.Drop, source: Source) -> Statement:
+def _drop(node: exp.Drop, source: SqlSource) -> Statement:
     kind = (node.args.get("kind") or "").upper()
     exists = bool(node.args.get("exists"))
     tables = node.args.get("tables") or ([node.this] if node.this else [])
@@ -195,16 +195,16 @@ def _drop(node: exp.Drop, source: Source) -> Statement:
     return DropTable(table_name(tables[0]), exists, source=source)
 
 
-def _use(node: exp.Use, source: Source) -> Statement:
+def _use(node: exp.Use, source: SqlSource) -> Statement:
     return UseDatabase(node.this.name.lower(), source=source)
 
 
-def _describe(node: exp.Describe, source: Source) -> Statement:
+def _describe(node: exp.Describe, source: SqlSource) -> Statement:
     style = node.args.get("style")
     return Describe(table_name(node.this), str(style).lower() if style else None, source=source)
 
 
-def _alter(node: exp.Alter, source: Source) -> Statement:
+def _alter(node: exp.Alter, source: SqlSource) -> Statement:
     found = node.args.get("actions") or []
     actions = ", ".join(a.sql(dialect="hive") for a in found)
     partition = node.this.args.get("partition")
@@ -223,7 +223,7 @@ def _alter(node: exp.Alter, source: Source) -> Statement:
 
 
 # --------------------------------------------------------------------------- DML
-def _insert(node: exp.Insert, source: Source) -> Statement:
+def _insert(node: exp.Insert, source: SqlSource) -> Statement:
     target = node.this
     columns: tuple[str, ...] | None = None
     if isinstance(target, exp.Schema):
@@ -262,7 +262,7 @@ def _insert(node: exp.Insert, source: Source) -> Statement:
     )
 
 
-def as_query(node: exp.Expr | None, source: Source) -> exp.Query:
+def as_query(node: exp.Expr | None, source: SqlSource) -> exp.Query:
     """The row source of an INSERT as a query (VALUES become ``SELECT * FROM (VALUES …)``)."""
     if isinstance(node, exp.Values):
         return exp.select("*").from_(node.copy().as_("_values"))
@@ -286,7 +286,7 @@ def literal_value(node: exp.Expr, what: str) -> object:
     raise SemanticError(f"{what} must be a constant, found {node.sql(dialect='hive')!r}")
 
 
-def _update(node: exp.Update, source: Source) -> Statement:
+def _update(node: exp.Update, source: SqlSource) -> Statement:
     if node.args.get("from_") or node.args.get("from"):
         raise unsupported(source, "UPDATE … FROM is not HiveQL; use MERGE")
     return Update(
@@ -310,7 +310,7 @@ def _where(node: exp.Expr) -> exp.Expr | None:
     return where.this if isinstance(where, exp.Where) else None
 
 
-def _delete(node: exp.Delete, source: Source) -> Statement:
+def _delete(node: exp.Delete, source: SqlSource) -> Statement:
     if node.args.get("using"):
         raise unsupported(
             source, "DELETE … USING is not HiveQL; use MERGE … WHEN MATCHED THEN DELETE"
@@ -318,7 +318,7 @@ def _delete(node: exp.Delete, source: Source) -> Statement:
     return Delete(table_name(node.this), _where(node), source=source)
 
 
-def _truncate(node: exp.TruncateTable, source: Source) -> Statement:
+def _truncate(node: exp.TruncateTable, source: SqlSource) -> Statement:
     tables = node.expressions
     if len(tables) != 1 or node.args.get("is_database"):
         raise SemanticError(f"line {source.line}: TRUNCATE TABLE takes one table")
@@ -333,7 +333,7 @@ def _truncate(node: exp.TruncateTable, source: Source) -> Statement:
     return Truncate(table_name(tables[0]), tuple(partition), source=source)
 
 
-def _merge(node: exp.Merge, source: Source) -> Statement:
+def _merge(node: exp.Merge, source: SqlSource) -> Statement:
     target = node.this
     target_name = table_name(target)
     target_alias = (target.alias or target_name.name).lower()
@@ -360,7 +360,7 @@ def _merge(node: exp.Merge, source: Source) -> Statement:
     )
 
 
-def _when(node: exp.When, source: Source) -> WhenClause:
+def _when(node: exp.When, source: SqlSource) -> WhenClause:
     matched = bool(node.args.get("matched"))
     by_source = bool(node.args.get("source"))
     condition = node.args.get("condition")
@@ -396,7 +396,7 @@ def _when(node: exp.When, source: Source) -> WhenClause:
     )
 
 
-_HANDLERS: tuple[tuple[type[exp.Expr], Callable[[Any, Source], Statement]], ...] = (
+_HANDLERS: tuple[tuple[type[exp.Expr], Callable[[Any, SqlSource], Statement]], ...] = (
     (exp.Create, _create),
     (exp.Drop, _drop),
     (exp.Use, _use),

@@ -5,9 +5,8 @@ and the metastore's SHOW / ABORT views, as typed methods of
 Front ends (the SQL layer, the CLI) call these instead of reaching into ``wh.metastore``.
 
 >>> import tempfile
->>> from acid_platform.table import TableWarehouse
->>> from acid_platform.engines import default_engine
->>> wh = TableWarehouse.open(tempfile.mkdtemp(), engine=default_engine())
+>>> from acid_platform import Warehouse
+>>> wh = Warehouse.open(tempfile.mkdtemp())
 >>> wh.create_database("hr")
 >>> wh.database_exists("hr"), wh.table_exists("hr.employee")
 (True, False)
@@ -37,6 +36,7 @@ from acid_platform.metastore import Metastore, TableSpec
 from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.names import (
     DEFAULT_DATABASE,
+    choices_text,
     database_name_to_create,
     normalize_identifier,
 )
@@ -99,10 +99,13 @@ class WarehouseCatalog:
         name = normalize_identifier(name, "database name")
         if name == DEFAULT_DATABASE:
             raise UnsupportedOperationError("Can not drop default database")
-        if name not in self.metastore.list_databases():
+        databases = self.metastore.list_databases()
+        if name not in databases:
             if if_exists:
                 return
-            raise NoSuchObjectError(f"Database does not exist: {name}")
+            raise NoSuchObjectError(
+                f"Database does not exist: {name}" + choices_text(name, databases, "databases")
+            )
         tables = self.list_tables(name)
         if tables and not cascade:
             raise MetastoreError(
@@ -168,7 +171,7 @@ class WarehouseCatalog:
         txn = self.current_transaction
         if txn is not None:
             raise UnsupportedOperationError(
-                f"{what} is not allowed in a multi-statement transaction (txn {txn.txn_id}); "
+                f"{what} is not allowed in a multi-statement transaction (txn {txn.id}); "
                 "commit or roll back first"
             )
 
@@ -218,10 +221,59 @@ def require_warehouse(path: str, metastore_url: str | None) -> None:
     :func:`warehouse_exists`."""
     if not warehouse_exists(path, metastore_url):
         where = f"no {METASTORE_FILE}" if metastore_url is None else "its metastore holds none"
+        near = nearest_warehouses(path) if metastore_url is None else []
+        if near:
+            raise NoSuchWarehouseError(
+                f"no warehouse at {path} ({where}); the nearest warehouse is {near[0]}"
+                + (f" (also {', '.join(near[1:])})" if near[1:] else "")
+                + f"; a new one at {path} is made by `acid init {path}` (or Warehouse.open(path))"
+            )
         raise NoSuchWarehouseError(
             f"no warehouse at {path} ({where}); create it with `acid init {path}` "
             "(or Warehouse.open(path))"
         )
 
 
-__all__ = ["WarehouseCatalog", "require_warehouse", "warehouse_exists", "warehouse_root"]
+#: Entries of a directory looked at for warehouses beside a path that holds none.
+NEAREST_SCAN_LIMIT = 2000
+
+
+def nearest_warehouses(path: str, limit: int = 3) -> list[str]:
+    """Local warehouses near ``path``, which holds none (a misspelt path): the warehouse
+    ``path`` is inside of, if any; else those in the nearest existing directory above ``path``:
+    the most similar name, and up to ``limit - 1`` more of similar names. None for a URI."""
+    import difflib
+
+    if "://" in path:
+        return []
+    root = warehouse_root(path)
+    above = os.path.dirname(root)
+    while True:  # a path inside a warehouse: that warehouse
+        if os.path.isfile(os.path.join(above, METASTORE_FILE)):
+            return [above]
+        if os.path.dirname(above) == above:
+            break
+        above = os.path.dirname(above)
+    base = os.path.dirname(root)
+    while not os.path.isdir(base) and os.path.dirname(base) != base:
+        base = os.path.dirname(base)
+    try:
+        with os.scandir(base) as entries:
+            names = [e.name for _, e in zip(range(NEAREST_SCAN_LIMIT), entries, strict=False)]
+    except OSError:
+        return []
+    found = [n for n in names if os.path.isfile(os.path.join(base, n, METASTORE_FILE))]
+    name = os.path.basename(root)
+    nearest = difflib.get_close_matches(name, found, n=1, cutoff=0.0)  # however unlike
+    similar = difflib.get_close_matches(name, found, n=limit, cutoff=0.6)
+    closest = nearest + [n for n in similar if n not in nearest][: limit - 1]
+    return [os.path.join(base, n) for n in closest]
+
+
+__all__ = [
+    "WarehouseCatalog",
+    "nearest_warehouses",
+    "require_warehouse",
+    "warehouse_exists",
+    "warehouse_root",
+]

@@ -36,14 +36,17 @@ below ``hi``.
 
 Order: by ``_write_id``; within a write id, by partition, then deletes and update pairs (the
 postimage right after its preimage) by the deleted row's ROW__ID, then inserts by ROW__ID.
-:meth:`ChangeScan.to_batches` streams partition by partition (memory: one partition's changes),
-each partition in that order; :meth:`ChangeScan.to_arrow` sorts the whole by write id.
+``Table.changes`` returns a lazy :class:`ChangeScan`: :meth:`ChangeScan.to_batches` (or
+``to_arrow_batch_reader``) streams partition by partition (memory: one partition's changes),
+each partition in that order; :meth:`ChangeScan.to_arrow` (or ``to_pandas``) sorts the whole by
+write id.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -68,15 +71,21 @@ from acid_platform.format.fs import Location
 from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import TableSpec
-from acid_platform.table.scan import PartitionFiles, plan_files, wanted_columns
+from acid_platform.table.scan import LeaseRelease, PartitionFiles, plan_files, wanted_columns
 from acid_platform.table.scan_where import ScanFilter
 from acid_platform.table.schema import data_schema, table_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CHANGE_TYPE = "_change_type"
 WRITE_ID = CHANGE_WRITE_ID
 INSERT, DELETE = "insert", "delete"
 UPDATE_PREIMAGE, UPDATE_POSTIMAGE = "update_preimage", "update_postimage"
-CHANGE_TYPES = pa.array([INSERT, DELETE, UPDATE_PREIMAGE, UPDATE_POSTIMAGE], pa.string())
+#: The change types by their code in the feed (0 … 3). A tuple, not an Arrow array: building one
+#: when the module loads would load pandas (pyarrow looks for it), and the `acid` command does
+#: not want that for its SELECTs.
+CHANGE_TYPES = (INSERT, DELETE, UPDATE_PREIMAGE, UPDATE_POSTIMAGE)
 
 
 def change_feed_schema(spec: TableSpec) -> pa.Schema:
@@ -143,7 +152,8 @@ class ChangeScan:
     """A planned, lazily read change feed of one table under one snapshot (module docs).
 
     Like a :class:`~acid_platform.table.scan.TableScan` it releases its reader lease (if it
-    holds one) once read or closed, and can then not be read again."""
+    holds one) once read or closed (or garbage collected unread), and can then not be read
+    again."""
 
     def __init__(
         self,
@@ -163,7 +173,7 @@ class ChangeScan:
         self.key = tuple(wanted_columns(spec, key)) if key else ()
         self.where = where if where is not None else ScanFilter()
         self.schema = change_feed_schema(spec)
-        self._release = release
+        self._release = LeaseRelease(self, release) if release is not None else None
         self._files: list[PartitionFiles] | None = None
         self._closed = False
 
@@ -187,6 +197,15 @@ class ChangeScan:
             self.close()
             raise
         return pa.RecordBatchReader.from_batches(self.schema, self._stream(files))
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """:meth:`to_batches` (pyiceberg's name for it)."""
+        return self.to_batches()
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        """Every change as a pandas DataFrame (``kwargs`` go to ``pyarrow.Table.to_pandas``);
+        releases the scan."""
+        return self.to_arrow().to_pandas(**kwargs)
 
     def to_arrow(self) -> pa.Table:
         """Every change in one table, ordered by write id (partitions read in parallel);
@@ -313,7 +332,12 @@ def label_changes(
     later = ~(deleted | post)  # unpaired inserts come after the deletes and pairs
     order = np.lexsort((post, rowid[anchor], bucket[anchor], owid[anchor], later, write_id))
     out = pa.Table.from_arrays(
-        [*columns, CHANGE_TYPES.take(pa.array(kinds)), pa.array(write_id), row_id],
+        [
+            *columns,
+            pa.array(CHANGE_TYPES, pa.string()).take(pa.array(kinds)),
+            pa.array(write_id),
+            row_id,
+        ],
         schema=schema,
     )
     if bool(np.all(order[1:] > order[:-1])):

@@ -193,7 +193,7 @@ def _check_clause_rules(spec: TableSpec, clauses: Sequence[Clause]) -> None:
                     f"MERGE INTO {spec.full_name}: more than one '{kind}' clause (Hive allows one)"
                 )
         pair = [c for c in clauses if c.kind in (first, second)]
-        if len(pair) == 2 and pair[0].condition is None:
+        if len(pair) == 2 and pair[0].where is None:
             raise InvalidExpressionError(
                 f"MERGE INTO {spec.full_name}: with both '{first}' and '{second}' clauses the first "
                 f"one ('{pair[0].kind}') must have an AND <condition>"
@@ -266,9 +266,9 @@ def _plan(
         scopes = _scopes_for(clause.kind, target, source)
         parts = [_class_condition(clause.kind, source is not None)]
         predicate = None
-        if clause.condition is not None:
+        if clause.where is not None:
             predicate = resolve(
-                to_expression(clause.condition, f"condition of {what}"), scopes, flat_ref, what
+                to_expression(clause.where, f"condition of {what}"), scopes, flat_ref, what
             )
             parts.append(exp.paren(predicate))
         group = _pair_group(clause.kind)
@@ -387,7 +387,7 @@ def probe_query(
     if any(c.kind in (ClauseKind.BY_SOURCE_UPDATE, ClauseKind.BY_SOURCE_DELETE) for c in clauses):
         return None
     if source is None:
-        conditions = [c.condition for c in clauses]
+        conditions = [c.where for c in clauses]
         if not conditions or any(c is None for c in conditions):
             return None
         predicates = [

@@ -75,6 +75,8 @@ def assemble(plan: DmlPlan, spec: TableSpec, result: pa.Table) -> list[Statement
         if branch.action is not Action.INSERT:
             rows = sort_rows(rows, (WRITE_ID, BUCKET_ID, ROW_ID), values=False)
         deletes = _row_ids(rows, plan, part_cols) if branch.action is not Action.INSERT else None
+        if branch.action is Action.DELETE and deletes is not None:
+            deletes = _distinct_row_ids(deletes)
         inserts = None
         if branch.action is not Action.DELETE:
             inserts = _new_rows(rows, plan, branch, spec, schema)
@@ -105,6 +107,27 @@ def _row_ids(rows: pa.Table, plan: DmlPlan, part_cols: list[str]) -> pa.Table:
         arrays.append(rows.column(f"__t_{plan.target_columns.index(col)}"))
         names.append(col)
     return pa.table(arrays, names=names)
+
+
+def _distinct_row_ids(ids: pa.Table) -> pa.Table:
+    """``ids`` (sorted by ROW__ID) with each row once: a target row that several source rows
+    match (``hive.merge.cardinality.check=false``, or an unconditional MATCHED DELETE) is
+    deleted once, and counted once."""
+    if ids.num_rows < 2:
+        return ids
+    ids = sort_rows(ids, ROW_ID_FIELDS)  # equal rows next to each other, partitions too
+    same = None
+    for name in ids.column_names:
+        col = ids.column(name)
+        prev, cur = col.slice(0, ids.num_rows - 1), col.slice(1)
+        eq = pc.fill_null(pc.equal(prev, cur), False)
+        if name not in ROW_ID_FIELDS:  # a partition value may be NULL: NULL equals NULL here
+            eq = pc.or_(eq, pc.and_(pc.is_null(prev), pc.is_null(cur)))
+        same = eq if same is None else pc.and_(same, eq)
+    if same is None or not pc.any(same).as_py():
+        return ids
+    keep = pa.concat_arrays([pa.array([True]), pc.invert(same).combine_chunks()])
+    return ids.filter(keep)
 
 
 def _empty_row_ids(spec: TableSpec) -> pa.Table:

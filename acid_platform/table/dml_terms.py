@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from acid_platform.table.deprecation import deprecated
+
 TARGET_RELATION = "target"
 SOURCE_RELATION = "source"
 WRITE_ID = "__acid_writeid"
@@ -71,14 +73,21 @@ class ClauseKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Clause:
-    """One WHEN branch: its kind, optional extra predicate and assignments (column -> value).
+    """One WHEN branch: its kind, optional extra predicate (``where``: a MERGE clause's
+    ``AND <condition>``, an UPDATE's or DELETE's WHERE) and assignments (column -> value).
 
-    The condition is SQL text or a sqlglot syntax tree; values are SQL text, syntax trees,
+    The predicate is SQL text or a sqlglot syntax tree; values are SQL text, syntax trees,
     :class:`~acid_platform.table.expressions.Literal` or Python values (see
     :func:`~acid_platform.table.expressions.to_expression`). ``Table`` and ``TableMerger`` hand
     the planner trees, parsed once when the statement starts.
     """
 
     kind: ClauseKind
-    condition: str | exp.Expr | None = None
+    where: str | exp.Expr | None = None
     values: tuple[tuple[str, object], ...] = ()
+
+    @property
+    def condition(self) -> str | exp.Expr | None:
+        """Deprecated alias of :attr:`where` (removed in the next release)."""
+        deprecated("Clause.condition", "Clause.where")
+        return self.where

@@ -28,6 +28,7 @@ from acid_platform.format.fs import resolve
 from acid_platform.format.utf8 import check_utf8
 from acid_platform.metastore.model import LockComponent
 from acid_platform.table import dml
+from acid_platform.table.deprecation import renamed_argument
 from acid_platform.table.dml import Clause, ClauseKind, MatchCount
 from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.query import bind_query
@@ -92,43 +93,69 @@ class TableMerger:
         self._target_alias = target_alias
         self._clauses: list[Clause] = []
 
+    # Each WHEN clause takes its extra predicate (``AND <condition>``) as ``where``, the
+    # predicate word of the whole table API; ``condition=`` (and ``set=`` for ``values``) are
+    # deprecated aliases.
     def when_matched_update(
-        self, set: Mapping[str, Any], condition: str | exp.Expr | None = None
-    ) -> TableMerger:  # noqa: A002
-        """WHEN MATCHED [AND condition] THEN UPDATE SET col = value, …"""
-        return self._add(ClauseKind.MATCHED_UPDATE, condition, set)
+        self,
+        values: Mapping[str, Any] | None = None,
+        where: str | exp.Expr | None = None,
+        *,
+        set: Mapping[str, Any] | None = None,  # noqa: A002 - the deprecated alias of values
+        condition: str | exp.Expr | None = None,
+    ) -> TableMerger:
+        """WHEN MATCHED [AND where] THEN UPDATE SET col = value, … (``values``)."""
+        return self._add(ClauseKind.MATCHED_UPDATE, _where(where, condition), _values(values, set))
 
-    def when_matched_update_all(self, condition: str | exp.Expr | None = None) -> TableMerger:
-        """WHEN MATCHED THEN UPDATE every data column the source also has (by name), except
-        partition and bucketing columns, which Hive cannot update."""
-        return self._add(ClauseKind.MATCHED_UPDATE, condition, _ALL)
+    def when_matched_update_all(
+        self, where: str | exp.Expr | None = None, *, condition: str | exp.Expr | None = None
+    ) -> TableMerger:
+        """WHEN MATCHED [AND where] THEN UPDATE every data column the source also has (by
+        name), except partition and bucketing columns, which Hive cannot update."""
+        return self._add(ClauseKind.MATCHED_UPDATE, _where(where, condition), _ALL)
 
-    def when_matched_delete(self, condition: str | exp.Expr | None = None) -> TableMerger:
-        """WHEN MATCHED [AND condition] THEN DELETE."""
-        return self._add(ClauseKind.MATCHED_DELETE, condition, {})
+    def when_matched_delete(
+        self, where: str | exp.Expr | None = None, *, condition: str | exp.Expr | None = None
+    ) -> TableMerger:
+        """WHEN MATCHED [AND where] THEN DELETE."""
+        return self._add(ClauseKind.MATCHED_DELETE, _where(where, condition), {})
 
     def when_not_matched_insert(
-        self, values: Mapping[str, Any], condition: str | exp.Expr | None = None
+        self,
+        values: Mapping[str, Any],
+        where: str | exp.Expr | None = None,
+        *,
+        condition: str | exp.Expr | None = None,
     ) -> TableMerger:
-        """WHEN NOT MATCHED [AND condition] THEN INSERT (col, …) VALUES (value, …); columns not
+        """WHEN NOT MATCHED [AND where] THEN INSERT (col, …) VALUES (value, …); columns not
         given are NULL."""
-        return self._add(ClauseKind.NOT_MATCHED_INSERT, condition, values)
+        return self._add(ClauseKind.NOT_MATCHED_INSERT, _where(where, condition), values)
 
-    def when_not_matched_insert_all(self, condition: str | exp.Expr | None = None) -> TableMerger:
-        """WHEN NOT MATCHED THEN INSERT every column from the source column of the same name."""
-        return self._add(ClauseKind.NOT_MATCHED_INSERT, condition, _ALL)
+    def when_not_matched_insert_all(
+        self, where: str | exp.Expr | None = None, *, condition: str | exp.Expr | None = None
+    ) -> TableMerger:
+        """WHEN NOT MATCHED [AND where] THEN INSERT every column from the source column of the
+        same name."""
+        return self._add(ClauseKind.NOT_MATCHED_INSERT, _where(where, condition), _ALL)
 
     def when_not_matched_by_source_update(
-        self, set: Mapping[str, Any], condition: str | exp.Expr | None = None
-    ) -> TableMerger:  # noqa: A002
-        """WHEN NOT MATCHED BY SOURCE [AND condition] THEN UPDATE SET … (target columns only)."""
-        return self._add(ClauseKind.BY_SOURCE_UPDATE, condition, set)
+        self,
+        values: Mapping[str, Any] | None = None,
+        where: str | exp.Expr | None = None,
+        *,
+        set: Mapping[str, Any] | None = None,  # noqa: A002 - the deprecated alias of values
+        condition: str | exp.Expr | None = None,
+    ) -> TableMerger:
+        """WHEN NOT MATCHED BY SOURCE [AND where] THEN UPDATE SET … (target columns only)."""
+        return self._add(
+            ClauseKind.BY_SOURCE_UPDATE, _where(where, condition), _values(values, set)
+        )
 
     def when_not_matched_by_source_delete(
-        self, condition: str | exp.Expr | None = None
+        self, where: str | exp.Expr | None = None, *, condition: str | exp.Expr | None = None
     ) -> TableMerger:
-        """WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE."""
-        return self._add(ClauseKind.BY_SOURCE_DELETE, condition, {})
+        """WHEN NOT MATCHED BY SOURCE [AND where] THEN DELETE."""
+        return self._add(ClauseKind.BY_SOURCE_DELETE, _where(where, condition), {})
 
     def execute(self) -> StatementMetrics:
         """Run the MERGE; returns its metrics (rows inserted / updated / deleted, files). Nothing
@@ -167,13 +194,13 @@ class TableMerger:
 
     # ------------------------------------------------------------------ helpers
     def _add(
-        self, kind: ClauseKind, condition: str | exp.Expr | None, values: Mapping[str, Any] | object
+        self, kind: ClauseKind, where: str | exp.Expr | None, values: Mapping[str, Any] | object
     ) -> TableMerger:
         if values is _ALL:
             items: tuple[tuple[str, object], ...] = (("*", None),)
         else:
             items = tuple(dict(cast(Mapping[str, Any], values)).items())
-        self._clauses.append(Clause(kind, condition, items))
+        self._clauses.append(Clause(kind, where, items))
         return self
 
     def _expand(
@@ -197,7 +224,7 @@ class TableMerger:
         values = tuple(
             (c, exp.column(exp.to_identifier(by_lower[c], quoted=True), table=alias)) for c in cols
         )
-        return Clause(clause.kind, clause.condition, values)
+        return Clause(clause.kind, clause.where, values)
 
     def _source_relation(
         self,
@@ -215,10 +242,21 @@ class TableMerger:
 _ALL = object()
 
 
+def _where(where: str | exp.Expr | None, condition: str | exp.Expr | None) -> str | exp.Expr | None:
+    return renamed_argument(where, condition, "condition=", "where=", stacklevel=5)
+
+
+def _values(values: Mapping[str, Any] | None, set_: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    given = renamed_argument(values, set_, "set=", "values=", stacklevel=5)
+    if given is None:
+        raise TypeError("an UPDATE clause needs the values to set: {'col': value}")
+    return given
+
+
 def _parsed(clause: Clause, what: str) -> Clause:
-    """``clause`` with its condition and values as syntax trees (text parsed here, once)."""
+    """``clause`` with its predicate and values as syntax trees (text parsed here, once)."""
     values = tuple((c, to_expression(v, f"value of {c} in {what}")) for c, v in clause.values)
-    return Clause(clause.kind, expression_or_none(clause.condition, f"condition of {what}"), values)
+    return Clause(clause.kind, expression_or_none(clause.where, f"condition of {what}"), values)
 
 
 def _sql_source(
@@ -237,7 +275,8 @@ def _sql_source(
 
 
 def read_at(wh: TableHost, spec: TableSpec, snapshot: Snapshot) -> pa.Table:
-    """A source table's rows at the MERGE's snapshot (``Table.scan_at``, every column)."""
+    """A source table's rows at the MERGE's snapshot (``Table.scan(snapshot=…)``, every
+    column)."""
     location = resolve(spec.location, wh.filesystem_for(spec.location))
     cap = conf_delete_events_cap(wh.conf)
     return plan_scan(spec, location, snapshot, delete_events_cap=cap).to_arrow()

@@ -29,7 +29,7 @@ import pyarrow.fs as pafs
 from acid_platform.errors import InvalidNameError, UnsupportedOperationError
 from acid_platform.format.fs import resolve
 from acid_platform.metastore import LockComponent, LockType, TableSpec
-from acid_platform.table.transaction import Transaction, TransactionHost
+from acid_platform.table.transaction import Transaction, TransactionHost, ledger_of
 
 
 class _Named(Protocol):
@@ -68,7 +68,7 @@ def set_table_location(warehouse: RelocateHost, name: str, location: str) -> Tab
         return spec
     txn = Transaction(warehouse)
     try:
-        txn.lock([LockComponent(LockType.EXCLUSIVE, spec.db, spec.name)])
+        ledger_of(txn).lock([LockComponent(LockType.EXCLUSIVE, spec.db, spec.name)])
         if _entries(old_loc.filesystem, old_loc.path):
             raise UnsupportedOperationError(
                 f"{what}: {spec.full_name} holds data in {spec.location}; Hive changes only the "
@@ -87,7 +87,7 @@ def set_table_location(warehouse: RelocateHost, name: str, location: str) -> Tab
     finally:
         warehouse.end_transaction(txn)
         if txn.is_open:
-            txn.abort()
+            txn.rollback()
     warehouse.known_partitions.forget(spec.full_name)
     with contextlib.suppress(OSError):
         if not _entries(old_loc.filesystem, old_loc.path):

@@ -1,6 +1,7 @@
 """The one scan planner: the rows of a table as one snapshot sees them, planned once, read lazily.
 
-:func:`plan_scan` returns a :class:`TableScan`; nothing is listed or read until asked:
+:func:`plan_scan` (what ``Table.scan()`` calls) returns a :class:`TableScan`; nothing is listed
+or read until asked:
 
 * :meth:`TableScan.plan_files` lists the partition directories, prunes them with the filter's
   partition part, and selects each remaining directory's files for the snapshot (Hive's
@@ -8,21 +9,26 @@
 * :meth:`TableScan.split_tasks` cuts the files into one :class:`ScanTask` per (partition,
   bucket): picklable, what an engine (Spark) hands to its workers, each read by
   :func:`read_task`;
-* :meth:`TableScan.to_batches` streams the rows split by split, stripe by stripe, as a
-  ``pyarrow.RecordBatchReader``: memory is one stripe plus its bucket's delete set, whatever the
-  size of the table; :meth:`TableScan.to_arrow` reads every split (in parallel) into one table.
+* :meth:`TableScan.to_batches` (or :meth:`~TableScan.to_arrow_batch_reader`, pyiceberg's name)
+  streams the rows split by split, stripe by stripe, as a ``pyarrow.RecordBatchReader``: memory
+  is one stripe plus its bucket's delete set, whatever the size of the table;
+  :meth:`TableScan.to_arrow` reads every split (in parallel) into one table,
+  :meth:`TableScan.to_pandas` into a DataFrame.
 
 Partition columns are added to the rows as typed constants and come after the data columns, as
 Hive shows them; ``row__id`` comes first when asked for. A scan that holds a reader lease (a
 snapshot taken outside a transaction) releases it when it has been read (``to_arrow``
-returned, the reader exhausted or closed) or closed; it can then not be read again.
+returned, the reader exhausted or closed) or closed — or, forgotten unread, when it is garbage
+collected (a forgotten scan does not hold the cleaner back); it can then not be read again.
 """
 
 from __future__ import annotations
 
+import logging
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -60,6 +66,11 @@ from acid_platform.table.partitions import partition_values_table
 from acid_platform.table.scan_where import Filters, ScanFilter
 from acid_platform.table.schema import data_schema, partition_schema, table_schema
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class PartitionFiles:
@@ -92,6 +103,29 @@ class ScanTask:
     split: ReadSplit
     partition: int
     partition_values: tuple[Any, ...]
+
+
+class LeaseRelease:
+    """Releases a lazy scan's reader lease once: when called (the scan was read or closed), or
+    else when the scan (``owner``) is garbage collected unread, or the interpreter exits — a
+    forgotten scan does not hold the cleaner back. ``release`` must not refer to ``owner``."""
+
+    def __init__(self, owner: object, release: Callable[[], None]) -> None:
+        self._release = release
+        self._finalizer = weakref.finalize(owner, release_quietly, release)
+
+    def __call__(self) -> None:
+        if self._finalizer.detach() is not None:
+            self._release()
+
+
+def release_quietly(release: Callable[[], None]) -> None:
+    """``release()`` of a collected scan's lease: a failure is logged (the lease then expires,
+    unheartbeated, after the metastore's transaction time-out)."""
+    try:
+        release()
+    except Exception as exc:  # noqa: BLE001 - a finalizer must not raise
+        log.warning("could not release the reader lease of a scan never read: %s", exc)
 
 
 class TableScan:
@@ -127,7 +161,7 @@ class TableScan:
         self.where = where if where is not None else ScanFilter()
         self._schema: pa.Schema | None = None
         self._wide: frozenset[str] | None = None
-        self._release = release
+        self._release = LeaseRelease(self, release) if release is not None else None
         self._files: list[PartitionFiles] | None = None
         self._tasks: list[ScanTask] | None = None
         self._closed = False
@@ -176,6 +210,15 @@ class TableScan:
         self._check_open()
         tasks = self.split_tasks()
         return pa.RecordBatchReader.from_batches(self.schema, self._stream(tasks))
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """:meth:`to_batches` (pyiceberg's name for it)."""
+        return self.to_batches()
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        """All the rows as a pandas DataFrame (``kwargs`` go to ``pyarrow.Table.to_pandas``);
+        releases the scan."""
+        return self.to_arrow().to_pandas(**kwargs)
 
     def to_arrow(self) -> pa.Table:
         """All the rows in one table (splits read in parallel); releases the scan."""
@@ -520,6 +563,7 @@ def wide_columns_of(
 
 
 __all__ = [
+    "LeaseRelease",
     "PartitionFiles",
     "ScanTask",
     "TableScan",

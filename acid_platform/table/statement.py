@@ -10,7 +10,10 @@ through :func:`run_write`::
 and returns a frozen :class:`StatementMetrics`. An engine supplies only ``write(ctx)``: compute
 the rows and write the files, calling :meth:`WriteContext.record` for the write id before the
 first file. Reads take one snapshot with :func:`read_snapshot` (registered with the cleaner as
-a reader lease while in use); inside a transaction they use :meth:`Transaction.snapshot`.
+a reader lease, :class:`~.read_lease.ReadLease`, while in use); inside a transaction they use
+:meth:`Transaction.snapshot`. The locks, checks, statement ids and records a statement makes
+go to its transaction's ledger (:func:`~.transaction.ledger_of`), not to the user's
+:class:`Transaction`.
 
 An autocommit statement holding an exclusive write lock whose snapshot went stale while it
 waited (Hive 4's ``isValidTxnListState``) is re-run in a fresh transaction, up to
@@ -39,16 +42,15 @@ from acid_platform.metastore.model import (
     Source,
     TableSpec,
 )
-from acid_platform.table.read_lease import take_snapshot
+from acid_platform.table.read_lease import ReadLease
 from acid_platform.table.schema import data_schema
 from acid_platform.table.transaction import (
-    Heartbeat,
     OutdatedSnapshot,
     Transaction,
     TransactionHost,
     abort_quietly,
-    conf_bool,
     insert_lock_type,
+    ledger_of,
     lock_wait_s,
     write_lock_type,
 )
@@ -100,9 +102,22 @@ def backoff_s(attempt: int, rng: random.Random | None = None) -> float:
 
 
 @dataclass(frozen=True)
+class WriterTask:
+    """A task of a native engine that wrote files of a statement: the host and process it ran
+    in, and the engine's ids of it (Spark: stage, partition, attempt number, task attempt id)."""
+
+    host: str
+    pid: int
+    stage_id: int = 0
+    partition_id: int = 0
+    attempt: int = 0
+    task_attempt_id: int = 0
+
+
+@dataclass(frozen=True)
 class StatementMetrics:
     """What one write statement did. The same fields, with the same values for the same
-    statement, whichever engine ran it."""
+    statement, whichever engine ran it — but :attr:`tasks`, where it ran."""
 
     table: str
     txn_id: int
@@ -117,6 +132,9 @@ class StatementMetrics:
     files_written: int = 0
     bytes_written: int = 0
     duration_s: float = 0.0
+    #: The tasks of a native engine (Spark) that wrote the statement's files; empty for the
+    #: embedded engine. Not compared, not in :meth:`as_dict`: where it ran, not what it did.
+    tasks: tuple[WriterTask, ...] = field(default=(), compare=False)
 
     @property
     def rows_affected(self) -> int:
@@ -124,8 +142,9 @@ class StatementMetrics:
         return self.rows_inserted + self.rows_updated + self.rows_deleted
 
     def as_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-ready dict (lists for tuples)."""
+        """The fields but :attr:`tasks` as a JSON-ready dict (lists for tuples)."""
         out = asdict(self)
+        del out["tasks"]
         out["statement_ids"] = list(self.statement_ids)
         out["dirs_written"] = list(self.dirs_written)
         return out
@@ -143,7 +162,7 @@ class WriteRequest:
     statement_offsets: tuple[int, ...] = (0,)
     overwrite: bool = False
     #: What the statement loads (landing files): recorded in its transaction before the
-    #: write, committed into the table with it, at most once (see ``Transaction.record_source``).
+    #: write, committed into the table with it, at most once (see ``TransactionLedger.record_source``).
     sources: tuple[Source, ...] = ()
 
     @classmethod
@@ -195,6 +214,8 @@ class WriteOutcome:
     written: WriteMetrics = field(default_factory=WriteMetrics)
     #: Partitions that received new rows (registered in the catalog before commit).
     partitions: Sequence[str] = ()
+    #: The native engine's tasks that wrote files (:attr:`StatementMetrics.tasks`).
+    tasks: Sequence[WriterTask] = ()
 
 
 @dataclass
@@ -216,7 +237,7 @@ class WriteContext:
     def record(self, components: Sequence[tuple[str | None, OperationType]]) -> int:
         """Record write components (partition, operation) and return the write id. Call it
         before writing a file, so an abort leaves the cleaner enough to find them."""
-        return self.txn.record_writes(self.spec, components)
+        return ledger_of(self.txn).record_writes(self.spec, components)
 
 
 def require_acid_writes(spec: TableSpec) -> None:
@@ -253,20 +274,23 @@ def run_write(
     started = time.perf_counter()
 
     def run(txn: Transaction) -> StatementMetrics:
-        txn.lock(request.locks)
+        ledger = ledger_of(txn)
+        ledger.lock(request.locks)
         if request.check_outdated:
-            txn.check_outdated(spec)
+            ledger.check_outdated(spec)
         if request.sources:
-            txn.record_source(spec, *request.sources)
-        first = txn.reserve_statements(spec, request.statement_count, overwrite=request.overwrite)
+            ledger.record_source(spec, *request.sources)
+        first = ledger.reserve_statements(
+            spec, request.statement_count, overwrite=request.overwrite
+        )
         ctx = WriteContext(warehouse, txn, spec, location, first)
         outcome = write(ctx)
-        txn.record_files(spec, location.path, outcome.written)
-        txn.registered_partitions(spec, register_partitions(warehouse, spec, outcome.partitions))
+        ledger.record_files(spec, location.path, outcome.written)
+        ledger.registered_partitions(spec, register_partitions(warehouse, spec, outcome.partitions))
         return StatementMetrics(
             table=spec.full_name,
-            txn_id=txn.txn_id,
-            write_id=txn.write_id_of(spec),
+            txn_id=txn.id,
+            write_id=ledger.write_id_of(spec),
             statement_ids=tuple(first + s for s in request.statement_offsets),
             rows_inserted=outcome.rows_inserted,
             rows_updated=outcome.rows_updated,
@@ -275,6 +299,7 @@ def run_write(
             files_written=len(outcome.written.files),
             bytes_written=outcome.written.bytes_written,
             duration_s=time.perf_counter() - started,
+            tasks=tuple(outcome.tasks),
         )
 
     return run_statement(warehouse, run, request.locks)
@@ -375,6 +400,7 @@ def commit_detached(
         files_written=len(written.files),
         bytes_written=written.bytes_written,
         duration_s=time.time() - write.opened_at,
+        tasks=tuple(outcome.tasks),
     )
 
 
@@ -404,21 +430,21 @@ def run_statement(
     """Run ``run`` in the open multi-statement transaction (aborting it if ``run`` fails) or
     in a transaction of its own, committed on success (re-run on a stale snapshot). A
     transaction of its own is opened holding ``locks`` (the statement's first
-    :meth:`Transaction.lock` of them then asks nothing more)."""
+    :meth:`~.transaction.TransactionLedger.lock` of them then asks nothing more)."""
     txn = warehouse.current_transaction
     if txn is not None:
-        txn.check_open()
+        ledger_of(txn).check_open()
         try:
             return run(txn)
         except BaseException:
-            txn.abort()  # Hive: a failed statement aborts its multi-statement transaction
+            txn.rollback()  # Hive: a failed statement aborts its multi-statement transaction
             raise
     for attempt in range(OUTDATED_RETRIES + 1):
         auto = Transaction(warehouse, locks=locks)
         try:
             result = run(auto)
         except OutdatedSnapshot as exc:
-            auto.abort()
+            auto.rollback()
             if attempt == OUTDATED_RETRIES:
                 raise OutdatedSnapshot(
                     f"{exc} (the statement was run {OUTDATED_RETRIES + 1} times, each time "
@@ -427,7 +453,7 @@ def run_statement(
             time.sleep(backoff_s(attempt))
             continue
         except BaseException:
-            auto.abort()
+            auto.rollback()
             raise
         auto.commit()
         return result
@@ -443,11 +469,11 @@ def statement_guard(warehouse: StatementHost) -> Iterator[Transaction | None]:
     if txn is None:
         yield None
         return
-    txn.check_open()
+    ledger_of(txn).check_open()
     try:
         yield txn
     except BaseException:
-        txn.abort()
+        txn.rollback()
         raise
 
 
@@ -467,46 +493,6 @@ def read_snapshot(
             return
         with ReadLease(warehouse, specs) as snapshots:
             yield snapshots
-
-
-class ReadLease:
-    """A snapshot outside any transaction, held as a reader lease until closed.
-
-    The snapshot is taken by :func:`~.read_lease.take_snapshot` (lease first), and the lease
-    heartbeated while open. Use :func:`read_snapshot`, or this class directly where the lease
-    must outlive a ``with`` block (a lazy scan).
-    """
-
-    def __init__(self, warehouse: StatementHost, specs: Sequence[TableSpec]) -> None:
-        ms = warehouse.metastore
-        self._metastore = ms
-        self._beat: Heartbeat | None = None
-        self.snapshots, self._lease = take_snapshot(ms, specs, lease=lease_enabled(warehouse))
-        if self._lease is not None:
-            lease_id = self._lease
-            self._beat = Heartbeat(lambda: ms.heartbeat_read_lease(lease_id), ms.txn_timeout_s / 2)
-            self._beat.start()
-
-    def close(self) -> None:
-        """Release the lease (idempotent)."""
-        if self._beat is not None:
-            self._beat.stop()
-            self._beat = None
-        if self._lease is not None:
-            lease, self._lease = self._lease, None
-            self._metastore.close_read_lease(lease)
-
-    def __enter__(self) -> dict[str, Snapshot]:
-        return self.snapshots
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def lease_enabled(warehouse: StatementHost) -> bool:
-    """Whether scans register reader leases (``acid.scan.read.lease``; never on a read-only
-    metastore, where no cleaner can run through this warehouse)."""
-    return conf_bool(warehouse.conf, "acid.scan.read.lease") and not warehouse.metastore.read_only
 
 
 def register_partitions(
@@ -529,15 +515,14 @@ def register_partitions(
 __all__ = [
     "OUTDATED_RETRIES",
     "DetachedWrite",
-    "ReadLease",
     "StatementMetrics",
     "WriteContext",
     "WriteOutcome",
     "WriteRequest",
+    "WriterTask",
     "abort_detached",
     "begin_detached",
     "commit_detached",
-    "lease_enabled",
     "read_snapshot",
     "register_partitions",
     "run_statement",

@@ -1,13 +1,19 @@
 """``Table``: INSERT, UPDATE, DELETE, MERGE and scans of one ACID table.
 
->>> # wh = TableWarehouse.open("/tmp/wh"); t = wh.create_table("employee", [("id", "int"), ("name", "string")])
+>>> # from acid_platform import Warehouse
+>>> # wh = Warehouse.open("/tmp/wh"); t = wh.create_table("employee", [("id", "int"), ("name", "string")])
 >>> # t.insert([{"id": 1, "name": "Jerry"}]); t.update({"name": lit("Tom")}, "id = 1")
+>>> # t.scan(["name"], where="id = 1").to_arrow()
 >>> # t.merge(updates, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()
 
-Every call is one statement: it runs in the warehouse's open transaction (``wh.transaction()``)
+Every write is one statement: it runs in the warehouse's open transaction (``wh.transaction()``)
 or in a transaction of its own (:mod:`.statement`), and returns a frozen
 :class:`~acid_platform.table.statement.StatementMetrics`. Data of a native engine (a Spark
-DataFrame) is written by that engine; everything else runs on the embedded path.
+DataFrame) is written by that engine; everything else runs on the embedded path. Reads are lazy:
+:meth:`Table.scan` and :meth:`Table.changes` plan, and read when asked (``to_arrow()``, …).
+
+One predicate word throughout: ``where`` (UPDATE, DELETE, scans, the change feed; MERGE joins
+``on``).
 """
 
 from __future__ import annotations
@@ -18,31 +24,31 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 from sqlglot import exp
 
-from acid_platform.errors import ChangeFeedIncarnationError
+from acid_platform.errors import ChangeFeedIncarnationError, InvalidPartitionError
 from acid_platform.format import Snapshot
 from acid_platform.format.delete_merge import conf_delete_events_cap
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore.model import CommittedSource, LockComponent, Source, TableSpec
 from acid_platform.table import dml, dml_write, inserts
 from acid_platform.table.changes import ChangeScan, change_window
+from acid_platform.table.deprecation import deprecated, renamed_argument
 from acid_platform.table.expressions import expression_or_none, to_expression
 from acid_platform.table.locations import incarnation_of
 from acid_platform.table.merger import TableMerger
 from acid_platform.table.native import NativeEngine
+from acid_platform.table.read_lease import ReadLease
 from acid_platform.table.scan import TableScan, plan_scan
 from acid_platform.table.scan_filter import hive_filter, resolve_filter
 from acid_platform.table.schema import has_wide_constant, table_schema
 from acid_platform.table.statement import (
-    ReadLease,
     StatementMetrics,
     WriteContext,
     WriteOutcome,
     WriteRequest,
-    read_snapshot,
     run_write,
     statement_guard,
 )
-from acid_platform.table.transaction import write_lock_type
+from acid_platform.table.transaction import ledger_of, write_lock_type
 
 if TYPE_CHECKING:
     from acid_platform.table.host import TableHost
@@ -51,7 +57,7 @@ T = TypeVar("T")
 
 
 class Table:
-    """An ACID table of a :class:`~acid_platform.table.warehouse.TableWarehouse`."""
+    """An ACID table of a warehouse (``acid_platform.Warehouse``; ``wh.table(name)``)."""
 
     def __init__(self, warehouse: TableHost, spec: TableSpec) -> None:
         self.warehouse = warehouse
@@ -97,86 +103,37 @@ class Table:
     def scan(
         self,
         columns: Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
-        with_row_id: bool = False,
-        include_partition_columns: bool = True,
-    ) -> pa.Table:
-        """The rows one snapshot sees (the open transaction's, or the latest committed).
-
-        ``filter`` is a Hive predicate (``"ds = '2024-01-01' AND id > 3"``); conditions on
-        partition columns prune directories. ``with_row_id`` adds Hive's ``row__id`` struct first.
-        """
-        with statement_guard(self.warehouse):
-            spec = self.refresh()
-        with read_snapshot(self.warehouse, [spec]) as snapshots:
-            return self.scan_at(
-                snapshots[spec.full_name], columns, filter, with_row_id, include_partition_columns
-            )
-
-    def scan_at(
-        self,
-        snapshot: Snapshot,
-        columns: Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002
-        with_row_id: bool = False,
-        include_partition_columns: bool = True,
-    ) -> pa.Table:
-        """:meth:`scan` at a snapshot the caller holds (a transaction's, or a reader lease's)."""
-        return self.plan_scan(
-            columns, filter, with_row_id, include_partition_columns, snapshot=snapshot
-        ).to_arrow()
-
-    def scan_batches(
-        self,
-        columns: Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
-        with_row_id: bool = False,
-        include_partition_columns: bool = True,
-    ) -> pa.RecordBatchReader:
-        """:meth:`scan` as a stream: the rows are read as the reader is consumed, split by split,
-        so memory holds one stripe and its bucket's delete set, not the table. Outside a
-        transaction the snapshot is held (as a reader lease) until the reader is exhausted or
-        closed; inside one, consume it before the transaction ends."""
-        return self.plan_scan(columns, filter, with_row_id, include_partition_columns).to_batches()
-
-    def plan_scan(
-        self,
-        columns: Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
-        with_row_id: bool = False,
-        include_partition_columns: bool = True,
+        where: str | exp.Expr | None = None,
         *,
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
         snapshot: Snapshot | None = None,
-        exact_filter: bool = True,
-        force_wide: bool = False,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the deprecated alias of where
     ) -> TableScan:
-        """A lazy scan (:class:`~acid_platform.table.scan.TableScan`: ``plan_files``,
-        ``split_tasks``, ``to_batches``, ``to_arrow``) under ``snapshot``, else the open
-        transaction's, else a fresh one held as a reader lease (:class:`ReadLease`) until the
-        scan is read or closed.
+        """The rows one snapshot sees, as a lazy :class:`~acid_platform.table.scan.TableScan`
+        (as pyiceberg's ``table.scan()``): nothing is read until ``to_arrow()``,
+        ``to_batches()`` / ``to_arrow_batch_reader()`` (a stream, split by split: memory holds
+        one stripe and its bucket's delete set, not the table), ``to_pandas()``; ``plan_files()``
+        lists what it would read.
 
-        Without ``exact_filter`` the filter only prunes (partitions, stripes, pushed conjuncts):
-        the caller evaluates it on the rows (a SQL query's WHERE does). ``force_wide`` (or a
-        filter holding a constant beyond the nanosecond range) reads every timestamp column at
-        microseconds (``TableScan.force_wide``).
+        ``columns`` in the order wanted (default: all, partition columns last unless
+        ``include_partition_columns`` is False); ``where`` is a Hive predicate (text such as
+        ``"ds = '2024-01-01' AND id > 3"``, or a sqlglot tree): conditions on partition columns
+        prune directories. ``with_row_id`` adds Hive's ``row__id`` struct first.
+
+        The snapshot: ``snapshot``, else the open transaction's (read the scan before the
+        transaction ends), else a fresh one held as a reader lease from now until the scan is
+        read, closed (``close()``, or ``with t.scan() as s:``) or garbage collected.
+        ``filter=`` is a deprecated alias of ``where=``.
         """
-
-        def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> TableScan:
-            tree = resolve_filter(spec, filter) if isinstance(filter, str) else filter  # parse once
-            return plan_scan(
-                spec,
-                self.location,
-                snap,
-                columns=columns,
-                with_row_id=with_row_id,
-                include_partition_columns=include_partition_columns,
-                where=hive_filter(spec, self.warehouse.engine, tree, exact=exact_filter),
-                release=release,
-                delete_events_cap=conf_delete_events_cap(self.warehouse.conf),
-                force_wide=force_wide or has_wide_constant(tree),
-            )
-
-        return self._plan_read(snapshot, plan)
+        return plan_table_scan(
+            self,
+            columns,
+            renamed_argument(where, filter, "filter=", "where="),
+            with_row_id=with_row_id,
+            include_partition_columns=include_partition_columns,
+            snapshot=snapshot,
+        )
 
     def changes(
         self,
@@ -184,53 +141,28 @@ class Table:
         to_write_id: int | None = None,
         *,
         key: str | Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        where: str | exp.Expr | None = None,
         incarnation: str | None = None,
-    ) -> pa.Table:
-        """The change feed: the committed inserts, deletes and updates of the write ids
+        snapshot: Snapshot | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the deprecated alias of where
+    ) -> ChangeScan:
+        """The change feed, as a lazy :class:`~acid_platform.table.changes.ChangeScan`
+        (``to_arrow()``, ``to_batches()`` / ``to_arrow_batch_reader()`` partition by partition,
+        ``to_pandas()``): the committed inserts, deletes and updates of the write ids
         ``from_write_id < w <= to_write_id`` (default: the newest final write id), with each
         change's ``_change_type``, ``_write_id`` and ``row__id``; deletes carry the deleted
         rows' values. ``key`` (a column or columns identifying a row) pairs a delete and an
         insert of the same write id and key into ``update_preimage`` / ``update_postimage``;
-        ``filter`` (a Hive predicate) prunes partitions and keeps the change rows it holds for.
+        ``where`` (a Hive predicate) prunes partitions and keeps the change rows it holds for.
         See :mod:`acid_platform.table.changes`; a range below a major compaction's (or INSERT
         OVERWRITE's) base raises :class:`~acid_platform.errors.ChangeHistoryUnavailableError`.
         ``incarnation`` (:attr:`incarnation` when the position was taken) refuses a position of
         another incarnation of the table (dropped and created again) with a
         :class:`~acid_platform.errors.ChangeFeedIncarnationError`: its write ids are not these.
+        The range and the incarnation are checked now; the snapshot is taken as :meth:`scan`
+        takes it. ``filter=`` is a deprecated alias of ``where=``.
         """
-        return self.plan_changes(
-            from_write_id, to_write_id, key=key, filter=filter, incarnation=incarnation
-        ).to_arrow()
-
-    def changes_batches(
-        self,
-        from_write_id: int,
-        to_write_id: int | None = None,
-        *,
-        key: str | Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
-        incarnation: str | None = None,
-    ) -> pa.RecordBatchReader:
-        """:meth:`changes` as a stream, partition by partition (memory: one partition's
-        changes); the snapshot is held until the reader is exhausted or closed."""
-        return self.plan_changes(
-            from_write_id, to_write_id, key=key, filter=filter, incarnation=incarnation
-        ).to_batches()
-
-    def plan_changes(
-        self,
-        from_write_id: int,
-        to_write_id: int | None = None,
-        *,
-        key: str | Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
-        snapshot: Snapshot | None = None,
-        incarnation: str | None = None,
-    ) -> ChangeScan:
-        """A lazy change feed (:class:`~acid_platform.table.changes.ChangeScan`) under
-        ``snapshot``, else the open transaction's, else a fresh one held as a reader lease
-        until it is read or closed. The range and the ``incarnation`` are checked now."""
+        where = renamed_argument(where, filter, "filter=", "where=")
         txn = self.warehouse.current_transaction
         keys = (key,) if isinstance(key, str) else tuple(key or ())
 
@@ -245,41 +177,113 @@ class Table:
                     expected=incarnation,
                     found=found,
                 )
-            own = txn.write_id_of(spec) if txn is not None else None
+            own = ledger_of(txn).write_id_of(spec) if txn is not None else None
             window = change_window(spec, snap.write_ids, from_write_id, to_write_id, own)
-            where = hive_filter(spec, self.warehouse.engine, filter)
+            rows = hive_filter(spec, self.warehouse.engine, where)
             return ChangeScan(
-                spec, self.location, snap, window, key=keys, where=where, release=release
+                spec, self.location, snap, window, key=keys, where=rows, release=release
             )
 
-        return self._plan_read(snapshot, plan)
-
-    def _plan_read(
-        self,
-        snapshot: Snapshot | None,
-        plan: Callable[[TableSpec, Snapshot, Callable[[], None] | None], T],
-    ) -> T:
-        """``plan(spec, snapshot, release)`` under ``snapshot``, else the open transaction's,
-        else a fresh one held as a reader lease (``release`` closes it; closed here if
-        ``plan`` fails)."""
-        lease: ReadLease | None = None
-        with statement_guard(self.warehouse) as txn:
-            spec = self._spec if snapshot is not None else self.refresh()
-            if snapshot is None and txn is not None:
-                snapshot = txn.snapshot(spec)
-            elif snapshot is None:
-                lease = ReadLease(self.warehouse, [spec])
-                snapshot = lease.snapshots[spec.full_name]
-            try:
-                return plan(spec, snapshot, lease.close if lease is not None else None)
-            except BaseException:
-                if lease is not None:
-                    lease.close()
-                raise
+        return plan_read(self, snapshot, plan)
 
     def to_arrow(self) -> pa.Table:
-        """All rows (``scan()``)."""
-        return self.scan()
+        """All rows: ``scan().to_arrow()``."""
+        return self.scan().to_arrow()
+
+    # ------------------------------------------------------------------ deprecated reads
+    def scan_at(
+        self,
+        snapshot: Snapshot,
+        columns: Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - as it was
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+    ) -> pa.Table:
+        """Deprecated: ``scan(columns, where, snapshot=snapshot).to_arrow()``."""
+        deprecated("Table.scan_at(snapshot, …)", "Table.scan(…, snapshot=snapshot).to_arrow()")
+        return self.scan(
+            columns,
+            filter,
+            with_row_id=with_row_id,
+            include_partition_columns=include_partition_columns,
+            snapshot=snapshot,
+        ).to_arrow()
+
+    def scan_batches(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - as it was
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+    ) -> pa.RecordBatchReader:
+        """Deprecated: ``scan(columns, where).to_batches()``."""
+        deprecated("Table.scan_batches(…)", "Table.scan(…).to_batches()")
+        return self.scan(
+            columns,
+            filter,
+            with_row_id=with_row_id,
+            include_partition_columns=include_partition_columns,
+        ).to_batches()
+
+    def plan_scan(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - as it was
+        with_row_id: bool = False,
+        include_partition_columns: bool = True,
+        *,
+        snapshot: Snapshot | None = None,
+        exact_filter: bool = True,
+        force_wide: bool = False,
+    ) -> TableScan:
+        """Deprecated: ``scan(columns, where, …)``, which is lazy now."""
+        deprecated("Table.plan_scan(…)", "Table.scan(…)")
+        return plan_table_scan(
+            self,
+            columns,
+            filter,
+            with_row_id=with_row_id,
+            include_partition_columns=include_partition_columns,
+            snapshot=snapshot,
+            exact_where=exact_filter,
+            force_wide=force_wide,
+        )
+
+    def changes_batches(
+        self,
+        from_write_id: int,
+        to_write_id: int | None = None,
+        *,
+        key: str | Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - as it was
+        incarnation: str | None = None,
+    ) -> pa.RecordBatchReader:
+        """Deprecated: ``changes(…).to_batches()``."""
+        deprecated("Table.changes_batches(…)", "Table.changes(…).to_batches()")
+        return self.changes(
+            from_write_id, to_write_id, key=key, where=filter, incarnation=incarnation
+        ).to_batches()
+
+    def plan_changes(
+        self,
+        from_write_id: int,
+        to_write_id: int | None = None,
+        *,
+        key: str | Sequence[str] | None = None,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - as it was
+        snapshot: Snapshot | None = None,
+        incarnation: str | None = None,
+    ) -> ChangeScan:
+        """Deprecated: ``changes(…)``, which is lazy now."""
+        deprecated("Table.plan_changes(…)", "Table.changes(…)")
+        return self.changes(
+            from_write_id,
+            to_write_id,
+            key=key,
+            where=filter,
+            incarnation=incarnation,
+            snapshot=snapshot,
+        )
 
     # ------------------------------------------------------------------ writes
     def insert(
@@ -327,24 +331,65 @@ class Table:
         request = WriteRequest.insert(spec, wh.conf, static_name, overwrite, sources)
         return run_write(wh, spec, self.location, request, write)
 
-    def overwrite_empty(self, partitions: Sequence[str | None]) -> StatementMetrics:
-        """ONE INSERT OVERWRITE of no rows: an empty ``base_w`` into each of ``partitions``
-        (partition names; ``None``: the unpartitioned table), under an EXCLUSIVE lock on each —
-        TRUNCATE of an insert-only table, as Hive writes it."""
+    def replace_partitions(
+        self,
+        data: Any,
+        partitions: Sequence[str | None],
+        *,
+        engine: NativeEngine | None = None,
+    ) -> StatementMetrics:
+        """Replace ``partitions`` (partition names, ``"ds=2024-01-01"``; ``[None]``: the
+        unpartitioned table) with the rows of ``data``, as ONE INSERT OVERWRITE statement: a
+        ``base_w`` with its rows into each partition the rows carry, an empty ``base_w`` into
+        each listed partition that receives none, under an EXCLUSIVE lock on each listed
+        partition only (not on the table: writers of other partitions go on). Readers see the
+        old partitions or the new ones, never a mix.
+
+        ``data`` is what :meth:`insert` takes (an empty table empties the partitions: TRUNCATE
+        of an insert-only table, as Hive writes it); its partition columns say where each row
+        goes, and a row outside ``partitions`` raises
+        :class:`~acid_platform.errors.InvalidPartitionError`, nothing written. ``engine``: write
+        with this native engine whatever the data.
+        """
         wh = self.warehouse
+        native = engine or wh.native_engines.for_data(data)
         with statement_guard(wh):
             spec = self.refresh()
+            listed = replaced_partitions(spec, partitions)
+            if native is not None:
+                relation, _ = native.prepare_insert(spec, data, None)
+            else:
+                relation, _ = inserts.prepare_rows(spec, data, None)
         lock = write_lock_type(wh.conf, overwrite=True)
         request = WriteRequest(
-            tuple(LockComponent(lock, spec.db, spec.name, p) for p in partitions),
+            tuple(LockComponent(lock, spec.db, spec.name, p) for p in listed),
             check_outdated=True,
             overwrite=True,
         )
 
         def write(ctx: WriteContext) -> WriteOutcome:
-            return inserts.write_empty_bases(ctx, partitions)
+            if native is not None:
+                outcome = native.write_rows(ctx, relation, True)
+            else:
+                outcome = inserts.write_rows(ctx, relation, True)
+            written = {p or None for p in outcome.partitions}
+            outside = sorted(str(p) for p in written if p not in listed)
+            if outside:
+                raise InvalidPartitionError(
+                    f"table {spec.full_name}: rows of partition(s) {outside} lie outside the "
+                    f"partitions replaced ({[p or '' for p in listed]}); nothing was written"
+                )
+            empty = [p for p in listed if p not in written]
+            return inserts.write_empty_bases(ctx, empty, outcome)
 
         return run_write(wh, spec, self.location, request, write)
+
+    def overwrite_empty(self, partitions: Sequence[str | None]) -> StatementMetrics:
+        """Deprecated: ``replace_partitions(<no rows>, partitions)``."""
+        deprecated(
+            "Table.overwrite_empty(partitions)", "Table.replace_partitions(rows, partitions)"
+        )
+        return self.replace_partitions(self.schema.empty_table(), partitions)
 
     def committed_sources(self, keys: Sequence[str] | None = None) -> list[CommittedSource]:
         """The sources committed into this table (those among ``keys``, if given), in commit
@@ -353,26 +398,30 @@ class Table:
 
     def update(
         self,
-        set: Mapping[str, Any],  # noqa: A002 - SQL's word
+        values: Mapping[str, Any] | None = None,
         where: str | exp.Expr | None = None,
         *,
         engine: NativeEngine | None = None,
+        set: Mapping[str, Any] | None = None,  # noqa: A002 - the deprecated alias of values
     ) -> StatementMetrics:
-        """UPDATE … SET col = value [, …] [WHERE predicate].
+        """UPDATE … SET col = value [, …] [WHERE predicate]: ``values`` maps columns to values.
 
         Values are Hive SQL expressions (``"salary * 2"`` or a sqlglot syntax tree) or literals
         (``lit("Tom")``, ``3``); ``where`` is text or a tree. Text is parsed once, here, and the
         trees go on to the plan and the target read. Partition and bucketing columns cannot be
-        updated (as in Hive). ``engine``: run on this
-        native engine (Spark) instead of the embedded one.
+        updated (as in Hive). ``engine``: run on this native engine (Spark) instead of the
+        embedded one. ``set=`` is a deprecated alias of ``values=``.
         """
+        values = renamed_argument(values, set, "set=", "values=")
+        if values is None:
+            raise TypeError("Table.update() needs the values to set: update({'col': value}, where)")
         with statement_guard(self.warehouse):
             spec = self.refresh()
             dml.require_transactional(spec)
             label = f"UPDATE {spec.full_name}"
             tree = expression_or_none(where, f"WHERE clause of {label}")
-            values = {c: to_expression(v, f"value of {c} in {label}") for c, v in set.items()}
-            plan = dml.plan_update(spec, values, tree)
+            trees = {c: to_expression(v, f"value of {c} in {label}") for c, v in values.items()}
+            plan = dml.plan_update(spec, trees, tree)
         return self.run_plan(spec, plan, tree, engine=engine)
 
     def delete(
@@ -432,3 +481,81 @@ class Table:
             spec, self.warehouse.conf, plan.statement_count, offsets, lock_extra
         )
         return run_write(self.warehouse, spec, self.location, request, write)
+
+
+def plan_table_scan(
+    table: Table,
+    columns: Sequence[str] | None = None,
+    where: str | exp.Expr | None = None,
+    *,
+    with_row_id: bool = False,
+    include_partition_columns: bool = True,
+    snapshot: Snapshot | None = None,
+    exact_where: bool = True,
+    force_wide: bool = False,
+) -> TableScan:
+    """:meth:`Table.scan` with two options of an engine reading for a query (SQL): without
+    ``exact_where`` the predicate only prunes (partitions, stripes, pushed conjuncts) and the
+    caller evaluates it on the rows (the query applies its WHERE itself); ``force_wide`` (or a
+    predicate holding a constant beyond the nanosecond range) reads every timestamp column at
+    microseconds (``TableScan.force_wide``)."""
+    wh = table.warehouse
+
+    def plan(spec: TableSpec, snap: Snapshot, release: Callable[[], None] | None) -> TableScan:
+        tree = resolve_filter(spec, where) if isinstance(where, str) else where  # parse once
+        return plan_scan(
+            spec,
+            table.location,
+            snap,
+            columns=columns,
+            with_row_id=with_row_id,
+            include_partition_columns=include_partition_columns,
+            where=hive_filter(spec, wh.engine, tree, exact=exact_where),
+            release=release,
+            delete_events_cap=conf_delete_events_cap(wh.conf),
+            force_wide=force_wide or has_wide_constant(tree),
+        )
+
+    return plan_read(table, snapshot, plan)
+
+
+def plan_read(
+    table: Table,
+    snapshot: Snapshot | None,
+    plan: Callable[[TableSpec, Snapshot, Callable[[], None] | None], T],
+) -> T:
+    """``plan(spec, snapshot, release)`` under ``snapshot``, else the open transaction's, else
+    a fresh one held as a reader lease (``release`` closes it; closed here if ``plan``
+    fails): how :meth:`Table.scan` and :meth:`Table.changes` take their snapshot."""
+    lease: ReadLease | None = None
+    with statement_guard(table.warehouse) as txn:
+        spec = table.spec if snapshot is not None else table.refresh()
+        if snapshot is None and txn is not None:
+            snapshot = txn.snapshot(spec)
+        elif snapshot is None:
+            lease = ReadLease(table.warehouse, [spec])
+            snapshot = lease.snapshots[spec.full_name]
+        try:
+            return plan(spec, snapshot, lease.close if lease is not None else None)
+        except BaseException:
+            if lease is not None:
+                lease.close()
+            raise
+
+
+def replaced_partitions(spec: TableSpec, partitions: Sequence[str | None]) -> list[str | None]:
+    """The partitions a :meth:`Table.replace_partitions` names, once each, sorted (the order
+    their locks are asked in; ``None``: the unpartitioned table, its only one)."""
+    listed = list(dict.fromkeys(p or None for p in partitions))
+    if not listed:
+        raise InvalidPartitionError(f"table {spec.full_name}: no partition to replace")
+    if not spec.partition_columns and listed != [None]:
+        raise InvalidPartitionError(
+            f"table {spec.full_name} is not partitioned: replace its one partition, [None]"
+        )
+    if spec.partition_columns and None in listed:
+        raise InvalidPartitionError(
+            f"table {spec.full_name} is partitioned: name the partitions to replace "
+            f"(such as {'/'.join(c + '=…' for c in spec.partition_column_names)})"
+        )
+    return sorted(listed, key=str)

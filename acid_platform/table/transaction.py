@@ -1,8 +1,10 @@
-"""The transaction lifecycle: open -> lock -> allocate write id -> write files -> commit / abort.
+"""The transaction lifecycle: open -> lock -> allocate write id -> write files -> commit / rollback.
 
 A :class:`Transaction` is one metastore transaction. Single statements run in their own
-("autocommit") transaction; ``TableWarehouse.transaction()`` / ``begin()`` opens one that several
-statements share, as Hive's ``START TRANSACTION … COMMIT``. Within a transaction each table gets
+("autocommit") transaction; ``wh.transaction()`` opens one that several statements share, as
+Hive's ``START TRANSACTION … COMMIT``. What the statements do in it (locks, statement and write
+ids, the files they record) is kept by its :class:`TransactionLedger`, which only the statement
+lifecycle (:mod:`.statement`) and the table layer reach (:func:`ledger_of`). Within a transaction each table gets
 one write id, allocated on its first write, and statement ids 0, 1, 2… in order, so every
 statement writes its own ``delta_w_w_s`` / ``delete_delta_w_w_s`` directories.
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -52,6 +55,7 @@ from acid_platform.metastore.model import (
     Source,
     TableSpec,
 )
+from acid_platform.table.deprecation import deprecated
 from acid_platform.table.writes import WriteMetrics
 from acid_platform.table.written_files import written_entries
 
@@ -97,11 +101,19 @@ class _TableState:
 class Transaction:
     """One metastore transaction, shared by the statements that run in it.
 
-    Use it as a context manager (commit on success, abort on an exception)::
+    Use it as a context manager (commit on success, roll back on an exception)::
 
         with wh.transaction():
             wh.table("t").delete("id = 1")
             wh.table("t").insert([{"id": 1, "v": "new"}])
+
+    What a user does with it: :attr:`id`, :meth:`snapshot`, :meth:`commit`, :meth:`rollback`,
+    :attr:`is_open` (and :attr:`state`), the context manager. The word for undoing it is
+    **rollback**, as Hive and SQL say it (``ROLLBACK``; ``wh.rollback()``); ``abort()`` is a
+    deprecated alias (the metastore below keeps Hive's internal word: ``abort_txn``, an aborted
+    transaction). What its statements do on the way — locks, the snapshot check, statement and
+    write ids, the files and sources they record, the partitions they register — is kept by its
+    :class:`TransactionLedger` (:func:`ledger_of`), the statement lifecycle's business.
     """
 
     def __init__(
@@ -112,26 +124,20 @@ class Transaction:
         locks: Sequence[LockComponent] = (),
     ) -> None:
         """Open it; with ``locks``, holding them (requested with the open, waited for as
-        :meth:`lock` waits): the first :meth:`lock` of exactly these asks nothing more."""
-        self.warehouse = warehouse
-        self.explicit = explicit
+        :meth:`TransactionLedger.lock` waits): the ledger's first lock of exactly these asks
+        nothing more."""
+        self._warehouse = warehouse
         ms = warehouse.metastore
         agent = f"acid_platform {'multi' if explicit else 'auto'}-statement"
         request: LockResponse | None = None
         if locks:
-            self.txn_id, request = ms.open_txn_and_lock(locks, agent_info=agent)
+            txn_id, request = ms.open_txn_and_lock(locks, agent_info=agent)
         else:
-            self.txn_id = ms.open_txn(agent_info=agent)
-        self._held_at_open: tuple[LockComponent, ...] | None = tuple(locks) or None
-        self.state = "open"
-        self._tables: dict[str, _TableState] = {}
-        #: Partitions this transaction registered, per table: unregistered if it aborts.
-        self._new_partitions: dict[str, tuple[TableSpec, list[str]]] = {}
-        #: What its statements wrote, not yet recorded: recorded with the commit (one durable
-        #: metastore commit fewer per write), or first if a statement reads it back.
-        self._unrecorded: list[TableWrite] = []
+            txn_id = ms.open_txn(agent_info=agent)
+        self._ledger = TransactionLedger(warehouse, txn_id, explicit=explicit, locks=locks)
+        _LEDGERS[self] = self._ledger
         self._heartbeat = Heartbeat(
-            lambda: ms.heartbeat(txn_id=self.txn_id), ms.txn_timeout_s / 2, self._on_heartbeat_error
+            lambda: ms.heartbeat(txn_id=txn_id), ms.txn_timeout_s / 2, self._on_heartbeat_error
         )
         self._heartbeat.start()
         try:
@@ -140,15 +146,142 @@ class Transaction:
             # the snapshot once the locks are granted (Hive's driver): every writer this one
             # waited for has committed and is read, a younger txn included; the commit's
             # write-set check passes it. A multi-statement txn's is taken at its open.
-            self.valid_txns: ValidTxnList = ms.valid_txns(self.txn_id, latest=request is not None)
+            self._ledger.valid_txns = ms.valid_txns(txn_id, latest=request is not None)
         except BaseException:
             self._heartbeat.stop()
-            self._abort_quietly()
+            self._ledger.abort()
             raise
+
+    @property
+    def id(self) -> int:
+        """The metastore's transaction id (``SHOW TRANSACTIONS``, ``ABORT TRANSACTIONS``)."""
+        return self._ledger.txn_id
+
+    @property
+    def txn_id(self) -> int:
+        """Deprecated alias of :attr:`id` (removed in the next release)."""
+        deprecated("Transaction.txn_id", "Transaction.id")
+        return self._ledger.txn_id
+
+    @property
+    def state(self) -> str:
+        """``open``, ``committed`` or ``aborted`` (rolled back, or failed)."""
+        return self._ledger.state
+
+    @property
+    def is_open(self) -> bool:
+        """Whether statements can still run in it."""
+        return self._ledger.state == "open"
+
+    def snapshot(self, spec: TableSpec) -> Snapshot:
+        """What this transaction's statements read ``spec`` with."""
+        return self._ledger.snapshot(spec)
+
+    # ------------------------------------------------------------------ end
+    def commit(self) -> None:
+        """Commit (first committer wins: a write conflict rolls back and raises
+        :class:`~acid_platform.errors.WriteConflictError`)."""
+        self._ledger.check_open()
+        self._heartbeat.stop()
+        self._ledger.commit()
+
+    def rollback(self) -> None:
+        """Roll back: everything written stays invisible (idempotent)."""
+        if self._ledger.state == "committed":
+            raise TransactionStateError(f"transaction {self.id} is already committed")
+        self._heartbeat.stop()
+        self._ledger.abort()
+
+    def abort(self) -> None:
+        """Deprecated alias of :meth:`rollback` (removed in the next release)."""
+        deprecated("Transaction.abort()", "Transaction.rollback()")
+        self.rollback()
+
+    def _on_heartbeat_error(self, exc: BaseException) -> None:
+        if isinstance(exc, TxnAbortedError):
+            self._ledger.state = "aborted"
+
+    # ------------------------------------------------------------------ context manager
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if exc_type is None and self.is_open:
+                self.commit()
+            elif self.is_open:
+                self.rollback()
+            elif exc_type is None and self.state == "aborted":
+                raise TxnAbortedError(f"transaction {self.id} was aborted; nothing was committed")
+        finally:
+            self._warehouse.end_transaction(self)
+
+    def __repr__(self) -> str:
+        return f"Transaction(id={self.id}, state={self.state!r}, explicit={self._ledger.explicit})"
+
+
+def ledger_of(txn: Transaction) -> TransactionLedger:
+    """The ledger of ``txn``: what the statement lifecycle (:mod:`.statement`) and the table
+    layer's catalog operations record and check in it. Not for users of the table API."""
+    return _LEDGERS[txn]
+
+
+#: Each open transaction's ledger (kept off the user's object; gone with the transaction).
+_LEDGERS: weakref.WeakKeyDictionary[Transaction, TransactionLedger] = weakref.WeakKeyDictionary()
+
+
+class TransactionLedger:
+    """What the statements of one transaction lock, check, reserve and record (the plumbing
+    behind a :class:`Transaction`; see :func:`ledger_of`).
+
+    Within a transaction each table gets one write id, on its first write, and statement ids
+    0, 1, 2… in order. What its statements wrote is recorded with the commit (one durable
+    metastore commit fewer per write), or first if a statement reads the table back; the
+    partitions they registered are unregistered if it rolls back.
+    """
+
+    #: The snapshot of transactions (set by :class:`Transaction` once its locks are granted).
+    valid_txns: ValidTxnList
+
+    def __init__(
+        self,
+        warehouse: TransactionHost,
+        txn_id: int,
+        *,
+        explicit: bool = False,
+        locks: Sequence[LockComponent] = (),
+    ) -> None:
+        self.warehouse = warehouse
+        self.txn_id = txn_id
+        #: A multi-statement transaction (``wh.transaction()``), not an autocommit statement's.
+        self.explicit = explicit
+        #: ``open``, ``committed`` or ``aborted``.
+        self.state = "open"
+        self._held_at_open: tuple[LockComponent, ...] | None = tuple(locks) or None
+        self._tables: dict[str, _TableState] = {}
+        #: Partitions this transaction registered, per table: unregistered if it aborts.
+        self._new_partitions: dict[str, tuple[TableSpec, list[str]]] = {}
+        #: What its statements wrote, not yet recorded: recorded with the commit (one durable
+        #: metastore commit fewer per write), or first if a statement reads it back.
+        self._unrecorded: list[TableWrite] = []
+
+    def check_open(self) -> None:
+        """Raise unless the transaction can still run statements."""
+        if self.state == "aborted":
+            raise TxnAbortedError(
+                f"transaction {self.txn_id} was aborted (a statement failed or it timed out); roll it back"
+            )
+        if self.state != "open":
+            raise TransactionStateError(f"transaction {self.txn_id} is {self.state}")
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self, spec: TableSpec) -> Snapshot:
-        """What this transaction's statements read ``spec`` with."""
+        """What the transaction's statements read ``spec`` with."""
         state = self._table(spec)
         if state.files is None:
             self._record_unrecorded()
@@ -170,8 +303,8 @@ class Transaction:
 
     # ------------------------------------------------------------------ locks
     def lock(self, components: Sequence[LockComponent]) -> None:
-        """Acquire locks for a statement (held until commit/abort); waits up to the configured
-        time, then raises :class:`~acid_platform.errors.LockTimeoutError`."""
+        """Acquire locks for a statement (held until commit/rollback); waits up to the
+        configured time, then raises :class:`~acid_platform.errors.LockTimeoutError`."""
         self.check_open()
         if self._held_at_open is not None and self._held_at_open == tuple(components):
             self._held_at_open = None  # taken with the open
@@ -275,12 +408,15 @@ class Transaction:
         state = self._tables.get(spec.full_name)
         return None if state is None else state.write_id
 
+    def registered_partitions(self, spec: TableSpec, names: Sequence[str]) -> None:
+        """Note partitions a statement of this transaction registered in the catalog."""
+        if names:
+            self._new_partitions.setdefault(spec.full_name, (spec, []))[1].extend(names)
+
     # ------------------------------------------------------------------ end
     def commit(self) -> None:
-        """Commit (first committer wins: a write conflict aborts and raises
-        :class:`~acid_platform.errors.WriteConflictError`)."""
-        self.check_open()
-        self._heartbeat.stop()
+        """Commit in the metastore, with what the statements wrote and not yet recorded; on a
+        failure the transaction is aborted and the error raised."""
         try:
             self.warehouse.metastore.commit_txn(self.txn_id, self._unrecorded, self.valid_txns)
         except BaseException:
@@ -290,37 +426,12 @@ class Transaction:
         self.state = "committed"
 
     def abort(self) -> None:
-        """Abort (roll back): everything written stays invisible."""
-        if self.state == "committed":
-            raise TransactionStateError(f"transaction {self.txn_id} is already committed")
-        self._heartbeat.stop()
+        """Abort in the metastore and unregister the partitions it registered (idempotent)."""
         if self.state != "aborted":
             self.state = "aborted"
             self._abort_quietly()
 
-    rollback = abort
-
-    def check_open(self) -> None:
-        """Raise unless the transaction can still run statements."""
-        if self.state == "aborted":
-            raise TxnAbortedError(
-                f"transaction {self.txn_id} was aborted (a statement failed or it timed out); roll it back"
-            )
-        if self.state != "open":
-            raise TransactionStateError(f"transaction {self.txn_id} is {self.state}")
-
-    @property
-    def is_open(self) -> bool:
-        """Whether statements can still run in it."""
-        return self.state == "open"
-
-    def registered_partitions(self, spec: TableSpec, names: Sequence[str]) -> None:
-        """Note partitions a statement of this transaction registered in the catalog."""
-        if names:
-            self._new_partitions.setdefault(spec.full_name, (spec, []))[1].extend(names)
-
     def _abort_quietly(self) -> None:
-        self._heartbeat.stop()
         ms = self.warehouse.metastore
         abort_quietly(ms, self.txn_id)
         for spec, names in self._new_partitions.values():
@@ -331,35 +442,6 @@ class Transaction:
                 continue
             self.warehouse.known_partitions.forget(spec.full_name, dropped)
         self._new_partitions.clear()
-
-    def _on_heartbeat_error(self, exc: BaseException) -> None:
-        if isinstance(exc, TxnAbortedError):
-            self.state = "aborted"
-
-    # ------------------------------------------------------------------ context manager
-    def __enter__(self) -> Transaction:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            if exc_type is None and self.state == "open":
-                self.commit()
-            elif self.state == "open":
-                self.abort()
-            elif exc_type is None and self.state == "aborted":
-                raise TxnAbortedError(
-                    f"transaction {self.txn_id} was aborted; nothing was committed"
-                )
-        finally:
-            self.warehouse.end_transaction(self)
-
-    def __repr__(self) -> str:
-        return f"Transaction(txn_id={self.txn_id}, state={self.state!r}, explicit={self.explicit})"
 
 
 def newer_writes(metastore: Metastore, spec: TableSpec, mine: ValidWriteIdList) -> list[int]:

@@ -1,7 +1,10 @@
 """``TableWarehouse``: a directory of Hive ACID tables plus the metastore that makes them transactional.
 
+It is the base of the user's class, ``acid_platform.Warehouse`` (this one with the embedded
+engine and HiveQL); on its own it cannot open (it names no engine). Open the user's:
+
 >>> import tempfile
->>> from acid_platform import Warehouse  # this class, with the embedded engine and HiveQL
+>>> from acid_platform import Warehouse
 >>> wh = Warehouse.open(tempfile.mkdtemp())
 >>> t = wh.create_table("employee", [("id", "int"), ("name", "string"), ("salary", "int")])
 >>> t.insert([{"id": 1, "name": "Jerry", "salary": 5000}]).rows_inserted
@@ -9,7 +12,7 @@
 >>> with wh.transaction():
 ...     _ = t.update({"salary": "salary + 1000"}, "id = 1")
 ...     _ = t.insert([{"id": 2, "name": "Tom", "salary": 6000}])
->>> sorted(t.scan(columns=["id", "salary"]).to_pylist(), key=lambda r: r["id"])
+>>> sorted(t.scan(columns=["id", "salary"]).to_arrow().to_pylist(), key=lambda r: r["id"])
 [{'id': 1, 'salary': 6000}, {'id': 2, 'salary': 6000}]
 >>> wh.close()
 
@@ -56,6 +59,7 @@ from acid_platform.table.catalog_ops import (
     require_warehouse,
     warehouse_root,
 )
+from acid_platform.table.deprecation import deprecated
 from acid_platform.table.engine import Engine
 from acid_platform.table.locations import claim_table_dir, claim_warehouse, release_table_dir
 from acid_platform.table.native import NativeEngines
@@ -64,7 +68,7 @@ from acid_platform.table.query import bind_query
 from acid_platform.table.schema import NOT_NULL_PROPERTY, RESERVED_PREFIX, storage_properties
 from acid_platform.table.statement import read_snapshot, statement_guard
 from acid_platform.table.table import Table
-from acid_platform.table.transaction import Transaction
+from acid_platform.table.transaction import Transaction, ledger_of
 
 #: Session settings and their defaults (Hive's where Hive has one).
 DEFAULT_CONF: Mapping[str, str] = {
@@ -271,13 +275,13 @@ class TableWarehouse(WarehouseCatalog):
         existed = loc.filesystem.get_file_info(loc.path).type != pafs.FileType.NotFound
         txn = Transaction(self)
         try:
-            txn.lock([LockComponent(LockType.EXCLUSIVE, db, table)])
+            ledger_of(txn).lock([LockComponent(LockType.EXCLUSIVE, db, table)])
             self.metastore.drop_table(db, table)
             txn.commit()
         finally:
             self.end_transaction(txn)
             if txn.is_open:
-                txn.abort()
+                txn.rollback()
         self.known_partitions.forget(spec.full_name)
         if purge and existed:
             with suppress(FileNotFoundError):
@@ -305,30 +309,31 @@ class TableWarehouse(WarehouseCatalog):
             bound = bind_query(self, sql)
         with read_snapshot(self, bound.tables) as snapshots:
             return bound.run(
-                self, lambda spec: Table(self, spec).scan_at(snapshots[spec.full_name])
+                self,
+                lambda spec: Table(self, spec).scan(snapshot=snapshots[spec.full_name]).to_arrow(),
             )
 
     # ------------------------------------------------------------------ transactions
     def transaction(self) -> Transaction:
-        """Open a multi-statement transaction; use as ``with wh.transaction(): …`` (commit at
-        the end, abort on an exception)."""
-        return self.begin()
-
-    def begin(self) -> Transaction:
-        """START TRANSACTION: statements until :meth:`commit`/:meth:`rollback` share it."""
+        """START TRANSACTION: open a multi-statement transaction, which the statements share
+        until it commits or rolls back. Use it as ``with wh.transaction(): …`` (commit at the
+        end, roll back on an exception), or end it with :meth:`commit` / :meth:`rollback`."""
         if self._txn is not None:
             raise TransactionStateError(
-                f"a transaction is already open (txn {self._txn.txn_id}); commit or roll it back first"
+                f"a transaction is already open (txn {self._txn.id}); commit or roll it back first"
             )
         self._txn = Transaction(self, explicit=True)
         return self._txn
+
+    def begin(self) -> Transaction:
+        """Deprecated alias of :meth:`transaction` (removed in the next release)."""
+        deprecated("TableWarehouse.begin()", "transaction()")
+        return self.transaction()
 
     def commit(self) -> None:
         """COMMIT the open transaction."""
         txn = self._require_txn("COMMIT")
         try:
-            if txn.state == "aborted":
-                txn.check_open()
             txn.commit()
         finally:
             self.end_transaction(txn)
@@ -337,7 +342,7 @@ class TableWarehouse(WarehouseCatalog):
         """ROLLBACK the open transaction."""
         txn = self._require_txn("ROLLBACK")
         try:
-            txn.abort()
+            txn.rollback()
         finally:
             self.end_transaction(txn)
 

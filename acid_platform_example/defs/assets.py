@@ -87,10 +87,11 @@ class StoreFeedConfig(Config):  # type: ignore[misc]
         "merge_options": {
             "delete_condition": "s.closed",
             "update_condition": "t.city <> s.city OR t.sqft <> s.sqft",
+            "insert_condition": "NOT s.closed",  # a closed store is never inserted
         },
     },
     description="Slowly changing store dimension: the day's feed MERGEd on store_id (changed "
-    "stores updated, new ones inserted, closed ones deleted).",
+    "stores updated, new open ones inserted, closed ones deleted): a re-run changes nothing.",
 )
 def stores(config: StoreFeedConfig) -> pa.Table:
     day = dt.date.fromisoformat(config.as_of) if config.as_of else dt.datetime.now(dt.UTC).date()

@@ -47,7 +47,7 @@ def event_keys(path: str | os.PathLike[str]) -> list[tuple[int, int, int, int, i
 
 def table_rows(wh: Warehouse, name: str) -> list[tuple[Any, ...]]:
     """What a new snapshot reads: (writeid, bucketid, rowid, *columns) tuples, sorted."""
-    data = wh.table(name).scan(with_row_id=True).to_pylist()
+    data = wh.table(name).scan(with_row_id=True).to_arrow().to_pylist()
     return sorted(_row_tuple(r) for r in data)
 
 

@@ -65,7 +65,7 @@ def race_writer(root: str, url: str, writer: int, ops: int, seed: int, out: str)
                     next_key = keys[-1] + 10
                     vals = {k: f"w{writer}-{i}" for k in keys}
                     if rng.random() < 0.15:  # an aborted statement
-                        wh.begin()
+                        wh.transaction()
                         t.insert([{"k": k, "v": v, "p": part} for k, v in vals.items()])
                         wh.rollback()
                         continue

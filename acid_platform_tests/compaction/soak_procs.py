@@ -44,7 +44,7 @@ def _save(path: Path, state: dict[str, Any]) -> None:
 
 
 def _mine(wh: Warehouse, n: int, of: int) -> dict[str, str]:
-    rows = wh.table("t").scan(columns=["k", "v"], filter=f"k % {of} = {n}").to_pylist()
+    rows = wh.table("t").scan(columns=["k", "v"], where=f"k % {of} = {n}").to_arrow().to_pylist()
     return {str(r["k"]): r["v"] for r in rows}
 
 
@@ -110,7 +110,7 @@ def writer(root: str, url: str, n: int, of: int, seed: int, oracle: str, stop: s
 
 
 def _rolled_back(wh: Warehouse, row: dict[str, Any]) -> None:
-    wh.begin()
+    wh.transaction()
     wh.table("t").insert([row])
     wh.rollback()
 

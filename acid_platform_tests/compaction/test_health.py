@@ -70,7 +70,7 @@ def test_major_compaction_resets_the_layout_and_an_open_txn_holds_the_cleaner(
 ) -> None:
     wh.sql(PARTITIONED)
     other = Warehouse.open(wh.root)
-    txn = other.begin()  # opened before the compactor commits: the cleaner must wait for it
+    txn = other.transaction()  # opened before the compactor commits: the cleaner must wait for it
     try:
         wh.compact("t", {"ds": "a"}, "major", wait=True)
         report = wh.health("t")
@@ -78,7 +78,7 @@ def test_major_compaction_resets_the_layout_and_an_open_txn_holds_the_cleaner(
         assert (a.deltas, a.delete_deltas, a.files, a.delete_ratio) == (0, 0, 1, 0.0)
         assert (a.live_rows, a.read_amplification) == (3, 1.0)
         assert report.oldest_open_txn is not None
-        assert report.oldest_open_txn.txn_id == txn.txn_id
+        assert report.oldest_open_txn.txn_id == txn.id
         assert report.oldest_open_txn.age_s >= 0
         assert report.backlog.ready_for_cleaning == 1
         assert report.backlog.held_by_open_txn == 1

@@ -151,7 +151,7 @@ def test_a_snapshot_older_than_the_base_fails_loudly_instead_of_reading_it(
     d = _make_table(wh, HIVE3 if hive3 else {"orc.compress": "ZLIB"})
     ms = wh.metastore
     before = table_rows(wh, "t")
-    wh.begin()
+    wh.transaction()
     wh.table("t").insert([{"k": 500, "v": "late"}])  # write id 6, open in the old snapshot
     old_txns = ms.valid_txns()
     old_ids = ms.valid_write_ids(None, "default", "t", valid_txns=old_txns)
@@ -256,7 +256,7 @@ def test_a_minor_compaction_over_an_aborted_write_is_cleaned_to_the_end(wh: Ware
     cleaner finishes the entry instead of keeping it for the aborted id inside its range."""
     t = wh.create_table("t", KV, properties=HIVE3)
     t.insert([{"k": 1, "v": "a"}])
-    wh.begin()
+    wh.transaction()
     wh.table("t").insert([{"k": 2, "v": "gone"}])
     wh.rollback()
     t.insert([{"k": 3, "v": "c"}])
@@ -265,4 +265,4 @@ def test_a_minor_compaction_over_an_aborted_write_is_cleaned_to_the_end(wh: Ware
     assert report.cleaned_ids == (info.id,)
     assert wh.metastore.get_compaction(info.id).state.value == "succeeded"
     assert acid_dirs(Path(t.spec.location)) == ["delta_0000001_0000003"]
-    assert sorted(r["k"] for r in wh.table("t").scan().to_pylist()) == [1, 3]
+    assert sorted(r["k"] for r in wh.table("t").scan().to_arrow().to_pylist()) == [1, 3]

@@ -73,7 +73,7 @@ def test_cleaner_killed_at_any_step(wh: Warehouse, tmp_path: Path, step: str) ->
     d = _make_table(wh)
     before = table_rows(wh, "t")
     (info,) = compact_table(wh, "t", kind="major")
-    wh.begin()  # an aborted write too, so the cleaner has aborted directories to remove
+    wh.transaction()  # an aborted write too, so the cleaner has aborted directories to remove
     wh.table("t").insert([{"k": 1000, "v": "gone"}])
     wh.rollback()
     kill_compaction_at(step, "cleaner", wh.metastore.url, tmp_path)
@@ -114,14 +114,16 @@ def test_after_a_killed_worker_writers_and_and_wait_go_on_by_themselves(
 
         wh.table("t").update({"v": "'after'"}, "k = 1")  # the next writer is not blocked
         expected = sorted(
-            (r["k"], r["v"]) for r in wh.table("t").scan(columns=["k", "v"]).to_pylist()
+            (r["k"], r["v"]) for r in wh.table("t").scan(columns=["k", "v"]).to_arrow().to_pylist()
         )
         (info,) = compact_table(wh, "t", kind="major")  # AND WAIT: takes the entry back
         assert info.id == cq and info.state.value == "ready for cleaning"
         assert info.txn_id != dead.txn_id
         assert wh.metastore.get_txn_state(dead.txn_id).value == "aborted"
         run_cleaner(wh)
-        rows = sorted((r["k"], r["v"]) for r in wh.table("t").scan(columns=["k", "v"]).to_pylist())
+        rows = sorted(
+            (r["k"], r["v"]) for r in wh.table("t").scan(columns=["k", "v"]).to_arrow().to_pylist()
+        )
         assert rows == expected
         assert [n for n in acid_dirs(d) if n.startswith("delta")] == []
 

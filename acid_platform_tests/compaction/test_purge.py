@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def _rolled_back_insert(wh: Warehouse, table: str, k: int) -> None:
-    wh.begin()
+    wh.transaction()
     wh.table(table).insert([{"k": k, "v": "gone"}])
     wh.rollback()
 
@@ -48,7 +48,7 @@ def test_aborted_history_is_purged_and_the_snapshot_stays_small(wh: Warehouse) -
     assert after.aborted_txns == ()
     assert len(str(after)) < 40, str(after)
     assert not [r for r in ms.show_transactions() if r["Transaction State"] == "ABORTED"]
-    assert [(r["k"], r["v"]) for r in t.scan().to_pylist()] == [(0, "kept")]
+    assert [(r["k"], r["v"]) for r in t.scan().to_arrow().to_pylist()] == [(0, "kept")]
 
 
 def test_empty_aborts_are_purged_at_once_and_a_cleaner_pass_keeps_it_so(wh: Warehouse) -> None:

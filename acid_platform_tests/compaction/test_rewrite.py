@@ -57,7 +57,7 @@ def test_events_of_aborted_txns_are_dropped(wh: Warehouse) -> None:
     ms.commit_txn(txns[0])
     ms.abort_txn(txns[1])
     ms.commit_txn(txns[2])
-    wh.begin()  # a whole aborted statement: delta_4_4_0 never becomes visible
+    wh.transaction()  # a whole aborted statement: delta_4_4_0 never becomes visible
     t.insert(_kv(2, 100, "gone"))
     wh.rollback()
     t.insert(_kv(1, 10))  # write 5

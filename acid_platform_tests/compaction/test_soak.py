@@ -114,7 +114,7 @@ def _check_final(wh: Warehouse, tmp_path: Path, seed: int, kills: dict[str, int]
     print(f"soak: {statements} statements, {dict(failures)} failed ({rate:.1%})")  # noqa: T201
     assert statements >= WRITERS, where
     assert rate < 0.05, f"{where}: {dict(failures)} of {statements} statements failed"
-    rows = wh.table("t").scan(columns=["k", "v"]).to_pylist()
+    rows = wh.table("t").scan(columns=["k", "v"]).to_arrow().to_pylist()
     got = {r["k"]: r["v"] for r in rows}
     assert len(got) == len(rows), f"{where}: a key appears twice"
     assert got == oracle, f"{where}: the table differs from the oracle"

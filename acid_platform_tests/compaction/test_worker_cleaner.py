@@ -166,7 +166,7 @@ def test_open_read_only_txn_holds_the_cleaner(wh: Warehouse) -> None:
 def test_aborted_directories_are_swept_without_a_compaction(wh: Warehouse) -> None:
     t = wh.create_table("t", KV)
     t.insert(_kv(2))
-    wh.begin()
+    wh.transaction()
     t.insert(_kv(2, 100))
     wh.rollback()
     d = StorePath(t.spec.location)
@@ -258,8 +258,8 @@ def test_a_streamed_scan_reads_its_snapshot_across_compaction_and_cleaning(wh: W
     for i in range(2):
         t.insert([{"k": 10 * i + j, "v": f"v{i}", "p": f"p{j}"} for j in range(2)])
     t.delete("k = 11")
-    want = sorted((r["k"], r["v"]) for r in t.scan().to_pylist())
-    reader = t.scan_batches(columns=["k", "v"])
+    want = sorted((r["k"], r["v"]) for r in t.scan().to_arrow().to_pylist())
+    reader = t.scan(columns=["k", "v"]).to_batches()
     got = [(r["k"], r["v"]) for r in reader.read_next_batch().to_pylist()]
     t.update({"v": "'new'"})
     t.insert([{"k": 99, "v": "late", "p": "p0"}])
@@ -272,4 +272,4 @@ def test_a_streamed_scan_reads_its_snapshot_across_compaction_and_cleaning(wh: W
     for part in ("p0", "p1"):
         (only,) = acid_dirs(StorePath(t.spec.location) / f"p={part}")
         assert only.startswith("base_")
-    assert sorted(r["v"] for r in t.scan().to_pylist()) == ["late"] + ["new"] * 3
+    assert sorted(r["v"] for r in t.scan().to_arrow().to_pylist()) == ["late"] + ["new"] * 3

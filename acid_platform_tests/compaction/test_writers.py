@@ -47,7 +47,7 @@ def test_writers_commit_while_a_compaction_runs(wh: Warehouse, kind: str) -> Non
             t.delete("k = 0")  # write 6: deletes a row the compaction is rewriting
             oracle.update({k: f"n{k}" for k in range(100, 105)})
             del oracle[0]
-            other.begin()
+            other.transaction()
             other.table("t").update({"v": "'A'"}, where="k = 7")  # write 7, open for now
             steps.append(step)
         elif step == "worker.files_written":  # output written, compactor txn still open
@@ -55,7 +55,7 @@ def test_writers_commit_while_a_compaction_runs(wh: Warehouse, kind: str) -> Non
             oracle[7] = "A"
             t.update({"v": "'mid'"}, where="k = 12")  # write 8
             oracle[12] = "mid"
-            late.begin()  # opens before the compactor commits, commits after it
+            late.transaction()  # opens before the compactor commits, commits after it
             late.table("t").delete("k = 1")  # write 9
             steps.append(step)
 

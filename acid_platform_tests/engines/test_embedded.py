@@ -98,9 +98,9 @@ def test_connects_duckdb_on_the_first_statement(tmp_path: Path) -> None:
         assert isinstance(engine, EmbeddedEngine) and not engine.connected
         table = wh.create_table("t", [("id", "int")])
         table.insert([{"id": 1}])
-        assert table.scan().num_rows == 1
+        assert table.scan().to_arrow().num_rows == 1
         assert not engine.connected
-        assert table.scan(filter="id + 1 = 2").num_rows == 1
+        assert table.scan(where="id + 1 = 2").to_arrow().num_rows == 1
         assert engine.connected
 
 

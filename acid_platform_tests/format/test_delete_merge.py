@@ -120,12 +120,12 @@ def test_the_session_setting_reaches_scans(tmp_path: Path) -> None:
         wh.sql("CREATE TABLE t (k INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
         wh.sql("INSERT INTO t VALUES (1), (2), (3), (4)")
         wh.sql("DELETE FROM t WHERE k IN (2, 3)")
-        assert wh.table("t").plan_scan().delete_events_cap is None  # the process default
+        assert wh.table("t").scan().delete_events_cap is None  # the process default
         wh.sql("SET hive.transactional.events.mem=0")
-        scan = wh.table("t").plan_scan()
+        scan = wh.table("t").scan()
         assert scan.delete_events_cap == 0
         assert sorted(scan.to_arrow().column("k").to_pylist()) == [1, 4]
         assert wh.sql("SELECT k FROM t ORDER BY k").to_pylist() == [{"k": 1}, {"k": 4}]
         wh.sql("SET hive.transactional.events.mem=lots")
         with pytest.raises(InvalidSettingError, match="hive.transactional.events.mem"):
-            wh.table("t").plan_scan()
+            wh.table("t").scan()

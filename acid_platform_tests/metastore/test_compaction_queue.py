@@ -294,8 +294,10 @@ def test_show_compactions_has_hives_columns(ms: Metastore, clock: FakeClock) -> 
     make_table(ms, partitioned=True)
     done = ms.enqueue_compaction("db", "t", "p=1", "major", initiator_id="ihost-17")
     assert done is not None
-    run_to_ready(ms, done, 3)
-    clock.advance(2)
+    assert ms.claim_compaction("host1-worker7") is not None
+    clock.advance(0.25)  # the compaction takes 0.25 s ...
+    ms.mark_compacted(done, 3)
+    clock.advance(137.5)  # ... and the cleaner comes by minutes later
     ms.mark_cleaned(done)
     queued = ms.enqueue_compaction("db", "t", "p=2", "minor")
     rows = ms.show_compactions()
@@ -311,7 +313,9 @@ def test_show_compactions_has_hives_columns(ms: Metastore, clock: FakeClock) -> 
     assert (h["CompactionId"], h["Type"], h["State"]) == (done, "MAJOR", "succeeded")
     assert (h["Worker host"], h["Worker"]) == ("host1", "worker7")
     assert (h["Initiator host"], h["Initiator"]) == ("ihost", "17")
-    assert h["Duration(ms)"] == 2000 and h["Highest WriteId"] == 3
+    # Duration(ms): start to commit, not start to cleaned (Hive's CC_END - CC_START)
+    assert h["Duration(ms)"] == 250 == h["Commit Time"] - h["Start Time"]
+    assert h["Highest WriteId"] == 3
     assert h["Next TxnId"] is not None and h["TxnId"] is not None
 
 

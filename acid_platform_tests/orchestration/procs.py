@@ -13,13 +13,14 @@ import sys
 
 from acid_platform import Warehouse
 from acid_platform.metastore import LockComponent, LockType
+from acid_platform.table.transaction import ledger_of
 
 
 def hold_lock(root: str, table: str, timeout_s: float) -> None:
     wh = Warehouse.open(root, create=False, txn_timeout_s=timeout_s)
-    txn = wh.begin()
-    txn.lock([LockComponent(LockType.EXCLUSIVE, "default", table)])
-    print(f"ready {txn.txn_id}", flush=True)
+    txn = wh.transaction()
+    ledger_of(txn).lock([LockComponent(LockType.EXCLUSIVE, "default", table)])
+    print(f"ready {txn.id}", flush=True)
     while True:
         signal.pause()
 

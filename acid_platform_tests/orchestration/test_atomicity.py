@@ -21,7 +21,7 @@ from acid_platform_tests.orchestration.halting_writer import ROWS, materialize_r
 
 def versions(wh: Warehouse) -> dict[str, set[int]]:
     out: dict[str, set[int]] = {}
-    rows = wh.table("customers").scan(columns=["region", "v"]).to_pylist()
+    rows = wh.table("customers").scan(columns=["region", "v"]).to_arrow().to_pylist()
     for row in rows:
         out.setdefault(row["region"], set()).add(row["v"])
     assert len(rows) == 2 * ROWS

@@ -72,12 +72,12 @@ def run(
 
 
 def log_rows(wh: Warehouse) -> list[tuple[Any, ...]]:
-    rows = wh.table("emp_log").scan().to_pylist()
+    rows = wh.table("emp_log").scan().to_arrow().to_pylist()
     return sorted((r["_write_id"], r["_change_type"], r["id"], r["salary"]) for r in rows)
 
 
 def feed_rows(wh: Warehouse) -> list[tuple[Any, ...]]:
-    rows = wh.table("emp").changes(0, key="id").to_pylist()
+    rows = wh.table("emp").changes(0, key="id").to_arrow().to_pylist()
     return sorted((r["_write_id"], r["_change_type"], r["id"], r["salary"]) for r in rows)
 
 
@@ -151,7 +151,7 @@ def test_after_drop_and_create_the_feed_starts_again_and_old_positions_are_refus
     new.insert([{"id": 7, "name": "new", "salary": 70}])  # write id 1 of the new incarnation
     assert new.incarnation != was
     with pytest.raises(ChangeFeedIncarnationError, match="dropped and created again") as refused:
-        new.changes(0, incarnation=was)
+        new.changes(0, incarnation=was).to_arrow()
     assert (refused.value.expected, refused.value.found) == (was, new.incarnation)
     with pytest.raises(ChangeFeedIncarnationError):
         run(instance, resource, old_window, raise_on_error=True)  # the old window, replayed
@@ -163,7 +163,7 @@ def test_after_drop_and_create_the_feed_starts_again_and_old_positions_are_refus
     assert ChangeCursor.parse(second.cursor) == ChangeCursor(1, new.incarnation)
     meta = run(instance, resource, request)
     assert meta["appended"] is True and meta["changes"] == 1  # not skipped as "already in"
-    log = wh.table("emp_log").scan().to_pylist()
+    log = wh.table("emp_log").scan().to_arrow().to_pylist()
     assert sorted((r["name"], r["_write_id"]) for r in log) == [
         ("new", 1), ("old", 1), ("old", 2), ("old", 3),
     ]  # fmt: skip

@@ -90,7 +90,13 @@ def visible_aborted_dir(wh: Warehouse) -> None:
     with engine.begin() as conn:
         conn.execute(delete(txn_to_write_id).where(txn_to_write_id.c.t2w_writeid == 5))
     engine.dispose()
-    assert {r["id"] for r in t.scan().to_pylist()} == {0, 1, 9, 50, 60}  # the aborted row reads
+    assert {r["id"] for r in t.scan().to_arrow().to_pylist()} == {
+        0,
+        1,
+        9,
+        50,
+        60,
+    }  # the aborted row reads
 
 
 def evaluate(
@@ -179,7 +185,7 @@ def test_health_checks_report_what_the_health_report_says(
 ) -> None:
     healthy(wh)
     other = Warehouse.open(wh.root)
-    txn = other.begin()  # holds the cleaner back from the compaction below
+    txn = other.transaction()  # holds the cleaner back from the compaction below
     try:
         wh.compact("t", kind="major", wait=True)
         result = materialize(
@@ -201,7 +207,7 @@ def test_health_checks_report_what_the_health_report_says(
     def meta(check: str, key: str) -> object:
         return checks[check].metadata[key].value
 
-    assert meta("open_transactions_young", "oldest_open_txn") == txn.txn_id
+    assert meta("open_transactions_young", "oldest_open_txn") == txn.id
     assert meta("open_transactions_young", "held_by_open_txn") == 1
     assert meta("cleaner_backlog", "ready_for_cleaning") == report.backlog.ready_for_cleaning == 1
     assert meta("cleaner_backlog", "obsolete_paths") == report.backlog.obsolete_paths == 5

@@ -98,7 +98,7 @@ def test_the_maintenance_skips_its_ticks_until_the_warehouse_exists(
     assert not os.path.exists(root)  # nothing created
     Warehouse.open(root, metastore_url).close()
     compaction, housekeeping, cleaner = ticks()
-    assert compaction is not None and compaction.startswith("initiator queued 0")
+    assert compaction is not None and compaction.startswith("initiator ran now and queued 0")
     assert housekeeping == "no transaction or lock silent for 300s" and cleaner is None
 
 
@@ -127,7 +127,7 @@ def test_cleaner_schedule_runs_the_cleaner_and_reports_what_it_removed(
     assert metadata["removed_paths"].value == 11
     assert len(metadata["removed"].value) == 11  # type: ignore[arg-type]
     assert instance.get_run_by_id(result.run_id).tags["acid/removed_paths"] == "11"  # type: ignore[union-attr]
-    assert len(t.scan().to_pylist()) == 11
+    assert len(t.scan().to_arrow().to_pylist()) == 11
 
 
 def test_housekeeping_reaps_the_transaction_of_a_killed_client(

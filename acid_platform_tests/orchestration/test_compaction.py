@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from dagster import DagsterInstance, RunRequest, SensorResult, build_sensor_context
@@ -11,7 +12,13 @@ from acid_platform import Warehouse
 from acid_platform.compaction.hooks import on_checkpoint
 from acid_platform.metastore import CompactionState, LockComponent, LockType
 from acid_platform.orchestration import AcidWarehouseResource, compaction_job, compaction_sensor
-from acid_platform.orchestration.compaction import ENTRY_TAG, KEY_TAG
+from acid_platform.orchestration.compaction import (
+    ENTRY_TAG,
+    KEY_TAG,
+    CompactionCursor,
+    initiator_status,
+)
+from acid_platform.table.transaction import ledger_of
 from acid_platform_tests.helpers import acid_dirs
 from acid_platform_tests.orchestration.conftest import insert_deltas
 
@@ -75,7 +82,7 @@ def test_compaction_job_runs_the_worker_on_eleven_deltas(
 ) -> None:
     t = wh.create_table("t", [("id", "int"), ("name", "string")])
     insert_deltas(wh, "t", 11)
-    before = sorted(t.scan().to_pylist(), key=lambda r: r["id"])
+    before = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     (request,) = tick(instance, resource, None).run_requests or []
 
     assert run(instance, resource, request)
@@ -84,7 +91,7 @@ def test_compaction_job_runs_the_worker_on_eleven_deltas(
     assert entry.state == CompactionState.READY_FOR_CLEANING
     table_dir = os.path.join(wh.root, "t")
     assert any(d.startswith("base_0000011_v") for d in acid_dirs(table_dir))
-    assert sorted(t.scan().to_pylist(), key=lambda r: r["id"]) == before
+    assert sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"]) == before
     (dagster_run,) = instance.get_runs()
     assert dagster_run.tags[KEY_TAG] == "default.t::11"
 
@@ -149,7 +156,7 @@ def test_a_writer_commits_while_the_compaction_job_runs(
         assert run(instance, resource, request)
 
     assert inserted == [1]
-    assert sorted(r["id"] for r in t.scan().to_pylist()) == [*range(11), 100]
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [*range(11), 100]
 
 
 def test_the_compaction_job_is_not_held_up_by_a_writers_lock(
@@ -157,13 +164,13 @@ def test_the_compaction_job_is_not_held_up_by_a_writers_lock(
 ) -> None:
     eleven_deltas(wh)
     (request,) = tick(instance, resource, None).run_requests or []
-    holder = wh.begin()  # a writer holds an exclusive lock on the table throughout
-    holder.lock([LockComponent(LockType.EXCLUSIVE, "default", "t")])
+    holder = wh.transaction()  # a writer holds an exclusive lock on the table throughout
+    ledger_of(holder).lock([LockComponent(LockType.EXCLUSIVE, "default", "t")])
 
     assert run(instance, resource, request)
 
     assert holder.is_open
-    holder.abort()
+    holder.rollback()
     assert any(d.startswith("base_0000011_v") for d in acid_dirs(os.path.join(wh.root, "t")))
 
 
@@ -201,3 +208,41 @@ def test_an_entry_whose_key_an_earlier_run_had_gets_a_key_of_its_own(
     (request,) = tick(instance, resource, first.cursor).run_requests or []
 
     assert request.run_key == f"default.t::11#{entry.id}"
+
+
+def test_a_tick_between_initiator_runs_says_when_it_ran_and_runs_next(
+    wh: Warehouse, instance: DagsterInstance
+) -> None:
+    """The sensor ticks every 30 s, the initiator runs every hive.compactor.check.interval:
+    a tick on which it did not run must not say that it queued nothing (issue 33)."""
+    every_300s = AcidWarehouseResource(
+        warehouse=wh.root, conf={"hive.compactor.check.interval": "300"}
+    )
+    eleven_deltas(wh)
+    first = tick(instance, every_300s, None)  # the initiator runs, queues, the sensor requests
+    assert len(first.run_requests or []) == 1
+    second = tick(instance, every_300s, first.cursor)  # seconds later: it does not run
+    reason = str(second.skip_reason.skip_message) if second.skip_reason else ""
+    assert not reason.startswith("initiator queued 0"), reason
+    assert re.match(
+        r"initiator last ran \d+s ago \(at \d\d:\d\d:\d\d UTC\) and queued 1; next run in "
+        r"(4m5\ds|5m00s), at \d\d:\d\d:\d\d UTC \(hive\.compactor\.check\.interval 300s\); "
+        r"no new queue entry \(1 requested entry pending\)",
+        reason,
+    ), reason
+    off = AcidWarehouseResource(warehouse=wh.root, conf={"hive.compactor.initiator.on": "false"})
+    skipped = tick(instance, off, second.cursor).skip_reason
+    assert skipped is not None and str(skipped.skip_message).startswith("initiator off")
+
+
+def test_the_initiators_status_line() -> None:
+    cursor = CompactionCursor(initiated_at=1_000_000.0, initiator_queued=2)
+    assert initiator_status(True, 300, cursor, 1_000_000.0, ran=True) == (
+        "initiator ran now and queued 2; next run in 5m00s (hive.compactor.check.interval 300s)"
+    )
+    assert initiator_status(True, 300, cursor, 1_000_130.0, ran=False) == (
+        "initiator last ran 2m10s ago (at 13:46:40 UTC) and queued 2; next run in 2m50s, "
+        "at 13:51:40 UTC (hive.compactor.check.interval 300s)"
+    )
+    assert CompactionCursor.parse(cursor.dump()) == cursor
+    assert CompactionCursor.parse('{"requested": {}, "initiated_at": 5.0}').initiator_queued == 0

@@ -73,7 +73,7 @@ def execute(
 
 
 def ids_in(wh: Warehouse, table: str = "t") -> list[int]:
-    return sorted(r["id"] for r in wh.table(table).scan().to_pylist())
+    return sorted(r["id"] for r in wh.table(table).scan().to_arrow().to_pylist())
 
 
 def test_a_new_file_is_requested_once_under_its_identity(

@@ -132,5 +132,5 @@ def test_every_file_version_is_loaded_at_most_once(
             assert len(keys) == len(set(keys))
             assert landing.present_keys() <= set(keys)  # every file present loaded
             expected = Counter(i for k in keys for i in landing.ids_by_key[k])
-            got = Counter(r["id"] for r in wh.table("t").scan().to_pylist())
+            got = Counter(r["id"] for r in wh.table("t").scan().to_arrow().to_pylist())
             assert got == expected and max(got.values(), default=1) == 1

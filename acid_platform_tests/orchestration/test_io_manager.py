@@ -23,7 +23,7 @@ from acid_platform_tests.orchestration.conftest import latest_metadata
 
 
 def rows(wh: Warehouse, table: str, key: str = "id") -> list[dict[str, Any]]:
-    return sorted(wh.table(table).scan().to_pylist(), key=lambda r: r[key])
+    return sorted(wh.table(table).scan().to_arrow().to_pylist(), key=lambda r: r[key])
 
 
 def test_overwrite_replaces_the_table_and_reports_what_it_wrote(
@@ -65,7 +65,7 @@ def test_append_adds_rows_and_the_mode_can_be_overridden_at_run_time(
 
     for _ in range(2):
         assert materialize([orders], resources=resources, instance=instance).success
-    assert wh.table("sales.orders").scan().num_rows == 2
+    assert wh.table("sales.orders").scan().to_arrow().num_rows == 2
     meta = latest_metadata(instance, "sales/orders")
     assert meta["operation"] == "append" and meta["delta_count"] == 2
     assert meta["dagster/row_count"] == 2
@@ -73,7 +73,7 @@ def test_append_adds_rows_and_the_mode_can_be_overridden_at_run_time(
         [orders], resources=resources, instance=instance, tags={"replace": "yes"}
     )
     assert replaced.success
-    assert wh.table("sales.orders").scan().num_rows == 1
+    assert wh.table("sales.orders").scan().to_arrow().num_rows == 1
     assert latest_metadata(instance, "sales/orders")["operation"] == "overwrite"
 
 
@@ -215,5 +215,5 @@ def test_an_insert_only_parquet_table_is_created_appended_and_overwritten(
         [events], resources=resources, instance=instance, tags={"replace": "yes"}
     )
     assert replaced.success
-    assert wh.table("events").scan().num_rows == 1
+    assert wh.table("events").scan().to_arrow().num_rows == 1
     assert latest_metadata(instance, "events")["dagster/row_count"] == 1

@@ -40,7 +40,7 @@ def run(instance: DagsterInstance, resource: AcidWarehouseResource, request: Run
 
 
 def ids(wh: Warehouse) -> list[int]:
-    return sorted(r["id"] for r in wh.table("t").scan().to_pylist())
+    return sorted(r["id"] for r in wh.table("t").scan().to_arrow().to_pylist())
 
 
 def test_a_growing_file_is_loaded_once_when_it_stops_changing(

@@ -60,7 +60,7 @@ def test_static_partitions_overwrite_only_their_own_partition(
     ).success
     table = wh.table("customers")
     assert table.spec.partition_column_names == ("region",)
-    assert sorted((r["region"], r["v"]) for r in table.scan().to_pylist()) == [
+    assert sorted((r["region"], r["v"]) for r in table.scan().to_arrow().to_pylist()) == [
         ("eu", 1),
         ("eu", 1),
         ("us", 2),
@@ -113,7 +113,7 @@ def test_hourly_partitions_on_a_timestamp_column(
         assert materialize(
             [readings], partition_key=key, resources=resources, instance=instance
         ).success
-    assert sorted(r["id"] for r in wh.table("readings").scan().to_pylist()) == [5, 6]
+    assert sorted(r["id"] for r in wh.table("readings").scan().to_arrow().to_pylist()) == [5, 6]
 
 
 def test_daily_partitions_on_a_string_column(
@@ -128,7 +128,7 @@ def test_daily_partitions_on_a_string_column(
             [logs], partition_key=day, resources=resources, instance=instance
         ).success
     assert wh.list_partitions("logs") == ["day=2024-01-05", "day=2024-01-06"]
-    assert wh.table("logs").scan().num_rows == 4
+    assert wh.table("logs").scan().to_arrow().num_rows == 4
 
 
 def test_dynamic_partitions(
@@ -145,7 +145,10 @@ def test_dynamic_partitions(
         assert materialize(
             [landed], partition_key=key, resources=resources, instance=instance
         ).success
-    assert sorted(r["file"] for r in wh.table("landed").scan().to_pylist()) == ["a.csv", "b.csv"]
+    assert sorted(r["file"] for r in wh.table("landed").scan().to_arrow().to_pylist()) == [
+        "a.csv",
+        "b.csv",
+    ]
 
 
 def test_multi_partitions_map_each_dimension_to_its_column(
@@ -173,7 +176,7 @@ def test_multi_partitions_map_each_dimension_to_its_column(
     version["n"] = 2
     key = MultiPartitionKey({"date": "2024-01-01", "region": "us"})
     assert materialize([sales], partition_key=key, resources=resources, instance=instance).success
-    rows = by(wh.table("sales").scan(), "ds", "region")
+    rows = by(wh.table("sales").scan().to_arrow(), "ds", "region")
     assert [(str(r["ds"]), r["region"], r["amount"]) for r in rows] == [
         ("2024-01-01", "eu", 1),
         ("2024-01-01", "us", 2),
@@ -206,10 +209,16 @@ def test_a_single_run_backfill_replaces_every_partition_of_its_range(
         assert materialize([visits], tags=tags, resources=resources, instance=instance).success
 
     backfill("2024-01-01", "2024-01-05")
-    assert sorted(r["id"] for r in wh.table("visits").scan().to_pylist()) == [1, 2, 3, 4, 5]
+    assert sorted(r["id"] for r in wh.table("visits").scan().to_arrow().to_pylist()) == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]
     skip["day"] = "2024-01-03"  # the rerun of the range has no rows for the 3rd: it empties it
     backfill("2024-01-02", "2024-01-04")
-    assert sorted(r["id"] for r in wh.table("visits").scan().to_pylist()) == [1, 2, 4, 5]
+    assert sorted(r["id"] for r in wh.table("visits").scan().to_arrow().to_pylist()) == [1, 2, 4, 5]
     meta = latest_metadata(instance, "visits")
     assert meta["Query"] == (
         "SELECT * FROM default.visits WHERE ds >= '2024-01-02 00:00:00+00:00' "
@@ -250,7 +259,7 @@ def test_merge_on_a_partition_touches_only_that_partition(
     assert materialize(
         [accounts], partition_key="us", resources=resources, instance=instance
     ).success
-    got = by(wh.table("accounts").scan(), "region", "id")
+    got = by(wh.table("accounts").scan().to_arrow(), "region", "id")
     assert [(r["region"], r["id"], r["v"]) for r in got] == [
         ("eu", 1, 1),
         ("us", 2, 5),
@@ -277,7 +286,7 @@ def test_an_overwrite_locks_only_the_partitions_it_replaces(
     assert materialize(
         [events], partition_key="2024-01-01", resources=resources, instance=instance
     ).success
-    wh.begin()  # another session holds an INSERT OVERWRITE of 2024-01-01 open
+    wh.transaction()  # another session holds an INSERT OVERWRITE of 2024-01-01 open
     wh.table("events").insert([{"id": 9}], partition={"ds": "2024-01-01"}, overwrite=True)
     try:
         for day in ("2024-01-02", "2024-01-03"):  # other days do not wait for it
@@ -290,7 +299,7 @@ def test_an_overwrite_locks_only_the_partitions_it_replaces(
             )
     finally:
         wh.rollback()
-    assert sorted(r["id"] for r in wh.table("events").scan().to_pylist()) == [1, 1, 1]
+    assert sorted(r["id"] for r in wh.table("events").scan().to_arrow().to_pylist()) == [1, 1, 1]
 
 
 def test_a_partitioned_asset_on_an_unpartitioned_table_replaces_its_rows_in_one_transaction(
@@ -311,7 +320,7 @@ def test_a_partitioned_asset_on_an_unpartitioned_table_replaces_its_rows_in_one_
     version["n"] = 2
     assert materialize([flat], partition_key="us", resources=resources, instance=instance).success
     assert wh.table("flat").spec.partition_columns == ()
-    got = sorted((r["region"], r["v"]) for r in wh.table("flat").scan().to_pylist())
+    got = sorted((r["region"], r["v"]) for r in wh.table("flat").scan().to_arrow().to_pylist())
     assert got == [("eu", 1), ("eu", 1), ("us", 2), ("us", 2)]
     meta = latest_metadata(instance, "flat")  # DELETE of the slice + INSERT, one transaction
     assert (meta["rows_deleted"], meta["rows_inserted"], len(meta["statement_ids"])) == (2, 2, 2)
@@ -345,7 +354,7 @@ def test_an_unpartitioned_asset_overwrites_every_partition_of_its_table(
         2,
     )
     assert spec.properties["orc.compress"] == "SNAPPY"
-    assert sorted(r["ds"] for r in table.scan().to_pylist()) == ["d2", "d2", "d3", "d3"]
+    assert sorted(r["ds"] for r in table.scan().to_arrow().to_pylist()) == ["d2", "d2", "d3", "d3"]
     assert acid_dirs(f"{spec.location}/ds=d1") == ["base_0000001", "base_0000002"]
     schema = latest_metadata(instance, "snapshot")["dagster/column_schema"]
     assert [(c.name, c.description) for c in schema.columns] == [
@@ -376,6 +385,6 @@ def test_an_empty_output_empties_its_partition(
     assert wh.list_partitions("orders") == ["region=us"]
     rows["us"] = 0
     assert materialize([orders], partition_key="us", resources=resources, instance=instance).success
-    assert wh.table("orders").scan().num_rows == 0
+    assert wh.table("orders").scan().to_arrow().num_rows == 0
     meta = latest_metadata(instance, "orders")
     assert meta["dagster/partition_row_count"] == 0 and meta["rows_inserted"] == 0

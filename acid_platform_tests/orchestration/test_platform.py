@@ -70,7 +70,7 @@ def test_the_checks_read_the_table_the_io_manager_wrote(
     assert result.success
     with Warehouse.open(str(tmp_path / "wh"), create=False) as wh:
         for name in tables.values():
-            assert wh.table(name).scan().num_rows == 3, name
+            assert wh.table(name).scan().to_arrow().num_rows == 3, name
     checks = result.get_asset_check_evaluations()
     assert {c.asset_key.to_user_string() for c in checks} == set(tables)
     assert all(c.passed for c in checks if c.severity.value == "ERROR")

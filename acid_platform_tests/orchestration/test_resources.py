@@ -5,6 +5,7 @@ load, lazy reads, leases released when the step ends; the Spark resource's setti
 
 import os
 import sys
+import warnings
 
 import pyarrow as pa
 import pytest
@@ -36,7 +37,7 @@ def test_a_load_reads_one_snapshot_however_late_it_is_read(
     def report(reader: AcidReader) -> None:
         with reader.snapshot(sales) as snap:
             day = snap.load(sales, columns=["id"], partition={"ds": "2024-01-01"})
-            whole = snap.load(sales, filter="amount >= 20")
+            whole = snap.load(sales, where="amount >= 20")
             wh.table(sales).insert([{"id": 9, "amount": 90, "ds": "2024-01-01"}])  # after
             seen["day"], seen["whole"] = day.to_arrow(), whole.to_arrow()
         seen["later"] = reader.load(sales, partition="ds=2024-01-01").to_arrow()
@@ -67,7 +68,7 @@ def test_the_warehouse_resource_hands_out_tables_and_transactions(
         acid_warehouse.sql("INSERT INTO sales PARTITION (ds='2024-01-03') VALUES (7, 70)")
 
     assert materialize([restate], resources=resources, instance=instance).success
-    rows = sorted((r["id"], r["amount"]) for r in wh.table(sales).scan().to_pylist())
+    rows = sorted((r["id"], r["amount"]) for r in wh.table(sales).scan().to_arrow().to_pylist())
     assert rows == [(0, 0), (1, 10), (2, 40), (7, 70)]
 
 
@@ -83,7 +84,7 @@ def test_a_failed_transaction_leaves_nothing(
     assert not materialize(
         [broken], resources=resources, instance=instance, raise_on_error=False
     ).success
-    assert wh.table(sales).scan().num_rows == 4
+    assert wh.table(sales).scan().to_arrow().num_rows == 4
 
 
 def test_spark_workers_run_this_python_and_import_the_project() -> None:
@@ -93,3 +94,31 @@ def test_spark_workers_run_this_python_and_import_the_project() -> None:
     assert conf["spark.executorEnv.PYTHONPATH"].split(":")[0] == PROJECT_ROOT
     assert conf["spark.sql.shuffle.partitions"] == "2"
     assert os.path.isfile(os.path.join(PROJECT_ROOT, "acid_platform", "__init__.py"))
+
+
+def test_one_way_to_the_warehouse_and_one_to_a_snapshot(
+    sales: str, resource: AcidWarehouseResource, wh: Warehouse
+) -> None:
+    """``get_warehouse()`` and ``AcidReader.snapshot()`` warn about nothing; the other ways
+    (``open()``, ``open_warehouse()``, ``AcidWarehouseResource.snapshot()``) still work one
+    release more, with a DeprecationWarning naming the way to use and pointing at the caller."""
+    reader = AcidReader(acid_warehouse=resource)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        assert resource.get_warehouse() is resource.get_warehouse()
+        with reader.snapshot(sales) as snap:
+            assert snap.load(sales).to_arrow().num_rows == 4
+
+    with pytest.warns(DeprecationWarning, match=r"open_warehouse\(\) is deprecated: use ge") as w:
+        context = resource.open_warehouse()
+    assert w[0].filename == __file__
+    with context as own:
+        assert own is not resource.get_warehouse() and own.table_exists(sales)
+    with pytest.warns(DeprecationWarning, match=r"\.open\(\) is deprecated: use get_warehouse"):
+        resource.open(create=False).close()
+    with pytest.warns(DeprecationWarning, match=r"\.snapshot\(\) is deprecated: use AcidReader"):
+        held = resource.snapshot(sales)
+    assert held.load(sales).to_arrow().num_rows == 4
+    assert wh.metastore.show_read_leases() != []
+    resource.close()  # as when the step ends: the snapshot handed out is released
+    assert wh.metastore.show_read_leases() == []

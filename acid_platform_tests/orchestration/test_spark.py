@@ -20,7 +20,14 @@ from dagster import (
 from pyspark.sql import DataFrame, SparkSession
 
 from acid_platform import Warehouse
-from acid_platform.orchestration import AcidReader, AcidTableIOManager, AcidWarehouseResource
+from acid_platform.orchestration import (
+    AcidReader,
+    AcidTableIOManager,
+    AcidWarehouseResource,
+    spark_resource,
+)
+from acid_platform.orchestration.spark_io import spark_metadata
+from acid_platform.table.statement import StatementMetrics, WriterTask
 from acid_platform_tests.helpers import acid_dirs
 from acid_platform_tests.orchestration.conftest import latest_metadata
 
@@ -86,9 +93,12 @@ def test_spark_outputs_overwrite_their_partition_and_load_as_spark_or_arrow(
     writers = meta["spark/writers"]
     assert meta["spark/tasks"] == sum(w["tasks"] for w in writers) >= 1
     assert os.getpid() not in {w["pid"] for w in writers}
+    assert {w["host"] for w in writers} == {socket.gethostname()}  # local[2]: executors here
     location = wh.table("customers").spec.location
     assert acid_dirs(f"{location}/region=us") == ["base_0000001", "base_0000003"]
-    assert ids((r["region"], r["v"]) for r in wh.table("customers").scan().to_pylist()) == [
+    assert ids(
+        (r["region"], r["v"]) for r in wh.table("customers").scan().to_arrow().to_pylist()
+    ) == [
         ("eu", 1),
         ("eu", 1),
         ("eu", 1),
@@ -129,7 +139,7 @@ def test_spark_merge_and_delete_run_on_spark(
     meta = latest_metadata(instance, "stores")
     assert (meta["rows_inserted"], meta["rows_updated"]) == (1, 1)
     assert materialize([closed_stores], resources=spark_resources, instance=instance).success
-    assert ids((r["id"], r["city"]) for r in wh.table("stores").scan().to_pylist()) == [
+    assert ids((r["id"], r["city"]) for r in wh.table("stores").scan().to_arrow().to_pylist()) == [
         (2, "B"),
         (3, "c"),
     ]
@@ -155,3 +165,48 @@ def test_a_spark_load_stays_on_its_snapshot(
 
     assert materialize([counted], resources=spark_resources, instance=instance).success
     assert seen == {"count": 3, "again": 3}
+
+
+def test_who_wrote_an_output_comes_from_its_statements_metrics(spark: SparkSession) -> None:
+    """``spark/tasks`` and ``spark/writers`` count the tasks each statement's metrics name
+    (``StatementMetrics.tasks``), over every statement of the output's transaction."""
+    a0, a1 = WriterTask("executor-a", 11, 3, 0), WriterTask("executor-a", 11, 3, 1)
+    b0 = WriterTask("executor-b", 12, 4, 0)
+    metrics = [
+        StatementMetrics("db.t", 7, 1, (0,), tasks=(a0, a1)),
+        StatementMetrics("db.t", 7, 1, (1,)),  # a statement of the embedded engine
+        StatementMetrics("db.t", 7, 1, (2,), tasks=(b0,)),
+    ]
+    meta = spark_metadata(spark, metrics)
+    assert meta["spark/tasks"] == 3
+    assert meta["spark/writers"].data == [
+        {"host": "executor-a", "pid": 11, "tasks": 2},
+        {"host": "executor-b", "pid": 12, "tasks": 1},
+    ]
+    assert meta["spark/app_id"] == spark.sparkContext.applicationId
+    assert spark_metadata(spark, metrics[1:2])["spark/tasks"] == 0
+
+
+def test_the_projects_spark_session_and_resources_leave_the_environment_alone(
+    spark: SparkSession, wh: Warehouse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``spark_resource()``'s session, the warehouse resource on engine ``spark`` (its
+    session, Spark registered, the compaction executor) and a load through Spark set no
+    environment variable: the workers' interpreter and loopback are session settings. They
+    find the test run's session active (no JVM started, so neither are PySpark's own writes
+    when a SparkContext starts)."""
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_IP"):
+        monkeypatch.delenv(name, raising=False)
+    wh.create_table("env", [("id", "int")]).insert({"id": [1, 2]})
+    before = dict(os.environ)
+    session = spark_resource("local[2]").spark_session
+    assert session.sparkContext is spark.sparkContext  # getOrCreate: the test run's
+    acid = AcidWarehouseResource(warehouse=wh.root, engine="spark")
+    try:
+        registered = acid.get_warehouse()
+        assert [e.name for e in registered.native_engines] == ["spark"]
+        assert acid.compaction_executor(registered) is not None
+        assert AcidReader(acid_warehouse=acid).load_spark("env").count() == 2
+    finally:
+        acid.close()
+    assert dict(os.environ) == before

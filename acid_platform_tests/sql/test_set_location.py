@@ -38,7 +38,7 @@ def test_an_empty_transactional_table_moves_and_writes_there(
     assert not old.exists()
     with Warehouse.open(wh.root) as again:  # another process sees the new location
         assert again.table("t").spec.location == str(target)
-        assert sorted(r["id"] for r in again.table("t").scan().to_pylist()) == [1, 2]
+        assert sorted(r["id"] for r in again.table("t").scan().to_arrow().to_pylist()) == [1, 2]
     described = sql.execute("describe formatted t").to_pylist()
     assert any(str(target) in str(row.values()) for row in described)
 

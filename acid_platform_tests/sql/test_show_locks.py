@@ -55,7 +55,7 @@ def test_show_locks_partition_keeps_that_partitions_locks(wh: Warehouse, sql: Sq
     assert sql.execute("SHOW LOCKS p PARTITION (ds='a')").num_rows == 0
     assert sql.execute("SHOW LOCKS default.p PARTITION (ds='b/c') EXTENDED").num_rows == 1
     assert STAMP.fullmatch(row["Acquired At"])
-    assert row["Transaction ID"] == wh.current_transaction.txn_id  # type: ignore[union-attr]
+    assert row["Transaction ID"] == wh.current_transaction.id  # type: ignore[union-attr]
     sql.execute("COMMIT")
     assert sql.execute("SHOW LOCKS p PARTITION (ds='b/c')").num_rows == 0
 

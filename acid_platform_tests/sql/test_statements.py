@@ -24,7 +24,7 @@ from acid_platform.errors import (
 )
 from acid_platform.metastore.show import SHOW_LOCKS_COLUMNS, SHOW_TRANSACTIONS_COLUMNS
 from acid_platform.sql import SqlSession
-from acid_platform.table import TableWarehouse
+from acid_platform.table.warehouse import TableWarehouse
 from acid_platform_tests.helpers import acid_dirs, data_files
 
 EMPLOYEE = """
@@ -97,7 +97,7 @@ def test_abort_transactions_of_another_session(wh: Warehouse, sql: SqlSession) -
     other = Warehouse.open(wh.root)
     try:
         other.sql("BEGIN; INSERT INTO employee VALUES (7, 'Ghost', 0)")
-        txn_id = other.current_transaction.txn_id  # type: ignore[union-attr]
+        txn_id = other.current_transaction.id  # type: ignore[union-attr]
         sql.execute(f"ABORT TRANSACTIONS {txn_id}")
         assert sql.execute("SHOW TRANSACTIONS").to_pylist()[0]["Transaction State"] == "ABORTED"
         with pytest.raises(AcidError):

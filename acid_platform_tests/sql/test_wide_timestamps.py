@@ -80,10 +80,10 @@ def test_arrow_writes_and_reads_round_trip_boundaries(wh: Warehouse) -> None:
             {"id": pa.array(range(len(wide)), pa.int32()), "ts": pa.array(wide, pa.timestamp("us"))}
         )
     )
-    got = table.scan()
+    got = table.scan().to_arrow()
     assert got.schema.field("ts").type == pa.timestamp("us")
     assert got.sort_by("id").column("ts").cast(pa.int64()).to_pylist() == wide
-    streamed = table.scan_batches().read_all()
+    streamed = table.scan().to_batches().read_all()
     assert streamed.schema.field("ts").type == pa.timestamp("us")
     assert streamed.sort_by("id").column("ts").cast(pa.int64()).to_pylist() == wide
     # the DST-gap value reads as written, whatever the zone (timestamps have none)
@@ -103,7 +103,7 @@ def test_the_nanosecond_range_edges_keep_nanoseconds(wh: Warehouse) -> None:
     wh.table("t").insert(
         pa.table({"id": pa.array(range(4), pa.int32()), "ts": pa.array(edges, pa.timestamp("ns"))})
     )
-    got = wh.table("t").scan().sort_by("id")
+    got = wh.table("t").scan().to_arrow().sort_by("id")
     assert got.schema.field("ts").type == pa.timestamp("ns")
     assert got.column("ts").cast(pa.int64()).to_pylist() == edges
 
@@ -141,7 +141,7 @@ def test_nanoseconds_beside_wide_values_raise_naming_the_value(wh: Warehouse) ->
     with pytest.raises(TimestampRangeError, match=r"2020-01-01 10:00:00\.123456789.*nanoseconds"):
         wh.sql("SELECT * FROM t")
     with pytest.raises(TimestampRangeError, match=r"2020-01-01 10:00:00\.123456789"):
-        wh.table("t").scan()
+        wh.table("t").scan().to_arrow()
     # a column without the wide values still reads
     assert wh.sql("SELECT id FROM t ORDER BY id").column("id").to_pylist() == [1, 2]
 
@@ -161,7 +161,7 @@ def test_streamed_wide_values_read_back(wh: Warehouse) -> None:
     try:
         for i, value in enumerate([DST_GAP, DST_GAP + 1, FIRST, LAST]):
             if i == 2:  # two chunks in range: the common path, nanoseconds
-                assert wh.table("t").scan().schema.field("ts").type == pa.timestamp("ns")
+                assert wh.table("t").scan().to_arrow().schema.field("ts").type == pa.timestamp("ns")
             conn.begin_transaction()
             conn.write(
                 pa.table(
@@ -180,7 +180,7 @@ def test_the_change_feed_names_a_wide_value_it_cannot_carry(wh: Warehouse) -> No
     wh.sql(CREATE)
     wh.sql("INSERT INTO t VALUES (1, TIMESTAMP '0001-01-01 00:00:00')")
     with pytest.raises(TimestampRangeError, match=r"0001-01-01 00:00:00 lies outside.*change feed"):
-        wh.table("t").changes(0, 1)
+        wh.table("t").changes(0, 1).to_arrow()
 
 
 def test_constants_beyond_the_range_compare_with_nanosecond_columns(wh: Warehouse) -> None:
@@ -193,9 +193,9 @@ def test_constants_beyond_the_range_compare_with_nanosecond_columns(wh: Warehous
     assert wh.sql("SELECT count(*) AS c FROM t WHERE ts < '9999-01-01 00:00:00'").to_pylist() == [
         {"c": 1}
     ]
-    assert wh.table("t").scan(filter="ts >= '0001-01-01 00:00:00'", columns=["id"]).to_pylist() == [
-        {"id": 1}
-    ]
+    assert wh.table("t").scan(
+        where="ts >= '0001-01-01 00:00:00'", columns=["id"]
+    ).to_arrow().to_pylist() == [{"id": 1}]
     wh.sql("DELETE FROM t WHERE ts > TIMESTAMP '1500-01-01 00:00:00'")
     assert wh.sql("SELECT id FROM t").to_pylist() == [{"id": 2}]
     # a value with nanoseconds cannot be compared at microseconds: named, never cut

@@ -53,7 +53,7 @@ def test_the_cli_reaches_an_s3_warehouse_from_the_aws_environment(
         )
         assert proc.returncode == 0, proc.stderr
     with Warehouse.open(root, url, storage=s3.options()) as wh:
-        assert sorted(wh.table("t").scan().to_pylist(), key=lambda r: r["id"]) == [
+        assert sorted(wh.table("t").scan().to_arrow().to_pylist(), key=lambda r: r["id"]) == [
             {"id": 1, "v": "a"},
             {"id": 2, "v": "c"},
         ]
@@ -94,4 +94,8 @@ def test_the_dagster_resource_writes_an_s3_warehouse(
         result = materialize([events], resources={"acid_warehouse": resource}, instance=instance)
     assert result.success
     with Warehouse.open(root, url, storage=s3.options()) as wh:
-        assert sorted(r["id"] for r in wh.table("events").scan().to_pylist()) == [1, 2, 3]
+        assert sorted(r["id"] for r in wh.table("events").scan().to_arrow().to_pylist()) == [
+            1,
+            2,
+            3,
+        ]

@@ -20,7 +20,7 @@ KV = [("k", "int"), ("v", "string")]
 
 
 def rows(wh: Warehouse, name: str) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r.values()) for r in wh.table(name).scan().to_pylist())
+    return sorted(tuple(r.values()) for r in wh.table(name).scan().to_arrow().to_pylist())
 
 
 @pytest.mark.slow
@@ -114,10 +114,10 @@ def test_change_feed_across_minor_compaction(wh: Warehouse) -> None:
     t.insert([{"k": 1, "v": "a"}, {"k": 2, "v": "b"}])
     t.update({"v": "'c'"}, where="k = 2")
     t.delete("k = 1")
-    before = t.changes(0).to_pylist()
+    before = t.changes(0).to_arrow().to_pylist()
     compact_table(wh, "t", kind="minor")
     run_cleaner(wh)
-    after = t.changes(0).to_pylist()
+    after = t.changes(0).to_arrow().to_pylist()
     key = lambda r: (r["_write_id"], r["_change_type"], r["k"])  # noqa: E731
     assert sorted(after, key=key) == sorted(before, key=key)
     assert {r["_change_type"] for r in after} >= {"insert", "delete"}

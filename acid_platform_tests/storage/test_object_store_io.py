@@ -27,7 +27,7 @@ KV = [("k", "int"), ("v", "string")]
 
 
 def rows(wh: Warehouse, name: str) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r.values()) for r in wh.table(name).scan().to_pylist())
+    return sorted(tuple(r.values()) for r in wh.table(name).scan().to_arrow().to_pylist())
 
 
 def test_streaming_batch_readers_see_exactly_the_committed_transactions(wh: Warehouse) -> None:

@@ -14,14 +14,14 @@ import pytest
 from acid_platform import Warehouse
 from acid_platform.format import ValidWriteIdList
 from acid_platform.streaming import StreamingConnection, StrictDelimitedInputWriter
-from acid_platform.table.statement import ReadLease
+from acid_platform.table.read_lease import ReadLease
 
 #: Which of the batch's ten transactions abort.
 ABORTED = {2, 5, 6, 9}
 
 
 def _ids(wh: Warehouse, name: str = "t") -> list[int]:
-    return sorted(r["id"] for r in wh.table(name).scan(columns=["id"]).to_pylist())
+    return sorted(r["id"] for r in wh.table(name).scan(columns=["id"]).to_arrow().to_pylist())
 
 
 def _side_lengths(path: Path) -> list[int]:
@@ -64,7 +64,7 @@ def test_reader_sees_exactly_the_committed_transactions_at_every_step(wh: Wareho
             )
             committed += rows
         assert _ids(wh) == sorted(committed)
-        old = t.scan_at(before.snapshots[t.spec.full_name], columns=["id"]).column("id")
+        old = t.scan(["id"], snapshot=before.snapshots[t.spec.full_name]).to_arrow().column("id")
         before.close()
         assert len(old) == len(committed) - (0 if k in ABORTED else 25)  # not the new txn
     (delta,) = [p for p in Path(t.spec.location).iterdir() if p.name.startswith("delta_")]
@@ -207,7 +207,7 @@ def test_a_planned_scan_reads_each_side_file_once(wh: Warehouse) -> None:
     conn.commit_transaction()
     delta = Path(t.spec.location) / "delta_0000001_0000003"
     committed = _side_lengths(delta / "bucket_00000_flush_length")[-1]
-    scans = [t.plan_scan(columns=["id"]) for _ in range(2)]
+    scans = [t.scan(columns=["id"]) for _ in range(2)]
     for scan in scans:
         refs = [f for task in scan.split_tasks() for f in task.split.data_files]
         assert [(f.flush_length_path, f.logical_length) for f in refs] == [(None, committed)]

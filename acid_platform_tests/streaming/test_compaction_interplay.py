@@ -15,7 +15,7 @@ from acid_platform.table.verify import verify_table
 
 
 def _ids(wh: Warehouse) -> list[int]:
-    return sorted(r["id"] for r in wh.table("t").scan(columns=["id"]).to_pylist())
+    return sorted(r["id"] for r in wh.table("t").scan(columns=["id"]).to_arrow().to_pylist())
 
 
 def _dirs(t_path: Path) -> list[str]:

@@ -25,7 +25,7 @@ from acid_platform_tests.helpers import open_warehouse
 
 
 def _rows(wh: Warehouse, name: str = "t") -> list[tuple[object, ...]]:
-    return sorted(tuple(r.values()) for r in wh.table(name).scan().to_pylist())
+    return sorted(tuple(r.values()) for r in wh.table(name).scan().to_arrow().to_pylist())
 
 
 def test_dynamic_partitions_from_the_records(wh: Warehouse) -> None:
@@ -104,7 +104,7 @@ def test_rows_go_to_buckets_by_the_tables_bucketing_version(
     conn.close()
 
     def buckets(t_name: str) -> dict[str, int]:
-        rows = local_wh.table(t_name).scan(with_row_id=True).to_pylist()
+        rows = local_wh.table(t_name).scan(with_row_id=True).to_arrow().to_pylist()
         return {r["k"]: decode_bucket(r["row__id"]["bucketid"])[0] for r in rows}
 
     assert buckets("s") == buckets("i")
@@ -128,9 +128,9 @@ def test_memory_bound_flushes_buffered_rows(local_wh: Warehouse) -> None:
         assert conn.pending_bytes <= 64 * 1024
     assert conn.stats.auto_flushes >= 5
     assert data.stat().st_size > 1000  # the open transaction's stripes are in the file
-    assert t.scan().num_rows == 0
+    assert t.scan().to_arrow().num_rows == 0
     conn.commit_transaction()
-    assert t.scan().num_rows == 20_000
+    assert t.scan().to_arrow().num_rows == 20_000
     conn.close()
     orc = po.ORCFile(str(data))
     assert orc.nrows == 20_000 and orc.nstripes >= 5
@@ -218,5 +218,5 @@ def test_unmanaged_writers_under_a_transaction_owned_elsewhere(wh: Warehouse) ->
     assert _rows(wh) == []  # until the coordinator commits
     ms.commit_txn(txn)
     assert _rows(wh) == [(1, "a"), (2, "b"), (3, "c")]
-    ids = {r["id"]: r["row__id"] for r in t.scan(with_row_id=True).to_pylist()}
+    ids = {r["id"]: r["row__id"] for r in t.scan(with_row_id=True).to_arrow().to_pylist()}
     assert decode_bucket(ids[3]["bucketid"])[1] == 1  # statement id 1 in the bucket property

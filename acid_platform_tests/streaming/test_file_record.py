@@ -51,7 +51,7 @@ def _txn(conn: StreamingConnection, ids: list[int], *, commit: bool = True) -> N
 
 
 def _ids(wh: Warehouse) -> list[int]:
-    return sorted(r["id"] for r in wh.table("t").scan(columns=["id"]).to_pylist())
+    return sorted(r["id"] for r in wh.table("t").scan(columns=["id"]).to_arrow().to_pylist())
 
 
 def _delta(wh: Warehouse) -> Path:
@@ -107,7 +107,7 @@ def test_a_deleted_or_truncated_streamed_file_is_a_typed_error(wh: Warehouse, da
         os.truncate(victim, committed - 1)  # one byte short of the committed prefix
         expected = FileSizeMismatchError
     with pytest.raises(expected, match="bucket_00001") as err:
-        wh.table("t").scan()
+        wh.table("t").scan().to_arrow()
     assert err.value.path.endswith(f"{_delta(wh).name}/bucket_00001")
     report = fsck_table(wh, "t")
     assert not report.ok and [p.path.rsplit("/", 1)[-1] for p in report.problems] == [
@@ -118,7 +118,7 @@ def test_a_deleted_or_truncated_streamed_file_is_a_typed_error(wh: Warehouse, da
     with pytest.raises(CompactionError, match="bucket_00001"):
         wh.compact("t", kind="major", wait=True)
     with pytest.raises(expected):
-        wh.table("t").scan()  # compaction wrote nothing over the loss
+        wh.table("t").scan().to_arrow()  # compaction wrote nothing over the loss
 
 
 def test_a_killed_batch_leaves_files_that_still_check(wh: Warehouse) -> None:
@@ -137,7 +137,7 @@ def test_a_killed_batch_leaves_files_that_still_check(wh: Warehouse) -> None:
     stray = _delta(wh) / "bucket_00000_1"
     stray.write_bytes((_delta(wh) / "bucket_00000").read_bytes())
     with pytest.raises(UnexpectedFileError, match="bucket_00000_1"):
-        wh.table("t").scan()
+        wh.table("t").scan().to_arrow()
 
 
 def test_an_aborted_transactions_own_bucket_reads_and_compacts(wh: Warehouse) -> None:
@@ -175,7 +175,7 @@ def test_a_batch_of_one_records_its_whole_files(local_wh: Warehouse) -> None:
     with open(_delta(wh) / "bucket_00000", "ab") as f:
         f.write(b"x")  # a whole file must keep its exact size
     with pytest.raises(FileSizeMismatchError):
-        wh.table("t").scan()
+        wh.table("t").scan().to_arrow()
 
 
 def test_on_an_object_store_each_transaction_records_its_own_delta(
@@ -202,7 +202,7 @@ def test_on_an_object_store_each_transaction_records_its_own_delta(
         assert _ids(wh) == [1, 2, 4] and fsck_table(wh, "t").ok
         fs.delete_file(f"{root}/delta_0000003_0000003/bucket_00000")
         with pytest.raises(MissingFileError, match="delta_0000003_0000003/bucket_00000"):
-            wh.table("t").scan()
+            wh.table("t").scan().to_arrow()
 
 
 def test_landed_files_are_recorded_like_any_stream(wh: Warehouse, tmp_path: Path) -> None:
@@ -222,4 +222,4 @@ def test_landed_files_are_recorded_like_any_stream(wh: Warehouse, tmp_path: Path
     assert fsck_table(wh, "t").ok
     os.truncate(_delta(wh) / "bucket_00000", entry.files["bucket_00000"] - 10)
     with pytest.raises(FileSizeMismatchError, match="bucket_00000"):
-        wh.table("t").scan()
+        wh.table("t").scan().to_arrow()

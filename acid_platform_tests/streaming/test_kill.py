@@ -46,7 +46,7 @@ def _journal(path: Path) -> tuple[dict[int, list[int]], set[int], set[int]]:
 
 def _visible(wh: Warehouse, seed: int | None = None) -> dict[int, str]:
     """The rows a new snapshot reads (only those of round ``seed``'s writer, if given)."""
-    rows = {r["id"]: r["v"] for r in wh.table("t").scan().to_pylist()}
+    rows = {r["id"]: r["v"] for r in wh.table("t").scan().to_arrow().to_pylist()}
     return rows if seed is None else {i: v for i, v in rows.items() if i // 1_000_000 == seed}
 
 

@@ -225,13 +225,13 @@ def test_bad_input_leaves_the_transaction_to_abort_cleanly(
         conn.write(bad)
     assert err.value.record_index == 3  # positions count across the transaction's writes
     conn.abort_transaction()
-    assert t.scan().num_rows == 0
+    assert t.scan().to_arrow().num_rows == 0
     conn.begin_transaction()  # the connection goes on
     conn.write(good)
     with pytest.raises(MalformedRecordError):
         conn.write(bad)  # nothing of the failing call is kept
     conn.commit_transaction()
-    assert sorted(r["id"] for r in t.scan().to_pylist()) == [1, 2]
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [1, 2]
     conn.close()
     assert conn.stats.aborted_transactions == 1 and conn.stats.committed_transactions == 1
 
@@ -346,4 +346,4 @@ def test_latin1_records_leave_the_transaction_to_go_on(local_wh: Warehouse, writ
     assert err.value.column == "st.a" if arrow else err.value.column == "st"
     conn.commit_transaction()
     conn.close()
-    assert t.scan().to_pylist() == [{"id": 1, "s": "café", "st": {"a": "日本"}}]
+    assert t.scan().to_arrow().to_pylist() == [{"id": 1, "s": "café", "st": {"a": "日本"}}]

@@ -12,7 +12,7 @@ wh = warehouse_fixture(conf={"acid.lock.wait.timeout.s": "0"})
 
 def rows_of(table: object, columns: list[str] | None = None) -> list[tuple[Any, ...]]:
     """A table's rows as sorted tuples (NULLs sort first)."""
-    data = table.scan(columns=columns)  # type: ignore[attr-defined]
+    data = table.scan(columns=columns).to_arrow()  # type: ignore[attr-defined]
     out = [tuple(r.values()) for r in data.to_pylist()]
     return sorted(out, key=lambda r: tuple((v is not None, v) for v in r))
 

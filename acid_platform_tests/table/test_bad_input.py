@@ -117,8 +117,8 @@ def test_unknown_table(wh: Warehouse) -> None:
         (lambda t: t.update({"salary": 1}, "salary >"), InvalidExpressionError, ["salary >"]),
         (lambda t: t.delete("x.id = 1"), UnknownColumnError, ["x"]),
         (lambda t: t.delete("id IN (SELECT 1)"), UnsupportedOperationError, ["sub-queries"]),
-        (lambda t: t.scan(columns=["nope"]), UnknownColumnError, ["nope"]),
-        (lambda t: t.scan(filter="nope = 1"), UnknownColumnError, ["nope"]),
+        (lambda t: t.scan(columns=["nope"]).to_arrow(), UnknownColumnError, ["nope"]),
+        (lambda t: t.scan(where="nope = 1").to_arrow(), UnknownColumnError, ["nope"]),
     ],
 )
 def test_bad_statement_is_a_typed_error_and_writes_nothing(
@@ -145,7 +145,7 @@ def test_partition_values_cannot_leave_the_table_dir(wh: Warehouse, value: str) 
     for rel in buckets:  # every file inside the table's directory, none through ".."
         parts = rel.split("/")
         assert parts[: len(table)] == table and ".." not in parts, rel
-    assert t.scan().to_pylist() == [{"id": 1, "k": value}]
+    assert t.scan().to_arrow().to_pylist() == [{"id": 1, "k": value}]
 
 
 def test_partition_path_check() -> None:
@@ -177,7 +177,7 @@ def test_merge_cardinality_violation_writes_nothing(wh: Warehouse, t: Table) -> 
     wh.conf["hive.merge.cardinality.check"] = "false"
     out = merger.execute()
     assert out.rows_updated == 2
-    assert sorted(r["salary"] for r in t.scan().to_pylist() if r["id"] == 1) == [11, 12]
+    assert sorted(r["salary"] for r in t.scan().to_arrow().to_pylist() if r["id"] == 1) == [11, 12]
 
 
 def test_merge_clause_rules(t: Table) -> None:
@@ -211,7 +211,7 @@ def test_wrong_data_types_for_the_whole_table(wh: Warehouse) -> None:
         ],
     )
     t.insert([{"d": "2024-01-02", "ts": "2024-01-02 03:04:05", "n": "1.25", "b": True, "s": 5}])
-    row = t.scan().to_pylist()[0]
+    row = t.scan().to_arrow().to_pylist()[0]
     assert str(row["d"]) == "2024-01-02" and str(row["n"]) == "1.25" and row["s"] == "5"
     with pytest.raises(SchemaMismatchError, match="'b'"):
         t.insert([{"b": "yes"}])
@@ -220,7 +220,10 @@ def test_wrong_data_types_for_the_whole_table(wh: Warehouse) -> None:
     with pytest.raises(SchemaMismatchError, match="'n'"):
         t.insert(pa.table({"n": pa.array([1234.5])}))
     t.insert([{"n": 7}])  # an integer fits a decimal column when its value does
-    assert sorted(str(r["n"]) for r in t.scan(columns=["n"]).to_pylist()) == ["1.25", "7.00"]
+    assert sorted(str(r["n"]) for r in t.scan(columns=["n"]).to_arrow().to_pylist()) == [
+        "1.25",
+        "7.00",
+    ]
     with pytest.raises(SchemaMismatchError, match="'n'"):
         t.insert([{"n": 1234}])
 
@@ -257,7 +260,7 @@ def test_create_with_a_bucket_count_no_insert_could_use_is_refused(
     assert "b" not in wh.list_tables()
     wh.sql("CREATE TABLE b (k int) CLUSTERED BY (k) INTO 4096 BUCKETS STORED AS ORC")
     wh.sql("INSERT INTO b VALUES (1), (2)")
-    assert len(wh.table("b").scan()) == 2
+    assert len(wh.table("b").scan().to_arrow()) == 2
 
 
 def test_a_partition_value_longer_than_the_file_system_allows_is_a_typed_error(
@@ -271,7 +274,7 @@ def test_a_partition_value_longer_than_the_file_system_allows_is_a_typed_error(
         with pytest.raises(InvalidNameError, match="file systems allow 255"):
             wh.sql(sql)
     assert wh.list_partitions("p") == []
-    assert len(wh.table("p").scan()) == 0
+    assert len(wh.table("p").scan().to_arrow()) == 0
 
 
 def test_rows_with_different_keys_lose_no_value(wh: Warehouse) -> None:
@@ -279,7 +282,7 @@ def test_rows_with_different_keys_lose_no_value(wh: Warehouse) -> None:
     only and drops the rest silently); a row without a key holds NULL there."""
     t = wh.create_table("k", [("id", "int"), ("a", "string"), ("b", "int")])
     t.insert([{"id": 1}, {"id": 2, "a": "x"}, {"b": 7, "id": 3}])
-    got = sorted(t.scan().to_pylist(), key=lambda r: r["id"])
+    got = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert got == [
         {"id": 1, "a": None, "b": None},
         {"id": 2, "a": "x", "b": None},

@@ -61,7 +61,7 @@ def test_drop_database_refuses_a_non_empty_one_and_cascade_purges_files(wh: Ware
 def test_ddl_is_refused_inside_a_transaction(wh: Warehouse) -> None:
     with wh.transaction() as txn:
         for ddl in (lambda: wh.create_database("hr"), lambda: wh.drop_database("hr")):
-            with pytest.raises(UnsupportedOperationError, match=f"txn {txn.txn_id}"):
+            with pytest.raises(UnsupportedOperationError, match=f"txn {txn.id}"):
                 ddl()
 
 
@@ -73,13 +73,13 @@ def test_partitions_and_the_metastore_views(wh: Warehouse) -> None:
     assert wh.show_compactions() == []
     other = Warehouse.open(wh.root, wh.metastore.url)
     try:
-        txn = other.begin()
+        txn = other.transaction()
         t2 = other.table("t")
         t2.insert([{"id": 3, "ds": "c"}])
         (row,) = wh.show_transactions()
-        assert row["Transaction ID"] == txn.txn_id and row["Transaction State"] == "OPEN"
+        assert row["Transaction ID"] == txn.id and row["Transaction State"] == "OPEN"
         assert wh.show_locks()
-        assert wh.abort_transactions([txn.txn_id]) == [txn.txn_id]
+        assert wh.abort_transactions([txn.id]) == [txn.id]
         assert wh.show_transactions()[0]["Transaction State"] == "ABORTED"
         other.rollback()
     finally:

@@ -61,7 +61,7 @@ def emp(wh: Warehouse) -> Warehouse:
 def test_each_write_id_with_its_inserts_and_deletes_and_the_deleted_rows_values(
     emp: Warehouse,
 ) -> None:
-    feed = emp.table("emp").changes(0)
+    feed = emp.table("emp").changes(0).to_arrow()
     assert feed.schema == change_feed_schema(emp.table("emp").spec)
     assert feed.schema.names == [
         "id", "name", "salary", "dept", "_change_type", "_write_id", "row__id"
@@ -91,19 +91,19 @@ def test_each_write_id_with_its_inserts_and_deletes_and_the_deleted_rows_values(
 
 def test_a_key_pairs_the_delete_and_insert_of_an_update(emp: Warehouse) -> None:
     t = emp.table("emp")
-    assert _changes(t.changes(1, key="id"), "id", "salary") == [
+    assert _changes(t.changes(1, key="id").to_arrow(), "id", "salary") == [
         (2, "update_preimage", 2, 8000),
         (2, "update_postimage", 2, 7000),
         (3, "delete", 3, 100),
     ]
-    assert _changes(t.changes(1, 2, key=["id", "dept"]), "id") == [
+    assert _changes(t.changes(1, 2, key=["id", "dept"]).to_arrow(), "id") == [
         (2, "update_preimage", 2),
         (2, "update_postimage", 2),
     ]
     # no key: Hive's files hold no link from the new row to the old one
-    assert _changes(t.changes(1, 2), "id") == [(2, "delete", 2), (2, "insert", 2)]
+    assert _changes(t.changes(1, 2).to_arrow(), "id") == [(2, "delete", 2), (2, "insert", 2)]
     with pytest.raises(UnknownColumnError):
-        t.changes(0, key="nope")
+        t.changes(0, key="nope").to_arrow()
 
 
 def test_pairs_need_exactly_one_delete_and_one_insert_per_key(wh: Warehouse) -> None:
@@ -113,7 +113,7 @@ def test_pairs_need_exactly_one_delete_and_one_insert_per_key(wh: Warehouse) -> 
     t.update({"salary": "salary + 1"}, "id = 1")  # write id 2: two deletes, two inserts of id 1
     t.insert([{"id": None, "name": "n", "salary": 0, "dept": "a"}])  # 3
     t.update({"salary": 5}, "id IS NULL")  # 4: a NULL key never pairs
-    types = _changes(t.changes(1, key="id"), "id")
+    types = _changes(t.changes(1, key="id").to_arrow(), "id")
     assert sorted(types, key=str) == sorted(
         [(2, "delete", 1), (2, "delete", 1), (2, "insert", 1), (2, "insert", 1),
          (3, "insert", None), (4, "delete", None), (4, "insert", None)],
@@ -128,7 +128,7 @@ def test_a_row_inserted_and_deleted_by_one_write_id_never_shows(wh: Warehouse) -
         t.update({"salary": 3}, "id = 2")  # the new row replaced inside the transaction
         t.update({"salary": 4}, "id = 2")
         t.delete("id = 1")
-    assert _changes(t.changes(1, key="id"), "id", "salary") == [
+    assert _changes(t.changes(1, key="id").to_arrow(), "id", "salary") == [
         (2, "delete", 1, 1),
         (2, "insert", 2, 4),
     ]
@@ -136,102 +136,109 @@ def test_a_row_inserted_and_deleted_by_one_write_id_never_shows(wh: Warehouse) -
 
 def test_aborted_write_ids_are_never_changes(wh: Warehouse) -> None:
     t = _emp_with_one_row(wh)  # write id 1
-    wh.begin()
+    wh.transaction()
     t.insert([{"id": 2, "name": "b", "salary": 2, "dept": "a"}])  # 2, rolled back
     t.delete("id = 1")
     wh.rollback()
     t.update({"salary": 9}, "id = 1")  # 3
-    assert _changes(t.changes(0), "id", "salary") == [
+    assert _changes(t.changes(0).to_arrow(), "id", "salary") == [
         (1, "insert", 1, 1),
         (3, "delete", 1, 1),
         (3, "insert", 1, 9),
     ]
-    assert t.changes(1, 2).num_rows == 0
-    wh.begin()
+    assert t.changes(1, 2).to_arrow().num_rows == 0
+    wh.transaction()
     t.delete("id = 1")  # write id 4, rolled back: the last one allocated
     wh.rollback()
     wh.compact("emp", kind="minor", wait=True)
     wh.clean()  # forgets the aborted write ids; the table's high-water write id stays 4
-    assert t.plan_changes(0).window.upto == 4
-    assert t.changes(4).num_rows == 0  # a consumer that had read up to 4 sees nothing new
-    assert _changes(t.changes(0, 4), "id", "salary") == [
+    assert t.changes(0).window.upto == 4
+    # a consumer that had read up to 4 sees nothing new
+    assert t.changes(4).to_arrow().num_rows == 0
+    assert _changes(t.changes(0, 4).to_arrow(), "id", "salary") == [
         (1, "insert", 1, 1),
         (3, "delete", 1, 1),
         (3, "insert", 1, 9),
     ]
     with pytest.raises(InvalidChangeRangeError):
-        t.changes(0, 5)
+        t.changes(0, 5).to_arrow()
 
 
 def test_to_stops_below_an_open_write_id_and_the_range_is_checked(wh: Warehouse) -> None:
     t = _emp_with_one_row(wh)  # write id 1
     other = Warehouse.open(wh.root, wh.metastore.url)  # another session
     try:
-        other.begin()
+        other.transaction()
         other.table("emp").insert([{"id": 2, "name": "b", "salary": 2, "dept": "b"}])  # 2, open
         t.insert([{"id": 3, "name": "c", "salary": 3, "dept": "a"}])  # 3, committed
-        scan = t.plan_changes(0)
+        scan = t.changes(0)
         assert (scan.window.after, scan.window.upto) == (0, 1)  # 3 waits for 2
         scan.close()
-        assert _changes(t.changes(0), "id") == [(1, "insert", 1)]
+        assert _changes(t.changes(0).to_arrow(), "id") == [(1, "insert", 1)]
         with pytest.raises(InvalidChangeRangeError, match="not final"):
-            t.changes(0, 3)
+            t.changes(0, 3).to_arrow()
         other.commit()
     finally:
         other.close()
-    assert _changes(t.changes(0), "id") == [(1, "insert", 1), (2, "insert", 2), (3, "insert", 3)]
+    assert _changes(t.changes(0).to_arrow(), "id") == [
+        (1, "insert", 1),
+        (2, "insert", 2),
+        (3, "insert", 3),
+    ]
     for bad in [(-1, None), (2, 1), (0, 4)]:
         with pytest.raises(InvalidChangeRangeError):
-            t.changes(*bad)
-    assert t.changes(3).num_rows == 0  # nothing new after the newest write id
-    assert t.plan_changes(7).window.upto == 7  # a poller ahead of the final write id: nothing yet
+            t.changes(*bad).to_arrow()
+    assert t.changes(3).to_arrow().num_rows == 0  # nothing new after the newest write id
+    assert t.changes(7).window.upto == 7  # a poller ahead of the final write id: nothing yet
 
 
 def test_inside_a_transaction_its_own_uncommitted_write_id_is_not_final(wh: Warehouse) -> None:
     t = _emp_with_one_row(wh)  # write id 1
     with wh.transaction():
         t.insert([{"id": 2, "name": "b", "salary": 2, "dept": "a"}])
-        assert _changes(t.changes(0), "id") == [(1, "insert", 1)]
-    assert len(t.changes(0)) == 2
-    wh.begin()
+        assert _changes(t.changes(0).to_arrow(), "id") == [(1, "insert", 1)]
+    assert len(t.changes(0).to_arrow()) == 2
+    wh.transaction()
     t.insert([{"id": 3, "name": "c", "salary": 3, "dept": "a"}])
     with pytest.raises(InvalidChangeRangeError):
-        t.changes(0, 3)  # a failed statement aborts its transaction, as in Hive
+        t.changes(0, 3).to_arrow()  # a failed statement aborts its transaction, as in Hive
     wh.rollback()
-    assert len(t.changes(0)) == 2
+    assert len(t.changes(0).to_arrow()) == 2
 
 
 def test_minor_compaction_and_cleaning_change_nothing(emp: Warehouse) -> None:
     t = emp.table("emp")
-    before = {(a, b, k): t.changes(a, b, key=k) for a in range(4) for b in range(a, 4)
+    before = {(a, b, k): t.changes(a, b, key=k).to_arrow() for a in range(4) for b in range(a, 4)
               for k in (None, "id")}  # fmt: skip
     emp.compact("emp", kind="minor", wait=True)
     emp.clean()
     dirs = acid_dirs_of(emp, f"{t.spec.location}/dept=a")
     assert dirs and all("_v" in d for d in dirs), dirs  # compacted, the deltas cleaned away
     for (a, b, k), table in before.items():
-        assert t.changes(a, b, key=k).equals(table), (a, b, k)
+        assert t.changes(a, b, key=k).to_arrow().equals(table), (a, b, k)
 
 
 def test_major_compaction_ends_the_history_below_its_base(emp: Warehouse) -> None:
     t = emp.table("emp")
-    after_2 = t.changes(2, key="id")
+    after_2 = t.changes(2, key="id").to_arrow()
     emp.compact("emp", partition={"dept": "b"}, kind="major", wait=True)  # base_3 in dept=b
     emp.clean()
     with pytest.raises(ChangeHistoryUnavailableError) as caught:
-        t.changes(2)
+        t.changes(2).to_arrow()
     error = caught.value
     assert isinstance(error, NotEnoughHistoryError)
     assert (error.table, error.partition, error.earliest_write_id) == ("default.emp", "dept=b", 3)
     assert "dept=b" in str(error) and "base_0000003" in str(error) and "3" in str(error)
-    assert t.changes(3).num_rows == 0
+    assert t.changes(3).to_arrow().num_rows == 0
     # dept=a still has its history; the filter keeps the feed to it
-    assert t.changes(0, filter="dept = 'a'").num_rows == 4
-    assert t.changes(2, filter="dept = 'a'", key="id").equals(
-        after_2.filter(pa.compute.equal(after_2["dept"], "a"))
+    assert t.changes(0, where="dept = 'a'").to_arrow().num_rows == 4
+    assert (
+        t.changes(2, where="dept = 'a'", key="id")
+        .to_arrow()
+        .equals(after_2.filter(pa.compute.equal(after_2["dept"], "a")))
     )
     emp.sql("UPDATE emp SET salary = 1 WHERE dept = 'b' OR id = 1")  # write id 4, after the base
-    assert _changes(t.changes(3, key="id"), "id", "salary") == [
+    assert _changes(t.changes(3, key="id").to_arrow(), "id", "salary") == [
         (4, "update_preimage", 1, 5000),
         (4, "update_postimage", 1, 1),
     ]
@@ -241,32 +248,36 @@ def test_an_insert_overwrite_base_starts_the_partitions_history(wh: Warehouse) -
     t = _emp_with_one_row(wh)  # write id 1
     t.insert([{"id": 2, "name": "b", "salary": 2}], partition={"dept": "a"}, overwrite=True)  # 2
     with pytest.raises(ChangeHistoryUnavailableError) as caught:
-        t.changes(1)
+        t.changes(1).to_arrow()
     assert caught.value.earliest_write_id == 2
     t.delete("id = 2")  # 3
-    assert _changes(t.changes(2), "id", "name") == [(3, "delete", 2, "b")]  # found in the base
+    found = _changes(t.changes(2).to_arrow(), "id", "name")
+    assert found == [(3, "delete", 2, "b")]  # found in the base
 
 
 def test_a_filter_keeps_change_rows_and_prunes_partitions(emp: Warehouse) -> None:
     t = emp.table("emp")
-    assert _changes(t.changes(0, filter="salary > 5000", key="id"), "id", "salary") == [
+    assert _changes(t.changes(0, where="salary > 5000", key="id").to_arrow(), "id", "salary") == [
         (1, "insert", 2, 8000),
         (2, "update_preimage", 2, 8000),
         (2, "update_postimage", 2, 7000),
     ]
-    assert _changes(t.changes(0, filter="dept = 'b'"), "id") == [(1, "insert", 3), (3, "delete", 3)]
+    assert _changes(t.changes(0, where="dept = 'b'").to_arrow(), "id") == [
+        (1, "insert", 3),
+        (3, "delete", 3),
+    ]
 
 
 def test_the_stream_holds_the_lease_and_gives_the_same_changes(emp: Warehouse) -> None:
     t = emp.table("emp")
-    whole = t.changes(0, key="id")
+    whole = t.changes(0, key="id").to_arrow()
     assert emp.metastore.show_read_leases() == []
-    reader = t.changes_batches(0, key="id")
+    reader = t.changes(0, key="id").to_batches()
     assert len(emp.metastore.show_read_leases()) == 1
     streamed = reader.read_all()
     assert emp.metastore.show_read_leases() == []
     assert sorted(streamed.to_pylist(), key=str) == sorted(whole.to_pylist(), key=str)
-    scan = t.plan_changes(0)
+    scan = t.changes(0)
     scan.to_arrow()
     with pytest.raises(ScanClosedError):
         scan.to_arrow()
@@ -280,7 +291,7 @@ def test_an_unpartitioned_table_and_sql_written_rows(wh: Warehouse) -> None:
         {"v": "s.v"}
     ).when_not_matched_insert({"k": "s.k", "v": "s.v"}).execute()
     t.update({"k": lit("b2")}, "k = 'b'")
-    assert _changes(t.changes(1, key="k"), "k", "v") == [
+    assert _changes(t.changes(1, key="k").to_arrow(), "k", "v") == [
         (2, "update_preimage", "a", 1),
         (2, "update_postimage", "a", 10),
         (2, "insert", "c", 30),
@@ -296,13 +307,13 @@ def test_an_insert_only_tables_feed_holds_its_inserts(wh: Warehouse) -> None:
     )
     wh.sql("INSERT INTO mm VALUES (1), (2)")
     wh.sql("INSERT INTO mm VALUES (3)")
-    feed = wh.table("mm").changes(0)
+    feed = wh.table("mm").changes(0).to_arrow()
     assert _changes(feed, "id") == [(1, "insert", 1), (1, "insert", 2), (2, "insert", 3)]
     assert feed.column("row__id").null_count == 3  # plain files carry no ROW__IDs
-    assert _changes(wh.table("mm").changes(1), "id") == [(2, "insert", 3)]
+    assert _changes(wh.table("mm").changes(1).to_arrow(), "id") == [(2, "insert", 3)]
     wh.compact("mm", kind="minor", wait=True)  # delta_1_2_v…: write ids 1 and 2 merged
     with pytest.raises(ChangeHistoryUnavailableError) as caught:
-        wh.table("mm").changes(1)
+        wh.table("mm").changes(1).to_arrow()
     assert caught.value.earliest_write_id == 2
     assert wh.metastore.show_read_leases() == []  # the lease taken for it was released
-    assert wh.table("mm").changes(2).num_rows == 0
+    assert wh.table("mm").changes(2).to_arrow().num_rows == 0

@@ -182,7 +182,7 @@ def feed(
     t: Table, after: int, upto: int, key: bool, part: int | None = None
 ) -> Counter[tuple[Any, ...]]:
     where = f"p = {part}" if part is not None else None
-    table = t.changes(after, upto, key="id" if key else None, filter=where)
+    table = t.changes(after, upto, key="id" if key else None, where=where).to_arrow()
     cols = ["_write_id", "_change_type", "id", "v", "s", "p"]
     return Counter(tuple(r[c] for c in cols) for r in table.select(cols).to_pylist())
 
@@ -236,7 +236,7 @@ def test_the_change_feed_agrees_with_the_model(
                 if how == "auto":
                     run(wh, t, model, batch[0], txn=False)
                 else:
-                    wh.begin()
+                    wh.transaction()
                     for statement in batch:
                         run(wh, t, model, statement, txn=True)
                     wh.commit() if how == "commit" else wh.rollback()
@@ -258,7 +258,7 @@ def test_the_change_feed_agrees_with_the_model(
                 event(f"history after the major compaction starts at {min(start, 3)}+")
                 if start > 0:
                     with pytest.raises(ChangeHistoryUnavailableError) as caught:
-                        t.changes(start - 1)
+                        t.changes(start - 1).to_arrow()
                     assert caught.value.earliest_write_id == start
                 check(t, model, top, ranges, start)
         finally:

@@ -38,8 +38,8 @@ def test_update_update_same_partition_second_committer_conflicts(
     pair: tuple[Warehouse, Warehouse],
 ) -> None:
     a, b = pair
-    a.begin()
-    b.begin()
+    a.transaction()
+    b.transaction()
     a.table("t").update({"v": "v + 1"}, "p = 1")
     b.table("t").update({"v": "v + 10"}, "p = 1")
     a.commit()
@@ -55,8 +55,8 @@ def test_the_loser_of_a_write_conflict_leaves_no_file_record(
     # what a transaction wrote is recorded in its commit's own database transaction: the
     # conflict that aborts it drops the record with it
     a, b = pair
-    a.begin()
-    b.begin()
+    a.transaction()
+    b.transaction()
     a.table("t").update({"v": "v + 1"}, "p = 1")  # write id 2
     b.table("t").update({"v": "v + 10"}, "p = 1")  # write id 3
     a.commit()
@@ -76,8 +76,8 @@ def test_update_delete_on_different_partitions_both_commit(
     pair: tuple[Warehouse, Warehouse],
 ) -> None:
     a, b = pair
-    a.begin()
-    b.begin()
+    a.transaction()
+    b.transaction()
     a.table("t").update({"v": "v + 1"}, "p = 1")
     b.table("t").delete("p = 2")
     b.commit()
@@ -87,8 +87,8 @@ def test_update_delete_on_different_partitions_both_commit(
 
 def test_insert_insert_both_commit(pair: tuple[Warehouse, Warehouse]) -> None:
     a, b = pair
-    a.begin()
-    b.begin()
+    a.transaction()
+    b.transaction()
     a.table("t").insert([{"id": 3, "v": 3, "p": 1}])
     b.table("t").insert([{"id": 4, "v": 4, "p": 1}])
     b.commit()
@@ -102,7 +102,7 @@ def test_excl_write_blocks_a_second_writer(tmp_path: Path) -> None:
     try:
         t = a.create_table("t", COLS)
         t.insert([{"id": 1, "v": 0}])
-        a.begin()
+        a.transaction()
         t.update({"v": "v + 1"})
         with pytest.raises(LockTimeoutError):
             b.table("t").update({"v": "v + 10"})
@@ -120,7 +120,7 @@ def test_waiting_writer_reruns_on_a_fresh_snapshot_no_lost_update(tmp_path: Path
     try:
         t = a.create_table("t", COLS)
         t.insert([{"id": 1, "v": 0}])
-        a.begin()
+        a.transaction()
         t.update({"v": "v + 1"})
         errors: list[BaseException] = []
 

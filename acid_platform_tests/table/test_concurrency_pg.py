@@ -70,7 +70,7 @@ def test_concurrent_transfers_lose_no_update(tmp_path: Path, pg_url: str) -> Non
         expected[a] -= amount
         expected[b] += amount
     with Warehouse.open(root, metastore_url=pg_url) as wh:
-        rows = wh.table("acct").scan(with_row_id=True).to_pylist()
+        rows = wh.table("acct").scan(with_row_id=True).to_arrow().to_pylist()
         assert wh.metastore.show_locks() == []
     balances = {r["id"]: r["bal"] for r in rows}
     assert len(rows) == ACCOUNTS  # no row lost or duplicated

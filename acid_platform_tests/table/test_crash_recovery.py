@@ -85,7 +85,7 @@ def test_a_writer_killed_inside_update_frees_the_table_within_its_timeout(
         t = wh.table("t")
         assert t.update({"v": "'b'"}, "k < 5").rows_affected == 5
         t.delete("k = 9")
-        assert sorted((r["k"], r["v"]) for r in t.scan().to_pylist()) == [
+        assert sorted((r["k"], r["v"]) for r in t.scan().to_arrow().to_pylist()) == [
             *((k, "b") for k in range(5)),
             *((k, "a") for k in range(5, 9)),
         ]
@@ -95,7 +95,7 @@ def test_a_writer_killed_inside_update_frees_the_table_within_its_timeout(
         compact_table(wh, "t", kind="major")
         run_cleaner(wh)
         assert [d for d in acid_dirs(t.spec.location) if d.startswith("delta")] == []
-        assert len(t.scan()) == 9
+        assert len(t.scan().to_arrow()) == 9
 
 
 def test_a_killed_writer_stops_neither_compaction_nor_cleaning_past_its_timeout(
@@ -127,7 +127,7 @@ def test_a_killed_writer_stops_neither_compaction_nor_cleaning_past_its_timeout(
             assert time.monotonic() < deadline, f"still {deltas} after the time-out"
             time.sleep(0.2)
         assert info.highest_write_id == 9  # past the dead txn's write id 5
-        assert sorted(r["k"] for r in t.scan().to_pylist()) == list(range(8))
+        assert sorted(r["k"] for r in t.scan().to_arrow().to_pylist()) == list(range(8))
 
 
 def test_set_hive_txn_timeout_reaches_the_metastore(where: tuple[Path, str]) -> None:

@@ -306,7 +306,7 @@ class Model:
 
     # ----------------------------------------------------------------- checks
     def check(self, context: str) -> None:
-        got = self.table.scan(with_row_id=True).to_pylist()
+        got = self.table.scan(with_row_id=True).to_arrow().to_pylist()
         key = _sort_key
         assert sorted((_plain(r) for r in got), key=key) == sorted(
             (_plain(r) for r in self.rows), key=key
@@ -353,7 +353,7 @@ def run_episode(wh: Warehouse, name: str, rng: random.Random, statements: int) -
     while done < statements:
         if rng.random() < 0.15:  # a multi-statement transaction
             snapshot = [dict(r) for r in model.rows]
-            wh.begin()
+            wh.transaction()
             try:
                 for _ in range(rng.randint(1, 3)):
                     op = rng.choice([model.insert, model.update, model.delete, model.merge])

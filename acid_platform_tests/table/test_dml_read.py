@@ -209,7 +209,7 @@ def test_update_on_a_large_multi_writer_table(
     ]
     assert t.update({"salary": "salary + 1"}, "id % 1000 = 999").rows_updated == 5
     assert t.delete("id BETWEEN 2498 AND 2501").rows_deleted == 4
-    got = t.scan(with_row_id=True).to_pylist()
+    got = t.scan(with_row_id=True).to_arrow().to_pylist()
     assert len(got) == 4996
     keys = {(r["row__id"]["writeid"], r["row__id"]["bucketid"], r["row__id"]["rowid"]) for r in got}
     assert len(keys) == len(got)
@@ -274,7 +274,7 @@ def test_scan_with_pushed_filters_matches_python(emp: Any, predicate: str) -> No
             "name < 'n2'": name is not None and name < "n2",
         }[predicate]
 
-    got = sorted(r["id"] for r in emp.scan(filter=predicate).to_pylist())
+    got = sorted(r["id"] for r in emp.scan(where=predicate).to_arrow().to_pylist())
     assert got == [r["id"] for r in emp_rows(300) if ok(r)]
 
 

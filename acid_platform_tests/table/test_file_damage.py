@@ -36,7 +36,7 @@ def wh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
 
 
 def _rows(t: Table) -> list[tuple[int, str]]:
-    return sorted((r["id"], r["v"]) for r in t.scan().to_pylist())
+    return sorted((r["id"], r["v"]) for r in t.scan().to_arrow().to_pylist())
 
 
 def _history(wh: Warehouse, rng: random.Random) -> Table:

@@ -45,7 +45,7 @@ def _written(wh: Warehouse) -> Table:
 
 
 def _count(t: Table) -> int:
-    return t.scan(columns=[t.spec.columns[0][0]]).num_rows
+    return t.scan(columns=[t.spec.columns[0][0]]).to_arrow().num_rows
 
 
 def _dir(t: Table, prefix: str) -> StorePath:

@@ -58,7 +58,7 @@ def foreign_dir(wh: Warehouse, kind: str) -> Path:
 
 
 def rows(t: Table) -> list[tuple[int, str]]:
-    return sorted((r["id"], r["v"]) for r in t.scan().to_pylist())
+    return sorted((r["id"], r["v"]) for r in t.scan().to_arrow().to_pylist())
 
 
 @pytest.mark.parametrize("kind", ["base", "base_v", "delta_v"])

@@ -55,7 +55,7 @@ def _files(table: Table) -> set[str]:
 
 
 def _ids(table: Table) -> list[int]:
-    return sorted(r["id"] for r in table.scan(columns=["id"]).to_pylist())
+    return sorted(r["id"] for r in table.scan(columns=["id"]).to_arrow().to_pylist())
 
 
 def _read_plain(path: str, fmt: str, table: Table) -> list[dict[str, object]]:
@@ -81,7 +81,7 @@ def test_inserts_write_plain_files_hive_names_and_read_back(wh: Warehouse, fmt: 
     plain = _read_plain(first, fmt, table)
     assert plain == _rows(range(1, 4))  # just the table's columns: no ACID event struct
     assert not any(Path(table.spec.location).rglob("_orc_acid_version"))
-    assert sorted(table.scan().to_pylist(), key=lambda r: r["id"]) == _rows(range(1, 5))
+    assert sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"]) == _rows(range(1, 5))
     assert wh.sql("SELECT count(*) AS n FROM mm").to_pylist() == [{"n": 4}]
 
 
@@ -113,7 +113,7 @@ def test_snapshot_reader_across_an_aborted_write_and_insert_overwrite(wh: Wareho
     aborted = Path(table.spec.location) / "delta_0000002_0000002_0000" / "000000_0"
     assert aborted.is_file()  # written, then aborted: its directory is ignored by readers
     assert _ids(table) == [1, 2]
-    before = table.plan_scan(columns=["id"])  # a snapshot (reader lease) taken now
+    before = table.scan(columns=["id"])  # a snapshot (reader lease) taken now
     table.insert(_rows([4]), overwrite=True)
     table.insert(_rows([5]))
     assert _ids(table) == [4, 5]
@@ -177,7 +177,7 @@ def test_sql_dml_is_refused_with_hives_error(wh: Warehouse, sql: str) -> None:
 def test_row_id_is_refused(wh: Warehouse) -> None:
     table = _create(wh, "orc")
     with pytest.raises(UnsupportedOperationError, match="no ROW__ID"):
-        table.scan(with_row_id=True)
+        table.scan(with_row_id=True).to_arrow()
 
 
 def test_full_acid_tables_stay_orc(wh: Warehouse) -> None:
@@ -204,7 +204,12 @@ def test_partitioned_and_bucketed_insert_only(wh: Warehouse) -> None:
     names = _files(table)
     assert names and all(n.split("/")[-1] in ("000000_0", "000001_0") for n in names)
     assert {n.split("/")[0] for n in names} == {"ds=a", "ds=b"}
-    assert sorted(r["id"] for r in table.scan(filter="ds = 'a'").to_pylist()) == [1, 3, 5, 7]
+    assert sorted(r["id"] for r in table.scan(where="ds = 'a'").to_arrow().to_pylist()) == [
+        1,
+        3,
+        5,
+        7,
+    ]
 
 
 def test_text_values_as_hive_writes_them(wh: Warehouse) -> None:
@@ -227,10 +232,10 @@ def test_text_values_as_hive_writes_them(wh: Warehouse) -> None:
         b"true\x011.0E7\x012024-01-02 03:04:05\x01\\N\n"
         b"false\x010.5\x012024-01-02 03:04:05.12\x01x\n"
     )
-    assert table.scan().num_rows == 2
+    assert table.scan().to_arrow().num_rows == 2
     with pytest.raises(Exception, match="delimiter"):
         table.insert([{"s": "a\nb"}])
-    assert table.scan().column("s").to_pylist() == [None, "x"]
+    assert table.scan().to_arrow().column("s").to_pylist() == [None, "x"]
 
 
 def test_arrow_rows_round_trip_every_primitive_type_in_parquet(wh: Warehouse) -> None:
@@ -242,7 +247,7 @@ def test_arrow_rows_round_trip_every_primitive_type_in_parquet(wh: Warehouse) ->
     row = {"a": 1, "b": 2, "c": 3, "d": 1.5, "e": dt.date(1, 1, 1), "f": "x", "g": "abc"}
     row |= {"h": b"\x00\x01", "i": [1, None]}
     table.insert(pa.Table.from_pylist([row]))
-    (got,) = table.scan().to_pylist()
+    (got,) = table.scan().to_arrow().to_pylist()
     assert got == row | {"f": "x  ", "g": "ab"}  # Hive's char padding and varchar cut
 
 
@@ -261,7 +266,7 @@ def test_major_compaction_merges_to_a_plain_base_and_the_cleaner_removes_the_inp
         table.insert(_rows([3]))
         raise RuntimeError("roll back")
     table.insert(_rows([4]))
-    reader = table.plan_scan(columns=["id"])  # holds the files the compaction replaces
+    reader = table.scan(columns=["id"])  # holds the files the compaction replaces
     (info,) = wh.compact("mm", kind="major", wait=True)
     assert info.state.value in ("ready for cleaning", "succeeded"), info
     base = [d for d in _dirs(table) if d.startswith("base_")]
@@ -313,7 +318,7 @@ def test_timestamps_in_hives_whole_range(wh: Warehouse, fmt: str) -> None:
     wide = [dt.datetime(1500, 6, 1, 10), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
     table.insert(pa.table({"id": [1, 2], "t": pa.array(wide, pa.timestamp("us"))}))
     table.insert([{"id": 3, "t": dt.datetime(2024, 1, 1)}])
-    got = sorted(table.scan().to_pylist(), key=lambda r: r["id"])
+    got = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert [r["t"] for r in got] == [*wide, dt.datetime(2024, 1, 1)]
 
 
@@ -323,7 +328,7 @@ def test_a_text_table_refuses_timestamps_beyond_nanoseconds(wh: Warehouse) -> No
     table = wh.create_table("mm", [("t", "timestamp")], properties=MM, stored_as="textfile")
     with pytest.raises(Exception, match="nanosecond range"):
         table.insert(pa.table({"t": pa.array([dt.datetime(1500, 1, 1)], pa.timestamp("us"))}))
-    assert table.scan().num_rows == 0
+    assert table.scan().to_arrow().num_rows == 0
 
 
 def test_the_consistency_checks_pass_on_an_insert_only_table(wh: Warehouse) -> None:
@@ -364,7 +369,7 @@ def test_truncate_writes_empty_bases_as_hive_does(wh: Warehouse) -> None:
         "TBLPROPERTIES ('transactional'='true', 'transactional_properties'='insert_only')"
     )
     wh.sql("INSERT INTO mm VALUES (1, 'a'), (2, 'b'), (3, 'c')")
-    before = wh.table("mm").plan_scan(columns=["id"])
+    before = wh.table("mm").scan(columns=["id"])
     wh.sql("TRUNCATE TABLE mm PARTITION (p='a')")
     assert _ids(wh.table("mm")) == [2, 3]
     assert _dirs(wh.table("mm"), "p=a") == ["base_0000002", "delta_0000001_0000001_0000"]
@@ -393,7 +398,7 @@ def test_fsck_checks_plain_files_against_their_record(wh: Warehouse) -> None:
     report = fsck_table(wh, "mm")
     assert not report.ok and [p.path for p in report.problems] == [str(stray)]
     with pytest.raises(FileRecordError):
-        table.scan()  # a read refuses a file no commit wrote
+        table.scan().to_arrow()  # a read refuses a file no commit wrote
     stray.unlink()
     (Path(table.spec.location) / "delta_0000001_0000001_0000" / "000000_0").unlink()
     assert not fsck_table(wh, "mm").ok

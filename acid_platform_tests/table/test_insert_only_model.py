@@ -22,7 +22,7 @@ def _rows(oracle: Oracle) -> list[tuple[int, str, str]]:
 
 
 def _table_rows(table: Table) -> list[tuple[int, str, str]]:
-    return sorted((r["id"], r["v"], r["p"]) for r in table.scan().to_pylist())
+    return sorted((r["id"], r["v"], r["p"]) for r in table.scan().to_arrow().to_pylist())
 
 
 def _new_rows(rng: random.Random, counter: list[int]) -> list[dict[str, object]]:
@@ -100,7 +100,7 @@ def test_random_histories_match_the_oracle(wh: Warehouse, fmt: str, seed: int) -
         else:  # a snapshot taken now must keep reading what it saw
             if pinned is not None:
                 pinned[0].close()  # type: ignore[attr-defined]
-            pinned = (table.plan_scan(), _rows(oracle))
+            pinned = (table.scan(), _rows(oracle))
         assert _table_rows(table) == _rows(oracle), (op, _step)
         count = wh.sql("SELECT count(*) AS n FROM mm").to_pylist()[0]["n"]
         assert count == len(_rows(oracle))

@@ -43,7 +43,7 @@ def test_bucket_files_follow_hive_hash(wh: Warehouse) -> None:
         t.spec.properties["bucketing_version"] == "2"
         and t.spec.properties["transactional"] == "true"
     )
-    scanned = t.scan(with_row_id=True).to_pylist()
+    scanned = t.scan(with_row_id=True).to_arrow().to_pylist()
     assert sorted(r["id"] for r in scanned) == ids
     for r in scanned:
         assert decode_bucket(r["row__id"]["bucketid"])[0] == bucket_for([r["id"]], ["int"], 4)
@@ -96,7 +96,9 @@ def test_partition_dirs_dynamic_and_static_with_escaping_and_nulls(wh: Warehouse
         "ds=__HIVE_DEFAULT_PARTITION__/hr=3",
         "ds=x%3Dy/hr=5",
     ]
-    assert [r["id"] for r in t.scan(filter="ds = '2024/01/02' OR ds IS NULL").to_pylist()] in (
+    assert [
+        r["id"] for r in t.scan(where="ds = '2024/01/02' OR ds IS NULL").to_arrow().to_pylist()
+    ] in (
         [2, 3],
         [3, 2],
     )
@@ -115,7 +117,7 @@ def test_typed_partition_columns_round_trip(wh: Warehouse) -> None:
     root = StorePath(t.spec.location)
     assert _names(root) == ["day=2024-03-01", "day=2024-03-02"]
     assert _names(root / "day=2024-03-01") == ["ok=true"]
-    got = t.scan(filter="day > '2024-03-01'")
+    got = t.scan(where="day > '2024-03-01'").to_arrow()
     assert got.schema.field("day").type == pa.date32()
     assert got.to_pylist() == [{"id": 2, "day": dt.date(2024, 3, 2), "ok": False}]
 
@@ -188,7 +190,7 @@ def test_empty_insert_overwrite_truncates_unpartitioned_table(wh: Warehouse) -> 
     t.insert([{"id": 1}])
     t.insert(pa.table({"id": pa.array([], pa.int32())}), overwrite=True)
     assert acid_dirs(t.spec.location) == ["base_0000002", "delta_0000001_0000001_0000"]
-    assert t.scan().num_rows == 0
+    assert t.scan().to_arrow().num_rows == 0
 
 
 def test_orc_compress_property_and_other_databases(wh: Warehouse) -> None:

@@ -41,7 +41,7 @@ def plain(wh: Warehouse) -> Table:
 def _state(wh: Warehouse) -> tuple[dict[str, int], str, list[dict[str, object]]]:
     """The warehouse's files, the table's ValidWriteIdList (its high-water mark and aborted
     write ids: a refused statement allocates none) and its rows."""
-    rows = sorted(wh.table("plain").scan().to_pylist(), key=lambda r: r["id"])
+    rows = sorted(wh.table("plain").scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert rows == ROWS  # the plain file reads as it was written
     files = {
         rel: size for rel, size in StorePath(wh.root).files().items() if "_metastore" not in rel
@@ -113,4 +113,4 @@ def test_transactional_tables_still_take_dml(wh: Warehouse) -> None:
     table.insert(ROWS)
     table.update({"name": lit("z")}, "id = 1")
     table.delete("id = 2")
-    assert table.scan().to_pylist() == [{"id": 1, "name": "z"}]
+    assert table.scan().to_arrow().to_pylist() == [{"id": 1, "name": "z"}]

@@ -23,7 +23,7 @@ wh = warehouse_fixture(backends=[*BACKENDS, "s3"])
 
 
 def _ids(wh: Warehouse, name: str) -> list[int]:
-    return sorted(r["id"] for r in wh.table(name).scan(columns=["id"]).to_pylist())
+    return sorted(r["id"] for r in wh.table(name).scan(columns=["id"]).to_arrow().to_pylist())
 
 
 def test_a_second_metastore_on_the_warehouse_is_refused(wh: Warehouse, tmp_path: Path) -> None:

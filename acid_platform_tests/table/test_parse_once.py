@@ -20,7 +20,7 @@ def _table(wh: Warehouse) -> Table:
 
 
 def _rows(t: Table) -> list[tuple[object, ...]]:
-    return sorted(tuple(r.values()) for r in t.scan().to_pylist())
+    return sorted(tuple(r.values()) for r in t.scan().to_arrow().to_pylist())
 
 
 def test_update_and_delete_parse_each_text_once(
@@ -34,7 +34,7 @@ def test_update_and_delete_parse_each_text_once(
     t.delete("id = 1")
     assert dict(parses) == {"id = 1": 1}
     parses.clear()
-    assert t.scan(filter="v > 0").num_rows == 1
+    assert t.scan(where="v > 0").to_arrow().num_rows == 1
     assert dict(parses) == {"v > 0": 1}
     assert _rows(t) == [(2, 21, "a")]
 
@@ -60,7 +60,7 @@ def test_merge_parses_on_conditions_values_and_source_query_once(
     parses = count_parses(monkeypatch)
     (
         t.merge("SELECT id, v, ds FROM src", "t.id = s.id")
-        .when_matched_update({"v": "s.v + 1"}, condition="s.v > 100")
+        .when_matched_update({"v": "s.v + 1"}, where="s.v > 100")
         .when_not_matched_insert_all()
         .execute()
     )

@@ -116,7 +116,7 @@ def test_partitioned_bucketed_table_after_dml_reads_as_before(wh: Warehouse) -> 
     ).when_matched_delete().when_not_matched_insert({"id": "s.id", "dept": "s.dept"}).execute()
     spec = t.spec
     old = _check_planner_matches_old_scan(spec, t.location, _snapshot(wh, spec))
-    assert old.num_rows == len(t.scan())
+    assert old.num_rows == len(t.scan().to_arrow())
     tasks = plan_scan(spec, t.location, _snapshot(wh, spec)).split_tasks()
     assert len({(task.partition, task.split.bucket_id) for task in tasks}) == len(tasks) > 3
 
@@ -126,7 +126,9 @@ def test_table_scan_is_the_planner_with_filters_and_projections(wh: Warehouse) -
     t.insert(emp_rows(300))
     everything = _old_scan(t.spec, t.location, _snapshot(wh, t.spec))
     rows = everything.drop_columns(["row__id"]).to_pylist()
-    got = t.scan(columns=["dept", "id"], filter="dept = 'b' AND id > 200 AND name IS NOT NULL")
+    got = t.scan(
+        columns=["dept", "id"], where="dept = 'b' AND id > 200 AND name IS NOT NULL"
+    ).to_arrow()
     assert got.column_names == ["dept", "id"]
     assert got.to_pylist() == [
         {"dept": r["dept"], "id": r["id"]}
@@ -135,19 +137,19 @@ def test_table_scan_is_the_planner_with_filters_and_projections(wh: Warehouse) -
     ]
     streamed = pa.Table.from_batches(
         list(
-            t.scan_batches(
-                columns=["dept", "id"], filter="dept = 'b' AND id > 200 AND name IS NOT NULL"
-            )
+            t.scan(
+                columns=["dept", "id"], where="dept = 'b' AND id > 200 AND name IS NOT NULL"
+            ).to_batches()
         )
     )
     assert streamed.equals(got)
-    scan = t.plan_scan(filter="dept = 'b' AND id > 200")
+    scan = t.scan(where="dept = 'b' AND id > 200")
     assert [p.name for p in scan.plan_files()] == ["dept=b"]  # pruned by the partition conjunct
     scan.close()
-    count = t.scan(columns=[], filter="id < 10")
+    count = t.scan(columns=[], where="id < 10").to_arrow()
     assert count.num_columns == 0 and count.num_rows == 10
     with pytest.raises(UnknownColumnError, match="nope"):
-        t.plan_scan(columns=["nope"])
+        t.scan(columns=["nope"])
 
 
 def _spec_of(
@@ -286,7 +288,7 @@ def test_one_update_lists_each_partition_directory_once(
         assert t.update({"note": lit("upd")}, "id % 50 = 1").rows_updated == 6
         assert {p: counter.listed.get(p, 0) for p in partitions} == dict.fromkeys(partitions, 1)
         assert counter.listed[t.location.path] == 1  # the partition listing itself
-        assert sorted(r["id"] for r in t.scan(filter="note = 'upd'").to_pylist()) == list(
+        assert sorted(r["id"] for r in t.scan(where="note = 'upd'").to_arrow().to_pylist()) == list(
             range(1, 300, 50)
         )
     finally:
@@ -300,12 +302,12 @@ def test_a_streamed_scan_holds_its_reader_lease_until_exhausted(wh: Warehouse) -
     t = wh.create_table("emp", COLS, partition_columns=[("dept", "string")])
     t.insert(emp_rows(30))
     assert wh.metastore.show_read_leases() == []
-    reader = t.scan_batches(columns=["id"])
+    reader = t.scan(columns=["id"]).to_batches()
     assert len(wh.metastore.show_read_leases()) == 1
     assert sum(b.num_rows for b in reader) == 30
     assert wh.metastore.show_read_leases() == []
 
-    scan = t.plan_scan()
+    scan = t.scan()
     assert len(wh.metastore.show_read_leases()) == 1
     assert len(scan.plan_files()) == 3
     scan.close()
@@ -313,7 +315,7 @@ def test_a_streamed_scan_holds_its_reader_lease_until_exhausted(wh: Warehouse) -
     with pytest.raises(ScanClosedError, match="default.emp"):
         scan.to_arrow()
 
-    with t.plan_scan() as scan:
+    with t.scan() as scan:
         assert scan.to_arrow().num_rows == 30
         assert wh.metastore.show_read_leases() == []
         with pytest.raises(ScanClosedError):
@@ -325,6 +327,6 @@ def test_a_scan_in_a_transaction_uses_its_snapshot_and_no_lease(wh: Warehouse) -
     t.insert([{"id": 1}])
     with wh.transaction():
         t.insert([{"id": 2}])
-        reader = t.scan_batches(columns=["id"])
+        reader = t.scan(columns=["id"]).to_batches()
         assert wh.metastore.show_read_leases() == []
         assert sorted(reader.read_all().column("id").to_pylist()) == [1, 2]

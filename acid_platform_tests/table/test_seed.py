@@ -44,7 +44,7 @@ def test_insert_writes_delta_1_1_0_with_rowids_from_zero(wh: Warehouse) -> None:
         (0, 1, 536870912, 2, 1),
     ]
     assert out.rows_inserted == 3 and out.write_id == 1 and out.statement_ids == (0,)
-    got = t.scan(with_row_id=True).to_pylist()
+    got = t.scan(with_row_id=True).to_arrow().to_pylist()
     assert got[0] == {
         "row__id": {"writeid": 1, "bucketid": 536870912, "rowid": 0},
         "id": 1,
@@ -84,7 +84,7 @@ def test_update_is_a_split_update_in_statement_0(wh: Warehouse) -> None:
             "row": {"id": 2, "name": "Tom", "salary": 7000},
         }
     ]
-    by_id = {r["id"]: r for r in t.scan(with_row_id=True).to_pylist()}
+    by_id = {r["id"]: r for r in t.scan(with_row_id=True).to_arrow().to_pylist()}
     assert by_id[2]["row__id"] == {"writeid": 2, "bucketid": 536870912, "rowid": 0}
     assert (
         by_id[2]["salary"] == 7000
@@ -102,7 +102,7 @@ def test_delete_writes_only_a_delete_delta(wh: Warehouse) -> None:
     assert [
         e["rowId"] for e in events(d / "delete_delta_0000002_0000002_0000" / "bucket_00000")
     ] == [2]
-    assert sorted(r["id"] for r in t.scan().to_pylist()) == [1, 2]
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [1, 2]
 
 
 def test_merge_insert_clause_is_statement_0_and_update_statement_1(wh: Warehouse) -> None:
@@ -136,7 +136,10 @@ def test_merge_insert_clause_is_statement_0_and_update_statement_1(wh: Warehouse
     assert [(e["bucket"], e["rowId"], e["row"]) for e in tom] == [
         (536870913, 0, {"id": 2, "name": "Tom", "salary": 7000})
     ]
-    scanned = {r["id"]: (r["row__id"], r["salary"]) for r in t.scan(with_row_id=True).to_pylist()}
+    scanned = {
+        r["id"]: (r["row__id"], r["salary"])
+        for r in t.scan(with_row_id=True).to_arrow().to_pylist()
+    }
     assert scanned == {
         1: ({"writeid": 1, "bucketid": 536870912, "rowid": 0}, 5000),
         2: ({"writeid": 2, "bucketid": 536870913, "rowid": 0}, 7000),
@@ -149,4 +152,7 @@ def test_string_literals_need_lit(wh: Warehouse) -> None:
     t = wh.create_table("employee", EMPLOYEE)
     t.insert(ROWS)
     t.update({"name": lit("Thomas"), "salary": "salary + 1"}, "id = 2")
-    assert {r["id"]: (r["name"], r["salary"]) for r in t.scan().to_pylist()}[2] == ("Thomas", 6001)
+    assert {r["id"]: (r["name"], r["salary"]) for r in t.scan().to_arrow().to_pylist()}[2] == (
+        "Thomas",
+        6001,
+    )

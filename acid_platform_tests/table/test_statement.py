@@ -99,17 +99,17 @@ def test_a_detached_write_commits_or_leaves_nothing_visible(wh: Warehouse) -> No
     metrics = commit_detached(wh.metastore, write, WriteOutcome(2, written=written))
     assert (metrics.txn_id, metrics.write_id, metrics.rows_inserted) == (write.txn_id, 1, 2)
     assert metrics.files_written == 1 and metrics.dirs_written == (written.dirs[0],)
-    assert sorted(r["id"] for r in t.scan().to_pylist()) == [1, 2]
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [1, 2]
 
     failed = begin_detached(wh.metastore, spec, wh.conf, overwrite=True, agent="test")
     EventSink(spec, t.location, failed.write_id).write_inserts("", rows, 0, overwrite=True)
     abort_detached(wh.metastore, failed, [])
-    assert sorted(r["id"] for r in t.scan().to_pylist()) == [1, 2]
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [1, 2]
     assert "base_0000002" in acid_dirs(t.spec.location)  # written, aborted, invisible
 
     empty = begin_detached(wh.metastore, spec, wh.conf, overwrite=True, agent="test")
     out = commit_detached(wh.metastore, empty, WriteOutcome())
-    assert t.scan().num_rows == 0 and out.dirs_written[0].endswith("base_0000003")
+    assert t.scan().to_arrow().num_rows == 0 and out.dirs_written[0].endswith("base_0000003")
 
     with pytest.raises(NotNullViolationError):
         prepare_rows(spec, pa.table({"id": [3], "v": pa.array([None], pa.string())}), None)

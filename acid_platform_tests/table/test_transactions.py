@@ -53,7 +53,7 @@ def test_statements_share_one_write_id_and_see_each_other(wh: Warehouse) -> None
             r3.statement_ids,
             r4.statement_ids,
         ) == ((0,), (1,), (2,), (3, 4))
-        assert tx.txn_id == r1.txn_id == r4.txn_id
+        assert tx.id == r1.txn_id == r4.txn_id
         other = Warehouse.open(wh.root, wh.metastore.url)
         try:
             assert rows_of(other.table("t")) == [(1, "a")]  # not visible outside before commit
@@ -70,13 +70,13 @@ def test_statements_share_one_write_id_and_see_each_other(wh: Warehouse) -> None
         "delta_0000002_0000002_0001",
         "delta_0000002_0000002_0003",
     ]
-    assert wh.metastore.get_txn_state(tx.txn_id) == TxnState.COMMITTED
+    assert wh.metastore.get_txn_state(tx.id) == TxnState.COMMITTED
 
 
 def test_rollback_leaves_only_invisible_files(wh: Warehouse) -> None:
     t = wh.create_table("t", COLS)
     t.insert([{"id": 1, "v": "a"}])
-    tx = wh.begin()
+    tx = wh.transaction()
     assert wh.in_transaction and wh.current_transaction is tx
     t.insert([{"id": 2, "v": "b"}])
     t.delete("id = 1")
@@ -85,7 +85,7 @@ def test_rollback_leaves_only_invisible_files(wh: Warehouse) -> None:
     assert not wh.in_transaction
     assert rows_of(t) == [(1, "a")]
     assert "delta_0000002_0000002_0000" in acid_dirs(t.spec.location)  # written, but aborted
-    assert wh.metastore.get_txn_state(tx.txn_id) == TxnState.ABORTED
+    assert wh.metastore.get_txn_state(tx.id) == TxnState.ABORTED
     assert wh.metastore.valid_write_ids(None, "default", "t").is_write_id_aborted(2)
     t.insert([{"id": 3, "v": "c"}])
     assert rows_of(t) == [(1, "a"), (3, "c")]
@@ -97,12 +97,12 @@ def test_context_manager_aborts_on_exception(wh: Warehouse) -> None:
         t.insert([{"id": 1, "v": "a"}])
         raise RuntimeError("boom")
     assert not wh.in_transaction
-    assert t.scan().num_rows == 0
+    assert t.scan().to_arrow().num_rows == 0
 
 
 def test_failed_statement_aborts_the_transaction(wh: Warehouse) -> None:
     t = wh.create_table("t", COLS)
-    wh.begin()
+    wh.transaction()
     t.insert([{"id": 1, "v": "a"}])
     with pytest.raises(UnknownColumnError):
         t.update({"nope": 1})
@@ -111,7 +111,7 @@ def test_failed_statement_aborts_the_transaction(wh: Warehouse) -> None:
     with pytest.raises(TxnAbortedError):
         wh.commit()
     assert not wh.in_transaction
-    assert t.scan().num_rows == 0
+    assert t.scan().to_arrow().num_rows == 0
 
 
 def test_failure_after_files_were_written_leaves_table_unchanged(
@@ -145,9 +145,9 @@ def test_lifecycle_errors(wh: Warehouse) -> None:
         wh.commit()
     with pytest.raises(TransactionStateError):
         wh.rollback()
-    wh.begin()
+    wh.transaction()
     with pytest.raises(TransactionStateError):
-        wh.begin()
+        wh.transaction()
     with pytest.raises(UnsupportedOperationError):
         wh.create_table("x", COLS)
     wh.commit()
@@ -158,7 +158,7 @@ def test_insert_overwrite_must_be_alone_in_its_transaction(wh: Warehouse) -> Non
     with pytest.raises(UnsupportedOperationError), wh.transaction():
         t.insert([{"id": 1, "v": "a"}])
         t.insert([{"id": 2, "v": "b"}], overwrite=True)
-    assert t.scan().num_rows == 0
+    assert t.scan().to_arrow().num_rows == 0
 
 
 def test_heartbeat_keeps_a_long_transaction_alive(tmp_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_query_reads_one_snapshot_and_sees_own_writes(wh: Warehouse) -> None:
 def test_an_outdated_single_statement_says_what_conflicted_with_whom(wh: Warehouse) -> None:
     """A single UPDATE whose snapshot went stale names the table, the transaction that committed
     first, and that a retry may succeed (as the multi-statement WriteConflictError does)."""
-    from acid_platform.table.transaction import OutdatedSnapshot, Transaction
+    from acid_platform.table.transaction import OutdatedSnapshot, Transaction, ledger_of
 
     t = wh.create_table("acct", [("id", "int"), ("bal", "int")])
     t.insert([{"id": 1, "bal": 10}])
@@ -210,12 +210,12 @@ def test_an_outdated_single_statement_says_what_conflicted_with_whom(wh: Warehou
         other.table("acct").update({"bal": "bal + 1"}, "id = 1")  # write id 2, commits first
         (winner,) = other.metastore.writers_of("default", "acct", [2]).values()
     with pytest.raises(OutdatedSnapshot) as info:
-        mine.check_outdated(t.spec)
-    mine.abort()
+        ledger_of(mine).check_outdated(t.spec)
+    mine.rollback()
     message = str(info.value)
     assert "write conflict on default.acct" in message
     assert f"txnid:{winner} (write id 2) committed" in message
-    assert f"while txnid:{mine.txn_id} waited" in message
+    assert f"while txnid:{mine.id} waited" in message
     assert "retrying the statement" in message and "may succeed" in message
 
 
@@ -229,11 +229,11 @@ def test_partitions_registered_by_a_rolled_back_transaction_are_unregistered(
         assert sorted(wh.list_partitions("p")) == ["ds=kept", "ds=new"]
         raise RuntimeError("roll back")
     assert wh.list_partitions("p") == ["ds=kept"]
-    wh.begin()
+    wh.transaction()
     t.insert([{"k": 4, "ds": "other"}])
     wh.rollback()
     assert wh.list_partitions("p") == ["ds=kept"]
-    assert [r["k"] for r in t.scan().to_pylist()] == [1]
+    assert [r["k"] for r in t.scan().to_arrow().to_pylist()] == [1]
     t.insert([{"k": 5, "ds": "new"}])  # the session's partition cache forgot it too
     assert sorted(wh.list_partitions("p")) == ["ds=kept", "ds=new"]
 
@@ -254,7 +254,7 @@ def test_an_update_that_waited_for_the_lock_reads_the_writer_it_waited_for(
         Warehouse.open(wh.root, wh.metastore.url) as other,
         Warehouse.open(wh.root, wh.metastore.url, conf=waits) as waiter,
     ):
-        other.begin()
+        other.transaction()
         other.table("acct").update({"bal": "bal + 1"}, "id = 1")  # holds EXCL_WRITE
         failed: list[BaseException] = []
 
@@ -275,7 +275,7 @@ def test_an_update_that_waited_for_the_lock_reads_the_writer_it_waited_for(
         other.commit()
         thread.join(timeout=60)
         assert not thread.is_alive() and failed == []
-        assert [r["bal"] for r in other.table("acct").scan().to_pylist()] == [111]
+        assert [r["bal"] for r in other.table("acct").scan().to_arrow().to_pylist()] == [111]
         assert other.metastore.valid_txns().aborted_txns == ()  # it ran once, first time
 
 

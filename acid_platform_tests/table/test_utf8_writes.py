@@ -52,7 +52,7 @@ def t(wh: Warehouse) -> Table:
 
 def _state(table: Table) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """What the table holds and every file under it (nothing may change on a refused write)."""
-    rows = sorted(table.scan().to_pylist(), key=lambda r: r["id"])
+    rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     return rows, StorePath(table.spec.location).files()
 
 
@@ -179,7 +179,7 @@ def test_valid_non_ascii_text_round_trips(wh: Warehouse, t: Table) -> None:
     t.insert(pa.Table.from_pylist([row], schema=table_schema(t.spec)))
     t.insert(pa.table({"id": [2], "s": pa.array(["日本".encode()]), "p": ["x"]}))  # UTF-8 bytes
     t.insert(pd.DataFrame({"id": [3], "s": ["naïve"], "p": ["x"]}))
-    rows = {r["id"]: r for r in t.scan().to_pylist()}
+    rows = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
     assert rows[1] == {**row, "c": "né  "}  # char(4) is padded
     assert rows[2]["s"] == "日本" and rows[3]["s"] == "naïve"
     assert wh.sql("SELECT s FROM t WHERE id = 1").to_pylist() == [{"s": "café"}]
@@ -195,7 +195,7 @@ def test_insert_only_tables_refuse_them_too(wh: Warehouse, fmt: str) -> None:
         table.insert(pa.table({"id": [1, 2], "s": _text([b"ok", LATIN1])}))
     assert _state(table) == before
     table.insert([{"id": 5, "s": "café"}])
-    assert {r["s"] for r in table.scan().to_pylist()} == {"ok", "café"}
+    assert {r["s"] for r in table.scan().to_arrow().to_pylist()} == {"ok", "café"}
 
 
 def test_update_refuses_bytes_that_are_not_utf8(wh: Warehouse, t: Table) -> None:
@@ -208,7 +208,7 @@ def test_update_refuses_bytes_that_are_not_utf8(wh: Warehouse, t: Table) -> None
         wh.sql("UPDATE t SET st = named_struct('a', unhex('e9'), 'n', 1) WHERE id = 0")
     assert _state(t) == before
     t.update({"s": "unhex('636166c3a9')"}, "id = 0")  # UTF-8 bytes are text
-    assert t.scan().to_pylist()[0]["s"] == "café"
+    assert t.scan().to_arrow().to_pylist()[0]["s"] == "café"
 
 
 def test_merge_refuses_a_source_with_bytes_that_are_not_utf8(t: Table) -> None:
@@ -233,7 +233,10 @@ def test_merge_refuses_a_source_with_bytes_that_are_not_utf8(t: Table) -> None:
     t.merge(good, on="t.id = s.id").when_matched_update({"s": "s.s"}).when_not_matched_insert(
         {"id": "s.id", "s": "s.s", "p": "s.p"}
     ).execute()
-    assert sorted((r["id"], r["s"]) for r in t.scan().to_pylist()) == [(0, "日本"), (8, "café")]
+    assert sorted((r["id"], r["s"]) for r in t.scan().to_arrow().to_pylist()) == [
+        (0, "日本"),
+        (8, "café"),
+    ]
 
 
 def test_sql_inserts_refuse_bytes_that_are_not_utf8(wh: Warehouse, t: Table) -> None:

@@ -7,8 +7,10 @@
 >>> # engine = SparkEngine(spark)
 >>> # engine.merge(wh.table("db.sales"), df, "t.id = s.id").when_matched_update_all().execute()
 
-* :func:`register` — the ``acid`` format for one warehouse (each query reads the latest
+* ``wh.register_spark(spark)`` (:meth:`acid_platform.Warehouse.register_spark`; the module
+  :mod:`.registration`) — the ``acid`` format for one warehouse (each query reads the latest
   committed snapshot, or one pinned by option; writes by executors, committed on the driver);
+  :func:`register`, which registered the format alone, is deprecated;
 * :class:`SparkEngine` — the :class:`~acid_platform.table.engine.Engine` protocol on Spark, plus
   UPDATE / DELETE / MERGE / INSERT whose rows stay on the executors;
 * :class:`SparkCompactionExecutor` / :func:`compaction_router` — the compaction worker's executor
@@ -17,9 +19,10 @@
 
 Modules:
 
-* the data source — :mod:`.datasource` (``AcidDataSource``), :mod:`.options` (its options and
-  per-process handles), :mod:`.names`, :mod:`.reader` (batch reads over the scan planner's
-  tasks), :mod:`.query_snapshot` (one snapshot per query, shared by its tasks),
+* the data source — :mod:`.registration` (registering it on a session), :mod:`.datasource`
+  (``AcidDataSource``), :mod:`.options` (its options and per-process handles), :mod:`.names`,
+  :mod:`.reader` (batch reads over the scan planner's tasks), :mod:`.query_snapshot` (one
+  snapshot per query, shared by its tasks),
   :mod:`.filters` (pushed filters), :mod:`.writer` (executors write, the driver commits),
   :mod:`.files` (what one task writes), :mod:`.stream_writer` (the Structured Streaming sink:
   a transaction per micro-batch), :mod:`.change_reader` (the change feed, batch and
@@ -42,7 +45,6 @@ extra.
 from __future__ import annotations
 
 import importlib
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from acid_platform.runtime import require
@@ -74,33 +76,20 @@ _LAZY = {
 def register(
     spark: SparkSession, warehouse: StatementHost, *, name: str = NAME
 ) -> type[AcidDataSource]:
-    """Register the ``acid`` data source (or ``name``) for ``warehouse`` on ``spark``.
+    """Deprecated: use ``wh.register_spark(spark)``
+    (:meth:`acid_platform.Warehouse.register_spark`; ``format_name=name`` for another format
+    name), the one way to register a warehouse on Spark, whose docstring lists what registering
+    changes on the session. This registers the ``acid`` data source (or ``name``) for
+    ``warehouse`` on ``spark`` as before, without the native engine, and returns the registered
+    class (:func:`.registration.register_source`)."""
+    from acid_platform.engines.spark.registration import register_source
+    from acid_platform.table.deprecation import deprecated
 
-    Also makes the warehouse's tables Spark tables by name (``CREATE TABLE … USING acid``,
-    ``INSERT``, ``SELECT``, ``saveAsTable``: :mod:`.catalog`).
-
-    The warehouse root, metastore URL, transaction time-out and session settings (``wh.conf``
-    as of now) become option defaults; ``.option("warehouse", …)`` and
-    ``.option("metastore_url", …)`` override them per read or write. Spark's Python workers
-    run the driver's interpreter when the executors are on this host and no other was chosen;
-    any other interpreter is checked first (:mod:`.python_workers`): an
-    :class:`~acid_platform.errors.EngineError` naming ``PYSPARK_PYTHON`` /
-    ``spark.pyspark.python`` if it cannot import the project. Returns the registered class.
-    """
-    from acid_platform.engines.spark.catalog_install import install_catalog
-    from acid_platform.engines.spark.datasource import AcidDataSource
-    from acid_platform.engines.spark.options import warehouse_options
-    from acid_platform.engines.spark.python_workers import use_driver_python
-
-    use_driver_python(spark)
-
-    # with the SQL execution id, names one query's snapshot (shared by all its scans)
-    defaults = warehouse_options(warehouse) | {"query_scope": uuid.uuid4().hex}
-    source = install_catalog(spark, name)
-    attrs: dict[str, Any] = {"defaults": defaults, "format_name": name, "source_name": source}
-    cls = type("AcidDataSource", (AcidDataSource,), attrs)
-    spark.dataSource.register(cls)
-    return cls
+    deprecated(
+        "acid_platform.engines.spark.register(spark, wh)",
+        "wh.register_spark(spark) (format_name=… for another format name)",
+    )
+    return register_source(spark, warehouse, name=name)
 
 
 def __getattr__(name: str) -> Any:

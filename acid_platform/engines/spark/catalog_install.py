@@ -18,7 +18,8 @@ that push filters (``pushdown``). The Python source needs another name: Spark's
 ignores a Python source of the same name, earlier 4.x sources raise ``foundMultipleDataSources``
 — and registering a Python source under a name a JVM source has is refused.
 
-:func:`install_catalog` (called by :func:`~acid_platform.engines.spark.register`) compiles the
+:func:`install_catalog` (called by :func:`~.registration.register_source`, the data-source half
+of ``wh.register_spark``, whose docstring lists these changes to the session) compiles the
 classes against the session's Spark jars once per Spark version (``javac`` of the JDK Spark runs
 on; cached under ``~/.cache/acid_platform``), puts the jar on the driver's class path, adds it
 to the session (``ADD JAR``) and sets the extension. The class path matters because Spark looks

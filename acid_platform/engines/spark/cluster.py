@@ -1,8 +1,9 @@
 """A real Spark standalone cluster on this machine: one master and N workers on 127.0.0.1.
 
 The pip ``pyspark`` package ships ``bin/spark-class`` (not the ``sbin`` scripts), which starts the
-master and the workers. Everything binds to loopback (``SPARK_LOCAL_IP=127.0.0.1``), else a worker
-advertises another address. Tasks of a session on this cluster run in executor JVMs (and their
+master and the workers. Everything binds to loopback (the master's and workers' processes get
+``SPARK_LOCAL_IP=127.0.0.1``, else a worker advertises another address; a session's driver gets
+``spark.driver.host``). Tasks of a session on this cluster run in executor JVMs (and their
 Python workers) started by the workers — separate processes from the driver.
 
 >>> # with LocalCluster(workers=2) as cluster:
@@ -31,6 +32,7 @@ from typing import IO, Any
 from pyspark import find_spark_home
 from pyspark.sql import SparkSession
 
+from acid_platform.engines.spark.python_workers import use_driver_python
 from acid_platform.runtime import spark_executor_env
 
 LOOPBACK = "127.0.0.1"
@@ -187,13 +189,12 @@ def cluster_session(
     cores: int = 1,
     **conf: str,
 ) -> SparkSession:
-    """A SparkSession on a standalone cluster: driver on loopback, UI off, this Python on the
-    executors (with the memory settings of :mod:`acid_platform.runtime`), and the first job held
-    back until all ``executors`` have registered. Sets ``PYSPARK_PYTHON`` (this interpreter)
-    and ``SPARK_LOCAL_IP`` (loopback) in this process's environment where unset."""
-    # Spark starts Python data source workers with PYSPARK_PYTHON (the conf is not enough).
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    """A SparkSession on a standalone cluster: driver on loopback (``spark.driver.host``,
+    ``spark.driver.bindAddress``), UI off, this Python on the driver and the executors
+    (``spark.pyspark.python``, applied to the session's ``SparkContext``: PySpark takes its
+    workers' interpreter from ``PYSPARK_PYTHON`` only), with the memory settings of
+    :mod:`acid_platform.runtime`, and the first job held back until all ``executors`` have
+    registered. Sets no environment variable."""
     settings = {
         "spark.driver.host": LOOPBACK,
         "spark.driver.bindAddress": LOOPBACK,
@@ -213,7 +214,9 @@ def cluster_session(
     builder = SparkSession.builder.master(master_url).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    use_driver_python(session)  # SparkContext.pythonExec from spark.pyspark.python
+    return session
 
 
 def _free_port() -> int:

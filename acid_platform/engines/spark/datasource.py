@@ -85,7 +85,7 @@ from pyspark.sql.types import StructType
 from acid_platform.engines.spark.catalog import CATALOG_OP, catalog_answer, create_for_write
 from acid_platform.engines.spark.names import NAME
 from acid_platform.engines.spark.options import SourceOptions
-from acid_platform.engines.spark.reader import AcidReader, PushdownReader
+from acid_platform.engines.spark.reader import AcidSourceReader, PushdownReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.engines.spark.table_scans import partition_conjuncts, unscaled_decimals
 from acid_platform.engines.spark.writer import AcidWriter, begin_insert
@@ -136,7 +136,7 @@ class AcidDataSource(DataSource):
         if options.pushdown and options.pinned:
             return PushdownReader(options, spec, schema)
         raw = self._raw_options()
-        return AcidReader(
+        return AcidSourceReader(
             options, spec, schema, partition_conjuncts(raw, spec), unscaled_decimals(raw)
         )
 

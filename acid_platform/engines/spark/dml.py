@@ -98,10 +98,10 @@ def run_dml(
     plan: dml.DmlPlan,
     source: Source | None,
     write_partitions: int,
-) -> tuple[WriteOutcome, tuple[TaskInfo, ...]]:
+) -> WriteOutcome:
     """Run one planned statement on Spark inside ``ctx`` (locks already held); ``reader`` is
     the ``acid`` source bound to the warehouse, ``write_partitions`` the writing tasks. Returns
-    the outcome and the tasks that wrote files."""
+    the outcome, with the tasks that wrote files."""
     spec, txn = ctx.spec, ctx.txn
     relations = {dml.TARGET_RELATION: _target_frame(reader, ctx, plan)}
     if source is not None:
@@ -135,14 +135,17 @@ def run_dml(
             ctx.record(components)  # so the cleaner finds what may be left
         _remove_written(spec, reports)
         raise errors.CardinalityViolationError(_violation_message(spec, violation))
-    outcome = WriteOutcome(written=WriteMetrics.from_files(reports_files(reports)))
+    outcome = WriteOutcome(
+        written=WriteMetrics.from_files(reports_files(reports)),
+        tasks=tuple(r.task for r in reports if r.files),
+    )
     for report in reports:
         for offset, n in report.counts:
             count(outcome, _branch_action(plan, offset), n)
     if components:
         ctx.record(components)
         outcome.partitions = [f.partition for r in reports for f in r.files if f.kind == "insert"]
-    return outcome, tuple(r.task for r in reports if r.files)
+    return outcome
 
 
 # --------------------------------------------------------------------------- target

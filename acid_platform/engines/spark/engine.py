@@ -36,7 +36,7 @@ from sqlglot import exp
 from acid_platform.engines.spark.buckets import with_bucket_column
 from acid_platform.engines.spark.datasource import AcidDataSource
 from acid_platform.engines.spark.dml import run_dml, task_error
-from acid_platform.engines.spark.files import TaskInfo, TaskReport, reports_files
+from acid_platform.engines.spark.files import TaskReport, reports_files
 from acid_platform.engines.spark.options import warehouse_options
 from acid_platform.engines.spark.plans import plan_frame
 from acid_platform.engines.spark.python_workers import use_driver_python
@@ -84,8 +84,6 @@ class SparkEngine:
         use_driver_python(spark)  # the tasks' Python can import the project, or fail now
         self.spark = spark
         self._registered = False
-        #: The tasks that wrote files in the engine's last statement (where each ran).
-        self.last_tasks: tuple[TaskInfo, ...] = ()
 
     # ------------------------------------------------------------------ Engine protocol
     def execute(self, plan: exp.Expr | str, relations: Mapping[str, Any]) -> pa.Table:
@@ -191,14 +189,14 @@ class SparkEngine:
 
     def write_rows(self, ctx: WriteContext, relation: DataFrame, overwrite: bool) -> WriteOutcome:
         """Executors write the rows' insert events (one writer per bucket of a bucketed
-        table); the driver records the partitions they wrote."""
+        table); the driver records the partitions they wrote. The tasks that wrote files are
+        the statement's :attr:`~acid_platform.table.statement.StatementMetrics.tasks`."""
         spec = ctx.spec
         write_id = ctx.record([] if spec.partition_columns else [(None, OperationType.INSERT)])
         job = InsertJob(
-            spec, ctx.txn.txn_id, write_id, statement=ctx.first_statement, overwrite=overwrite
+            spec, ctx.txn.id, write_id, statement=ctx.first_statement, overwrite=overwrite
         )
         reports = self._insert(job, relation)
-        self.last_tasks = tuple(r.task for r in reports if r.files)
         files = [f for r in reports for f in r.files]
         partitions = sorted({f.partition for f in files}) if spec.partition_columns else []
         if partitions:
@@ -207,6 +205,7 @@ class SparkEngine:
             rows_inserted=sum(n for r in reports for _, n in r.counts),
             written=WriteMetrics.from_files(reports_files(reports)),
             partitions=partitions,
+            tasks=tuple(r.task for r in reports if r.files),
         )
 
     def write_plan(
@@ -214,11 +213,9 @@ class SparkEngine:
     ) -> WriteOutcome:
         """Run a planned UPDATE / DELETE / MERGE on Spark (:func:`.dml.run_dml`); ``where`` is
         already in the plan's probe, which Spark pushes into the scan."""
-        outcome, tasks = run_dml(
+        return run_dml(
             self.spark, self.reader(ctx.warehouse), ctx, plan, source, self.write_partitions()
         )
-        self.last_tasks = tasks
-        return outcome
 
     # ------------------------------------------------------------------ helpers
     def write_partitions(self) -> int:

@@ -45,18 +45,15 @@ from acid_platform.table.event_layout import (
     split_rows,
 )
 from acid_platform.table.partitions import partition_path
+from acid_platform.table.statement import WriterTask
 
 
 @dataclass(frozen=True)
-class TaskInfo:
-    """Which process wrote: executor host and pid, Spark stage, partition and attempt."""
-
-    host: str
-    pid: int
-    stage_id: int
-    partition_id: int
-    attempt: int
-    task_attempt_id: int
+class TaskInfo(WriterTask):
+    """Which process wrote: executor host and pid, Spark stage, partition and attempt (the
+    table layer's :class:`~acid_platform.table.statement.WriterTask`, as a Spark task tells it;
+    statements report them in :attr:`StatementMetrics.tasks
+    <acid_platform.table.statement.StatementMetrics.tasks>`)."""
 
     @classmethod
     def current(cls) -> TaskInfo:

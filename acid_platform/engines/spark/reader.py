@@ -1,11 +1,11 @@
 """Reading an ACID table in parallel: Spark input partitions over (partition dir, bucket) splits.
 
-Spark (4.0 – 4.3) plans a Python data source's read — :meth:`AcidReader.partitions` and the
-pickled reader — once per loaded relation, and reuses that plan for every later query on the
+Spark (4.0 – 4.3) plans a Python data source's read — :meth:`AcidSourceReader.partitions` and
+the pickled reader — once per loaded relation, and reuses that plan for every later query on the
 DataFrame or view, and for every scan of it within one query (see :mod:`.datasource`). So what
 the plan holds must be right for every query:
 
-* **No query's filters.** :class:`AcidReader` takes no filters from Spark (it has no
+* **No query's filters.** :class:`AcidSourceReader` takes no filters from Spark (it has no
   ``pushFilters``): a reader that kept one would apply it to the next query too. Only
   ``SparkEngine``'s statement reads — a relation scanned once, by one query, at a pinned
   snapshot — use :class:`PushdownReader` (the internal ``pushdown`` option).
@@ -31,6 +31,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
@@ -47,6 +48,7 @@ from acid_platform.engines.spark.query_snapshot import (
 from acid_platform.engines.spark.schema import output_columns, spark_arrow_schema, spark_batches
 from acid_platform.format import ReadSplit, Snapshot, ValidTxnList, ValidWriteIdList
 from acid_platform.metastore.model import TableSpec
+from acid_platform.table.deprecation import deprecated
 from acid_platform.table.read_lease import take_snapshot
 from acid_platform.table.scan import ScanTask, read_task
 from acid_platform.table.schema import table_schema
@@ -87,7 +89,7 @@ class SlotPartition(InputPartition):
         self.planned = planned
 
 
-class AcidReader(DataSourceReader):
+class AcidSourceReader(DataSourceReader):
     """Reads the columns of ``schema`` from one table: at each query's latest snapshot, or at
     the one the options pin (see module docs)."""
 
@@ -223,10 +225,10 @@ class AcidReader(DataSourceReader):
         return snapshot, lease
 
 
-class PushdownReader(AcidReader):
-    """:class:`AcidReader` that keeps the filters Spark pushes and evaluates exactly (partition
-    pruning, stripe statistics, rows): only for a relation scanned once by one query under a
-    pinned snapshot (the internal ``pushdown`` option of ``SparkEngine``'s statements), as
+class PushdownReader(AcidSourceReader):
+    """:class:`AcidSourceReader` that keeps the filters Spark pushes and evaluates exactly
+    (partition pruning, stripe statistics, rows): only for a relation scanned once by one query
+    under a pinned snapshot (the internal ``pushdown`` option of ``SparkEngine``'s statements), as
     Spark hands this reader to every later scan of the relation (see module docs). Needs
     ``spark.sql.python.filterPushdown.enabled``."""
 
@@ -271,3 +273,10 @@ def keep_lease(lease: Lease) -> None:
         open_metastore(url, timeout_s).heartbeat_read_lease(lease_id)
     except Exception as exc:  # noqa: BLE001 - the lease is an optimisation for the cleaner
         log.warning("could not heartbeat reader lease %s: %s", lease_id, exc)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AcidReader":  # renamed: the Dagster resource of that name is another thing
+        deprecated(f"{__name__}.AcidReader", f"{__name__}.AcidSourceReader")
+        return AcidSourceReader
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

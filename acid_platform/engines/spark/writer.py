@@ -204,11 +204,13 @@ def commit_insert(options: SourceOptions, job: InsertJob, reports: Sequence[Task
 
 
 def insert_outcome(job: InsertJob, reports: Sequence[TaskReport]) -> WriteOutcome:
-    """What the tasks of an insert wrote: rows, files, the partitions that received rows."""
+    """What the tasks of an insert wrote: rows, files, the partitions that received rows, the
+    tasks that wrote files."""
     return WriteOutcome(
         rows_inserted=sum(n for r in reports for _, n in r.counts),
         written=WriteMetrics.from_files(reports_files(reports)),
         partitions=_partitions(job, reports),
+        tasks=tuple(r.task for r in reports if r.files),
     )
 
 

@@ -58,9 +58,10 @@ from acid_platform.streaming.landing.readers import (
     short,
 )
 from acid_platform.streaming.record_writers import ArrowRecordWriter
-from acid_platform.table import Table, TableWarehouse
+from acid_platform.table import Table
 from acid_platform.table.schema import conform
 from acid_platform.table.statement import StatementMetrics
+from acid_platform.table.warehouse import TableWarehouse
 
 #: Transactions per transaction batch of a load (Hive's streaming clients use 10-1000).
 DEFAULT_BATCH_SIZE = 100

@@ -52,6 +52,7 @@ from acid_platform.metastore.names import split_table_name
 from acid_platform.streaming.mutate.files import unreported_files
 from acid_platform.streaming.mutate.report import MutationReport, merge_reports, total
 from acid_platform.streaming.mutate.table import STATEMENT_COUNT, AcidTable
+from acid_platform.table.deprecation import renamed_argument
 from acid_platform.table.statement import (
     OUTDATED_RETRIES,
     StatementMetrics,
@@ -247,14 +248,18 @@ class MutationTransaction:
         self,
         name: str,
         columns: Sequence[str] | None = None,
-        filter: str | exp.Expr | None = None,  # noqa: A002 - the natural name
+        where: str | exp.Expr | None = None,
         with_row_id: bool = True,
+        *,
+        filter: str | exp.Expr | None = None,  # noqa: A002 - the deprecated alias of where
     ) -> pa.Table:
         """Rows of a table of the transaction, at its snapshot, with ROW__IDs by default (to
-        join the change set with)."""
+        join the change set with); ``where`` is a Hive predicate (``filter=`` is its
+        deprecated alias)."""
+        where = renamed_argument(where, filter, "filter=", "where=")
         handle = self.table(name)
         table = Table(self.client.warehouse, handle.spec)
-        scan = table.plan_scan(columns, filter, with_row_id, snapshot=handle.snapshot)
+        scan = table.scan(columns, where, with_row_id=with_row_id, snapshot=handle.snapshot)
         return scan.to_arrow()
 
     def add_reports(self, reports: Iterable[MutationReport]) -> None:

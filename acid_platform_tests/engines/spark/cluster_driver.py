@@ -46,7 +46,12 @@ def executor_ancestry(pid: int) -> list[str]:
     return chain
 
 
+#: What the project once set in the driver's environment (now: none of it, ever).
+WATCHED = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_IP")
+
+
 def main(master: str, root: str, out: str, metastore_url: str = "", storage_json: str = "") -> None:
+    environment = {k: os.environ.get(k) for k in WATCHED}
     spark = cluster_session(master, "acid_platform cluster test", executors=2, cores=1)
     spark.sparkContext.setLogLevel("ERROR")
     result: dict[str, Any] = {"driver_pid": os.getpid()}
@@ -66,28 +71,27 @@ def main(master: str, root: str, out: str, metastore_url: str = "", storage_json
         ).save("c")
         result["write"] = json.loads(metrics_path.read_text())
         engine = SparkEngine(spark)
-        result["update"] = _with_tasks(
-            engine, engine.update(table, {"v": "concat(v, '!')"}, "id % 10 = 0")
-        )
+        result["update"] = _with_tasks(engine.update(table, {"v": "concat(v, '!')"}, "id % 10 = 0"))
         source = spark.createDataFrame([(1, "m", 1), (500, "new", 2)], "id INT, v STRING, p INT")
         merge = engine.merge(table, source, "t.id = s.id AND t.p = s.p")
         result["merge"] = _with_tasks(
-            engine, merge.when_matched_update_all().when_not_matched_insert_all().execute()
+            merge.when_matched_update_all().when_not_matched_insert_all().execute()
         )
-        before = sorted(str(r) for r in table.scan(with_row_id=True).to_pylist())
+        before = sorted(str(r) for r in table.scan(with_row_id=True).to_arrow().to_pylist())
         compact_table(wh, "c", kind="major", wait=False)
         outcomes = run_worker(wh, executor=SparkCompactionExecutor(spark))
         result["compaction"] = {
             "states": [o.state.value for o in outcomes],
             "executors": [o.executor for o in outcomes],
             "tasks": [asdict(t) for o in outcomes for t in getattr(o.result, "tasks", ())],
-            "same_rows": before == sorted(str(r) for r in table.scan(with_row_id=True).to_pylist()),
+            "same_rows": before
+            == sorted(str(r) for r in table.scan(with_row_id=True).to_arrow().to_pylist()),
         }
         result["spark_rows"] = sorted(
             (r.id, r.v, r.p) for r in spark.read.format("acid").load("c").collect()
         )
         result["embedded_rows"] = sorted(
-            (r["id"], r["v"], r["p"]) for r in table.scan().to_pylist()
+            (r["id"], r["v"], r["p"]) for r in table.scan().to_arrow().to_pylist()
         )
         # tables by name (the session catalog extension): CREATE, INSERT … SELECT, SELECT
         spark.sql("CREATE TABLE default.sq (id INT, v STRING, p INT) USING acid PARTITIONED BY (p)")
@@ -96,7 +100,7 @@ def main(master: str, root: str, out: str, metastore_url: str = "", storage_json
             tuple(r) for r in spark.sql("SELECT id, v, p FROM default.sq").collect()
         )
         result["sql_embedded_rows"] = sorted(
-            (r["id"], r["v"], r["p"]) for r in wh.table("sq").scan().to_pylist()
+            (r["id"], r["v"], r["p"]) for r in wh.table("sq").scan().to_arrow().to_pylist()
         )
         result["sql_p1_count"] = (
             spark.sql("SELECT count(*) AS n FROM default.sq WHERE p = 1").collect()[0].n
@@ -104,15 +108,16 @@ def main(master: str, root: str, out: str, metastore_url: str = "", storage_json
         pids = {t["pid"] for k in ("update", "merge", "compaction") for t in result[k]["tasks"]}
         pids |= {t["pid"] for t in result["write"]["tasks"]}
         result["ancestry"] = {str(pid): executor_ancestry(pid) for pid in pids}
+        result["environment_written"] = [k for k in WATCHED if os.environ.get(k) != environment[k]]
         wh.close()
     finally:
         spark.stop()
     Path(out).write_text(json.dumps(result, default=str))
 
 
-def _with_tasks(engine: SparkEngine, metrics: StatementMetrics) -> dict[str, Any]:
-    """A statement's metrics, plus the tasks that wrote its files (JSON-ready)."""
-    return {**metrics.as_dict(), "tasks": [asdict(t) for t in engine.last_tasks]}
+def _with_tasks(metrics: StatementMetrics) -> dict[str, Any]:
+    """A statement's metrics, with the tasks that wrote its files (JSON-ready)."""
+    return {**metrics.as_dict(), "tasks": [asdict(t) for t in metrics.tasks]}
 
 
 if __name__ == "__main__":

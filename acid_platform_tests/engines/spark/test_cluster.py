@@ -40,9 +40,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 def run_driver(cluster: LocalCluster, out: Path, *args: str) -> dict[str, Any]:
     """Run the cluster driver program against ``cluster``; its result. No AWS_* variable
     reaches it or the executors: an object store's settings travel only as arguments and,
-    from the driver, with the plan."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env |= {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    from the driver, with the plan. Nor does ``PYSPARK_PYTHON`` or ``SPARK_LOCAL_IP``: the
+    project's session takes its interpreter and loopback from its settings alone."""
+    unset = ("AWS_", "PYSPARK_", "SPARK_LOCAL_IP")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
     proc = subprocess.run(
         [
             sys.executable,
@@ -103,6 +104,7 @@ def test_an_s3_warehouse_with_a_postgresql_metastore_on_a_standalone_cluster(
 def check_ran_on_executors(result: dict[str, Any]) -> None:
     """Every write, DML and compaction ran on executors; Spark and the embedded reader agree."""
     driver = result["driver_pid"]
+    assert result["environment_written"] == []  # the session, the warehouse, the engine
 
     write = result["write"]
     assert write["committed"] and write["rows_inserted"] == 200

@@ -74,7 +74,7 @@ def _more(t: Table) -> None:
 
 
 def _scan(wh: Warehouse) -> list[tuple[Any, ...]]:
-    rows = wh.table("t").scan(with_row_id=True).to_pylist()
+    rows = wh.table("t").scan(with_row_id=True).to_arrow().to_pylist()
     return sorted(
         (r["p"], r["row__id"]["writeid"], r["row__id"]["bucketid"], r["row__id"]["rowid"])
         + (r["id"], r["v"], r["n"])
@@ -192,7 +192,7 @@ def test_hive3_compatible_names_on_spark_are_staged_and_renamed(
     try:
         t = _build(wh)
         wh.set_conf("acid.compactor.hive3.compatible", "true")
-        before = sorted(map(str, wh.table("t").scan(with_row_id=True).to_pylist()))
+        before = sorted(map(str, wh.table("t").scan(with_row_id=True).to_arrow().to_pylist()))
         compact_table(wh, "t", partition="p=1", kind="major", wait=False)
         (outcome,) = run_worker(wh, executor=SparkCompactionExecutor(spark))
         assert outcome.executor == "spark" and outcome.state.value == "ready for cleaning"
@@ -201,7 +201,9 @@ def test_hive3_compatible_names_on_spark_are_staged_and_renamed(
         (only,) = os.listdir(part)
         assert only.startswith("base_") and "_v" not in only
         assert (part / only / "_metadata_acid").exists()
-        assert sorted(map(str, wh.table("t").scan(with_row_id=True).to_pylist())) == before
+        assert (
+            sorted(map(str, wh.table("t").scan(with_row_id=True).to_arrow().to_pylist())) == before
+        )
     finally:
         wh.close()
 

@@ -99,7 +99,7 @@ def test_hive_23_reads_hive3_compatible_compaction_output(
         assert type(failed.value).__name__ == "NumberFormatException"
 
         assert acid_dirs(hive3) == ["base_0000004"]
-        ours = sorted((r["k"], r["v"]) for r in wh.table("h3").scan().to_pylist())
+        ours = sorted((r["k"], r["v"]) for r in wh.table("h3").scan().to_arrow().to_pylist())
         assert ours == [(0, "v0"), (1, "u"), (2, "v2"), *[(k, f"v{k}") for k in range(4, 10)]]
         assert hive_23_acid_state(spark, hive3, 10) == ["base_0000004"]
         assert hive_23_rows(spark, hive3, 10) == ours

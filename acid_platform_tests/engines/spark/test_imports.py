@@ -28,14 +28,14 @@ def test_the_data_source_module_imports_no_sql_parser_engine_or_pandas() -> None
     assert json.loads(done.stdout) == []
     # …and the package's public names still resolve (imported on first use)
     code = (
-        "from acid_platform.table import Table, TableWarehouse, lit\n"
-        "print(Table.__module__, TableWarehouse.__module__, lit.__module__)\n"
+        "from acid_platform.table import Table, Transaction, lit\n"
+        "print(Table.__module__, Transaction.__module__, lit.__module__)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.split() == [
         "acid_platform.table.table",
-        "acid_platform.table.warehouse",
+        "acid_platform.table.transaction",
         "acid_platform.table.expressions",
     ]

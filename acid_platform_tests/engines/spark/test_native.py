@@ -25,7 +25,6 @@ from acid_platform.engines.spark.dml import worth_probing
 from acid_platform.engines.spark.plans import broadcast_threshold
 from acid_platform.errors import CardinalityViolationError
 from acid_platform.table import Table
-from acid_platform.table.host import TableHost
 from acid_platform.table.statement import StatementMetrics
 from acid_platform_tests.engines.spark.conftest import rows_of
 
@@ -105,10 +104,10 @@ def _true_to_disk(out: StatementMetrics) -> None:
     assert out.bytes_written == sum(os.path.getsize(f) for f in found)
 
 
-def _on_executors(wh: TableHost) -> None:
-    engine = next(e for e in wh.native_engines if e.name == "spark")
-    assert isinstance(engine, SparkEngine) and engine.last_tasks, "Spark tasks wrote the files"
-    assert all(task.pid != os.getpid() for task in engine.last_tasks)  # Python workers
+def _on_executors(out: StatementMetrics) -> None:
+    """The statement's metrics name the Spark tasks that wrote its files."""
+    assert out.tasks, "Spark tasks wrote the files"
+    assert all(task.pid != os.getpid() for task in out.tasks)  # Python workers
 
 
 def _same_statement(emb: Table, spk: Table, want: StatementMetrics, got: StatementMetrics) -> None:
@@ -121,8 +120,8 @@ def _same_statement(emb: Table, spk: Table, want: StatementMetrics, got: Stateme
     assert _comparable(spk, got, files=same_files) == _comparable(emb, want, files=same_files)
     _true_to_disk(want)
     _true_to_disk(got)
-    _on_executors(spk.warehouse)
-    assert rows_of(spk.scan()) == rows_of(emb.scan())
+    _on_executors(got)
+    assert rows_of(spk.scan().to_arrow()) == rows_of(emb.scan().to_arrow())
 
 
 def _merge(t: Table, source: Any) -> StatementMetrics:
@@ -170,13 +169,13 @@ def test_static_partitions_and_overwrite_from_a_dataframe(
     want = emb.insert(rows[:1], partition={"ds": "a"}, overwrite=True)
     got = spk.insert(df.where("id = 100"), partition={"ds": "a"}, overwrite=True)
     _same_statement(emb, spk, want, got)
-    assert sorted(r["id"] for r in spk.scan(filter="ds = 'a'").to_pylist()) == [100]
+    assert sorted(r["id"] for r in spk.scan(where="ds = 'a'").to_arrow().to_pylist()) == [100]
 
     empty = spark.createDataFrame([], "id INT, v INT, s STRING")
     spk.insert(empty, partition={"ds": "z"}, overwrite=True)
     emb.insert([], partition={"ds": "z"}, overwrite=True)
-    assert spk.scan(filter="ds = 'z'").num_rows == 0
-    assert rows_of(spk.scan()) == rows_of(emb.scan())
+    assert spk.scan(where="ds = 'z'").to_arrow().num_rows == 0
+    assert rows_of(spk.scan().to_arrow()) == rows_of(emb.scan().to_arrow())
 
 
 @pytest.mark.slow
@@ -184,19 +183,18 @@ def test_dataframe_statements_join_the_open_transaction(
     spark: SparkSession, wh: Warehouse, join: str
 ) -> None:
     emb, spk = _twins(wh, LAYOUTS["partitioned"])
-    before = rows_of(spk.scan())
+    before = rows_of(spk.scan().to_arrow())
     new = _rows([40, 41], True, "n")
     source = _rows([1, 40, 45], True, "m")
 
-    wh.begin()
-    spk.insert(_frame(spark, new))
-    _on_executors(wh)
+    wh.transaction()
+    _on_executors(spk.insert(_frame(spark, new)))
     merger = spk.merge(_frame(spark, source), "t.id = s.id").when_matched_update_all()
     out = merger.when_not_matched_insert_all().execute()
     assert out.rows_updated == 2  # the row inserted just before, too
-    assert {40, 41, 45} <= {r["id"] for r in spk.scan().to_pylist()}  # own writes
+    assert {40, 41, 45} <= {r["id"] for r in spk.scan().to_arrow().to_pylist()}  # own writes
     wh.rollback()
-    assert rows_of(spk.scan()) == before
+    assert rows_of(spk.scan().to_arrow()) == before
 
     with wh.transaction():
         spk.insert(_frame(spark, new))
@@ -204,7 +202,7 @@ def test_dataframe_statements_join_the_open_transaction(
     with wh.transaction():
         emb.insert(new)
         emb.merge(source, "t.id = s.id").when_matched_update_all().execute()
-    assert rows_of(spk.scan()) == rows_of(emb.scan())
+    assert rows_of(spk.scan().to_arrow()) == rows_of(emb.scan().to_arrow())
 
 
 @pytest.mark.slow
@@ -215,7 +213,7 @@ def test_cardinality_violation_raises_and_writes_nothing(
     parted = layout == "partitioned"
     t = wh.create_table("c", COLUMNS, **LAYOUTS[layout])
     t.insert(_rows(range(10), parted))
-    before_rows = rows_of(t.scan())
+    before_rows = rows_of(t.scan().to_arrow())
     before_files = _event_files(t)
     dup = _frame(spark, [*_rows([1, 2, 20], parted, "a"), *_rows([2], parted, "b")])
     merger = t.merge(dup, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all()
@@ -223,7 +221,7 @@ def test_cardinality_violation_raises_and_writes_nothing(
         merger.execute()
     assert "hive.merge.cardinality.check" in str(info.value)
     assert f"MERGE INTO {t.name}" in str(info.value)
-    assert rows_of(t.scan()) == before_rows
+    assert rows_of(t.scan().to_arrow()) == before_rows
     assert _event_files(t) == before_files  # no file of the failed statement is left
     states = [r["Transaction State"] for r in wh.metastore.show_transactions()]
     assert "ABORTED" in states
@@ -242,10 +240,24 @@ def test_registration_routes_only_dataframes_to_spark(spark: SparkSession, wh: W
     wh.register_spark(spark)  # again: replaces, never duplicates
     assert len(wh.native_engines) == 1
     t = wh.create_table("r", COLUMNS)
-    assert isinstance(engine, SparkEngine)
-    engine.last_tasks = ()
-    assert t.insert([{"id": 1, "v": 1, "s": "a"}]).rows_inserted == 1
-    assert engine.last_tasks == ()  # Arrow: embedded, no Spark task wrote
+    out = t.insert([{"id": 1, "v": 1, "s": "a"}])
+    assert out.rows_inserted == 1 and out.tasks == ()  # Arrow: embedded, no Spark task wrote
+
+
+def test_registering_the_data_source_alone_is_deprecated(
+    spark: SparkSession, wh: Warehouse
+) -> None:
+    """``acid_platform.engines.spark.register`` still registers the ``acid`` data source (not
+    the engine) one release more, with a DeprecationWarning naming ``wh.register_spark``."""
+    from acid_platform.engines.spark import register
+
+    with pytest.warns(DeprecationWarning, match=r"use wh\.register_spark\(spark\)") as w:
+        source = register(spark, wh)
+    assert w[0].filename == __file__
+    assert source.format_name == "acid"
+    t = wh.create_table("dep", COLUMNS)
+    t.insert([{"id": 1, "v": 1, "s": "a"}])
+    assert [r.id for r in spark.read.format("acid").load("dep").collect()] == [1]
 
 
 @pytest.mark.parametrize(

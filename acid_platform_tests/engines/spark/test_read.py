@@ -59,7 +59,7 @@ def test_reads_exactly_the_rows_the_embedded_engine_sees(spark: SparkSession, sa
     assert df.columns == ["id", "name", "ts", "amount", "ds"]
     assert dict(df.dtypes)["ts"] == "timestamp_ntz"
     got = [r.asDict() for r in df.collect()]
-    assert sorted(got, key=lambda r: r["id"]) == rows_of(sales.scan())
+    assert sorted(got, key=lambda r: r["id"]) == rows_of(sales.scan().to_arrow())
     assert len(got) == 54
 
 
@@ -67,7 +67,9 @@ def test_row_id_matches_the_embedded_scan(spark: SparkSession, sales: Table) -> 
     df = spark.read.format("acid").option("with_row_id", "true").load("db.sales")
     assert df.columns[0] == "row__id"
     got = {r.id: r.row__id.asDict() for r in df.select("row__id", "id").collect()}
-    want = {r["id"]: r["row__id"] for r in sales.scan(["id"], with_row_id=True).to_pylist()}
+    want = {
+        r["id"]: r["row__id"] for r in sales.scan(["id"], with_row_id=True).to_arrow().to_pylist()
+    }
     assert got == want
 
 
@@ -199,7 +201,7 @@ def test_a_split_larger_than_one_batch_reads_every_row_once(
     t.delete(f"id % 1000 = 7 OR id = {BATCH_ROWS}")
     df = spark.read.format("acid").option("with_row_id", "true").load("big")
     got = df.select("row__id", "id", "name").collect()
-    want = t.scan(["id", "name"], with_row_id=True).to_pylist()
+    want = t.scan(["id", "name"], with_row_id=True).to_arrow().to_pylist()
     kept = [i for i in range(n) if i % 1000 != 7 and i != BATCH_ROWS]
     assert len(got) == len(want) == len(kept)
     assert sorted((r.id, r.name, r.row__id.asDict()) for r in got) == sorted(

@@ -85,7 +85,7 @@ def test_projection_then_select_star(spark: SparkSession, wh: Warehouse) -> None
     ]
     everything = [r.asDict() for r in df.select("*").collect()]
     assert sorted(everything, key=lambda r: r["id"]) == sorted(
-        t.scan().to_pylist(), key=lambda r: r["id"]
+        t.scan().to_arrow().to_pylist(), key=lambda r: r["id"]
     )
 
 
@@ -183,7 +183,7 @@ def test_random_queries_interleaved_with_commits(spark: SparkSession, wh: Wareho
             elif writer == "delete":
                 t.delete(f"id % 11 = {rng.randrange(11)} AND salary > {rng.randrange(10000)}")
             where = rng.choice(predicates)
-            want = t.scan(["id", "salary"], filter=where).to_pylist()
+            want = t.scan(["id", "salary"], where=where).to_arrow().to_pylist()
             shape = rng.choice(["count", "ids", "sum", "sql"])
             frame = df if where is None else df.where(where)
             if shape == "count":

@@ -33,7 +33,7 @@ Change = tuple[int, str, int, str, int | None]
 
 def changes_of(wh: Warehouse, from_write_id: int = 0) -> list[Change]:
     """What the table layer's change feed says: (write id, type, id, name, salary)."""
-    rows = wh.table("emp").changes(from_write_id, key="id").to_pylist()
+    rows = wh.table("emp").changes(from_write_id, key="id").to_arrow().to_pylist()
     return sorted(
         (r["_write_id"], r["_change_type"], r["id"], r["name"], r["salary"]) for r in rows
     )
@@ -41,7 +41,7 @@ def changes_of(wh: Warehouse, from_write_id: int = 0) -> list[Change]:
 
 def feed_rows(wh: Warehouse) -> list[Change]:
     """What the stream delivered into ``emp_feed``, in the same form."""
-    rows = wh.table("emp_feed").scan().to_pylist()
+    rows = wh.table("emp_feed").scan().to_arrow().to_pylist()
     return sorted(
         (r["change_write_id"], r["change_type"], r["id"], r["name"], r["salary"]) for r in rows
     )
@@ -131,7 +131,7 @@ def test_writes_stream_as_ordered_changes_and_a_restart_resumes_from_the_checkpo
     batches = [w for w in [*windows(first), *second, *windows(third)]]
     assert all(a[1] == b[0] for a, b in zip(batches, batches[1:], strict=False))
     by_batch: dict[int, list[int]] = {}
-    for r in wh.table("emp_feed").scan(with_row_id=True).to_pylist():
+    for r in wh.table("emp_feed").scan(with_row_id=True).to_arrow().to_pylist():
         by_batch.setdefault(r["row__id"]["writeid"], []).append(r["change_write_id"])
     ordered = [by_batch[w] for w in sorted(by_batch)]
     assert all(max(a) < min(b) for a, b in zip(ordered, ordered[1:], strict=False))
@@ -192,7 +192,10 @@ def test_a_backlog_is_read_in_micro_batches_of_at_most_max_write_ids_per_trigger
     first = finish(start_stream(df, checkpoint, "t_feed"))
 
     assert windows(first) == [(0, 3), (3, 6), (6, 9), (9, 10)]  # ceil(10 / 3) batches
-    got = sorted((r["w"], r["change_type"], r["id"]) for r in wh.table("t_feed").scan().to_pylist())
+    got = sorted(
+        (r["w"], r["change_type"], r["id"])
+        for r in wh.table("t_feed").scan().to_arrow().to_pylist()
+    )
     assert got == [(i + 1, "insert", i) for i in range(10)]  # no loss, no duplicate
     progress = first.lastProgress
     assert progress is not None and offset(progress["sources"][0]["latestOffset"]) == 10
@@ -201,7 +204,7 @@ def test_a_backlog_is_read_in_micro_batches_of_at_most_max_write_ids_per_trigger
         t.insert([{"id": i}])
     second = finish(start_stream(df, checkpoint, "t_feed"))
     assert windows(second) == [(10, 13), (13, 14)]
-    ids = sorted(r["id"] for r in wh.table("t_feed").scan().to_pylist())
+    ids = sorted(r["id"] for r in wh.table("t_feed").scan().to_arrow().to_pylist())
     assert ids == list(range(14))
 
 

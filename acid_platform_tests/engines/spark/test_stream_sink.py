@@ -49,7 +49,7 @@ def source_rows(src: Path) -> list[tuple[int, str]]:
 
 
 def table_rows(wh: Warehouse, name: str) -> list[tuple[int, str]]:
-    return sorted((r["id"], r["v"]) for r in wh.table(name).scan().to_pylist())
+    return sorted((r["id"], r["v"]) for r in wh.table(name).scan().to_arrow().to_pylist())
 
 
 def stream_of(spark: SparkSession, src: Path) -> DataFrame:
@@ -147,7 +147,7 @@ def test_a_failed_micro_batch_aborts_its_transaction(
     query = start_stream(stream_of(spark, src), checkpoint, "nn")
     with pytest.raises(Exception, match="NOT NULL|NotNullViolation"):
         query.awaitTermination(STREAM_DEADLINE_S)
-    assert t.scan().num_rows == 0 and t.committed_sources() == []
+    assert t.scan().to_arrow().num_rows == 0 and t.committed_sources() == []
     states = txn_states(wh)
     assert states["OPEN"] == 0 and states["ABORTED"] == 1  # aborted, not left to time out
 
@@ -194,7 +194,7 @@ def test_a_batch_committed_already_is_a_no_op_and_its_txn_aborted(wh: Warehouse)
     assert wh.metastore.get_txn_state(replay).value == "aborted"
     other_query = run_batch(options, range(3, 5), "q2", 0)  # another query's batch 0 is new
     assert wh.metastore.get_txn_state(other_query).value == "committed"
-    assert sorted(r["id"] for r in t.scan().to_pylist()) == [0, 1, 2, 3, 4]
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [0, 1, 2, 3, 4]
     assert [s.key for s in t.committed_sources()] == [
         batch_source_key("q1", 0),
         batch_source_key("q2", 0),
@@ -227,7 +227,7 @@ def test_tasks_of_another_batch_or_txn_are_refused_and_the_txn_aborted(wh: Wareh
     with pytest.raises(EngineError, match="not one batch"):
         commit_batch(options, spec, [StreamCommitMessage(report, job, "q", 3)], 4)
     assert wh.metastore.get_txn_state(job.txn_id).value == "aborted"
-    assert wh.table("t").scan().num_rows == 0
+    assert wh.table("t").scan().to_arrow().num_rows == 0
 
 
 @pytest.mark.slow
@@ -249,7 +249,7 @@ def test_complete_mode_replaces_the_tables_rows_each_batch(
         .start("agg")
     )
     assert batch_ids(finish(query)) == [0, 1]
-    assert sorted((r["v"], r["n"]) for r in t.scan().to_pylist()) == [("0", 5), ("1", 5)]
+    assert sorted((r["v"], r["n"]) for r in t.scan().to_arrow().to_pylist()) == [("0", 5), ("1", 5)]
     assert acid_dirs(t.location.path) == ["base_0000001", "base_0000002"]  # INSERT OVERWRITEs
 
 
@@ -262,6 +262,9 @@ def test_a_batch_into_a_partitioned_table_registers_its_partitions(wh: Warehouse
     message = StreamCommitMessage(write_rows(job, iter([rows])), job, "q", 0)
     commit_batch(options, spec, [message], 0)
     assert sorted(wh.metastore.list_partitions("default", "p")) == ["ds=d1", "ds=d2"]
-    assert sorted((r["id"], r["ds"]) for r in t.scan().to_pylist()) == [(1, "d1"), (2, "d2")]
+    assert sorted((r["id"], r["ds"]) for r in t.scan().to_arrow().to_pylist()) == [
+        (1, "d1"),
+        (2, "d2"),
+    ]
     (source,) = t.committed_sources()
     assert source.info == {"query_id": "q", "batch_id": 0, "rows": 2, "checkpoint": "/chk/q"}

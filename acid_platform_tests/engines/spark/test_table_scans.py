@@ -164,13 +164,11 @@ def test_a_second_format_name_is_a_python_source_and_leaves_the_first_intact(
 ) -> None:
     """A warehouse registered under another name reads its own tables (every column: the
     Python data source); ``acid`` keeps its warehouse, its tables by name and its pruning."""
-    from acid_platform.engines.spark import register
-
     _table(wh)
     with Warehouse.open(tmp_path / "other") as other:
         other.create_database("db")
         other.create_table("db.t", [("id", "int"), ("v", "string")]).insert({"id": [7], "v": ["z"]})
-        register(spark, other, name="acid_other")
+        other.register_spark(spark, format_name="acid_other")
         second = spark.read.format("acid_other").load("db.t")
         assert [(r.id, r.v) for r in second.collect()] == [(7, "z")]
         first = spark.read.format("acid").load("db.t")
@@ -202,7 +200,7 @@ def test_decimals_read_as_the_tables_values_by_every_way_and_query(
         "ds": ["x", "x", "y", "y", "x", "y"],
     }
     t.insert({k: [Decimal(v) if k in "abc" and v else v for v in vs] for k, vs in values.items()})
-    expected = {r["id"]: r for r in t.scan().to_pylist()}
+    expected = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
     df = read()
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     assert types == {

@@ -97,7 +97,7 @@ def test_spark_sql_ddl_and_dml_act_on_the_warehouse(spark: SparkSession, wh: War
         {"id": 2, "v": "b", "ds": "y"},
         {"id": 3, "v": "c", "ds": "x"},
     ]
-    assert rows_of(wh.table("db.t").scan()) == want
+    assert rows_of(wh.table("db.t").scan().to_arrow()) == want
     assert _spark_rows(spark, "SELECT * FROM db.t") == _embedded(wh, "SELECT * FROM db.t")
     assert spark.sql("SELECT * FROM db.t WHERE ds = 'x'").count() == 2
 
@@ -106,9 +106,9 @@ def test_spark_sql_ddl_and_dml_act_on_the_warehouse(spark: SparkSession, wh: War
     assert list(not_null_columns(wh.table("db.u").spec)) == ["id"]
     spark.sql("INSERT INTO db.u SELECT id, v FROM db.t")
     spark.createDataFrame([(4, "d")], "id BIGINT, v STRING").write.insertInto("db.u")
-    assert sorted(r["id"] for r in wh.table("db.u").scan().to_pylist()) == [1, 2, 3, 4]
+    assert sorted(r["id"] for r in wh.table("db.u").scan().to_arrow().to_pylist()) == [1, 2, 3, 4]
     spark.sql("INSERT OVERWRITE db.u VALUES (10, 'new')")
-    assert rows_of(wh.table("db.u").scan()) == [{"id": 10, "v": "new"}]
+    assert rows_of(wh.table("db.u").scan().to_arrow()) == [{"id": 10, "v": "new"}]
     assert _spark_rows(spark, "SELECT * FROM db.u") == _embedded(wh, "SELECT * FROM db.u")
 
     # static partitions; an overwrite replaces the partitions it writes (Hive's semantics)
@@ -116,17 +116,17 @@ def test_spark_sql_ddl_and_dml_act_on_the_warehouse(spark: SparkSession, wh: War
     spark.sql("INSERT INTO db.p VALUES (1, 'a', 'x'), (2, 'b', 'y')")
     spark.sql("INSERT INTO db.p PARTITION (ds = 'z') VALUES (3, 'c')")
     spark.sql("INSERT OVERWRITE db.p PARTITION (ds = 'x') VALUES (4, 'd')")
-    assert rows_of(wh.table("db.p").scan()) == [
+    assert rows_of(wh.table("db.p").scan().to_arrow()) == [
         {"id": 2, "v": "b", "ds": "y"},
         {"id": 3, "v": "c", "ds": "z"},
         {"id": 4, "v": "d", "ds": "x"},
     ]
     spark.sql("INSERT OVERWRITE db.p VALUES (5, 'e', 'y')")
-    assert sorted(r["id"] for r in wh.table("db.p").scan().to_pylist()) == [3, 4, 5]
+    assert sorted(r["id"] for r in wh.table("db.p").scan().to_arrow().to_pylist()) == [3, 4, 5]
     assert _spark_rows(spark, "SELECT * FROM db.p") == _embedded(wh, "SELECT * FROM db.p")
     with pytest.raises(Exception, match="INSERT OVERWRITE replaces whole partitions"):
         spark.sql("INSERT INTO db.p REPLACE WHERE id > 3 SELECT 6, 'f', 'y'")
-    assert sorted(r["id"] for r in wh.table("db.p").scan().to_pylist()) == [3, 4, 5]
+    assert sorted(r["id"] for r in wh.table("db.p").scan().to_arrow().to_pylist()) == [3, 4, 5]
 
     # a table the warehouse made is a Spark table too; SHOW TABLES lists the warehouse's
     wh.create_table("db.w", [("k", "string")]).insert([{"k": "z"}])
@@ -169,21 +169,21 @@ def test_save_as_table_honours_every_save_mode(spark: SparkSession, wh: Warehous
     )
     with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
         df.write.format("acid").mode("error").saveAsTable("db.s")
-    assert wh.table("db.s").scan().num_rows == 3
+    assert wh.table("db.s").scan().to_arrow().num_rows == 3
 
     # ignore: an existing table is left alone
     df.write.format("acid").mode("ignore").saveAsTable("db.s")
-    assert wh.table("db.s").scan().num_rows == 3
+    assert wh.table("db.s").scan().to_arrow().num_rows == 3
 
     # append: one more transaction
     df.where("id = 1").write.format("acid").mode("append").saveAsTable("db.s")
-    assert sorted(r["id"] for r in wh.table("db.s").scan().to_pylist()) == [1, 1, 2, 3]
+    assert sorted(r["id"] for r in wh.table("db.s").scan().to_arrow().to_pylist()) == [1, 1, 2, 3]
 
     # overwrite: INSERT OVERWRITE of the partitions written, the table kept
     spark.createDataFrame([(9, "z", "q")], "id INT, v STRING, ds STRING").write.format("acid").mode(
         "overwrite"
     ).saveAsTable("db.s")
-    assert rows_of(wh.table("db.s").scan()) == [
+    assert rows_of(wh.table("db.s").scan().to_arrow()) == [
         {"id": 1, "v": "a", "ds": "p"},
         {"id": 1, "v": "a", "ds": "p"},
         {"id": 9, "v": "z", "ds": "q"},
@@ -198,10 +198,10 @@ def test_save_as_table_honours_every_save_mode(spark: SparkSession, wh: Warehous
     assert len(_embedded(wh, "SELECT * FROM db.i")) == 3
     # CREATE TABLE … AS SELECT
     spark.sql("CREATE TABLE db.c USING acid AS SELECT id, v FROM db.i WHERE id > 1")
-    assert sorted(r["id"] for r in wh.table("db.c").scan().to_pylist()) == [2, 3]
+    assert sorted(r["id"] for r in wh.table("db.c").scan().to_arrow().to_pylist()) == [2, 3]
     # an unpartitioned table's overwrite replaces every row, keeping the table
     df.where("id = 2").write.format("acid").mode("overwrite").saveAsTable("db.i")
-    assert rows_of(wh.table("db.i").scan()) == [{"id": 2, "v": "b", "ds": "q"}]
+    assert rows_of(wh.table("db.i").scan().to_arrow()) == [{"id": 2, "v": "b", "ds": "q"}]
 
 
 def test_save_and_load_by_name_and_by_warehouse_path(spark: SparkSession, wh: Warehouse) -> None:
@@ -211,15 +211,16 @@ def test_save_and_load_by_name_and_by_warehouse_path(spark: SparkSession, wh: Wa
     t = wh.table("db.n")
     assert t.spec.partition_column_names == ("ds",)
     df.write.format("acid").mode("append").save("db.n")
-    assert len(t.scan().to_pylist()) == 4
+    assert len(t.scan().to_arrow().to_pylist()) == 4
     df.where("id = 1").write.format("acid").mode("overwrite").save("db.n")
     assert (
-        rows_of(t.scan()) == [{"id": 1, "v": "a", "ds": "p"}] + [{"id": 2, "v": "b", "ds": "q"}] * 2
+        rows_of(t.scan().to_arrow())
+        == [{"id": 1, "v": "a", "ds": "p"}] + [{"id": 2, "v": "b", "ds": "q"}] * 2
     )
 
     by_path = spark.read.format("acid").load(t.spec.location)
-    assert rows_of_spark(by_path.collect()) == rows_of(t.scan())
-    assert by_path.count() == t.scan().num_rows
+    assert rows_of_spark(by_path.collect()) == rows_of(t.scan().to_arrow())
+    assert by_path.count() == t.scan().to_arrow().num_rows
     # a path with .. that stays inside the warehouse is the same table
     assert spark.read.format("acid").load(t.spec.location + "/../n").count() == 3
 
@@ -280,5 +281,5 @@ def test_bad_input_gets_a_clear_error_and_writes_nothing(
 
     assert _files(wh) == sorted([*before, "db.db/plain", "db.db/plain/data.csv"])
     assert sorted(wh.list_tables("db")) == ["t"]
-    assert t.scan().to_pylist() == [{"id": 1, "v": "a"}]
+    assert t.scan().to_arrow().to_pylist() == [{"id": 1, "v": "a"}]
     assert not outside.exists()

@@ -27,7 +27,7 @@ def test_a_spark_write_with_latin1_text_fails_typed_and_leaves_nothing_visible(
         engine.write(bad, t)
     with pytest.raises(Exception, match="InvalidUtf8Error"):
         bad.write.format("acid").mode("append").save("u")
-    assert t.scan().to_pylist() == [{"id": 0, "v": "kept"}]
+    assert t.scan().to_arrow().to_pylist() == [{"id": 0, "v": "kept"}]
     good = spark.sql("SELECT 2 AS id, 'café 日本' AS v")
     engine.write(good, t)
-    assert sorted(r["v"] for r in t.scan().to_pylist()) == ["café 日本", "kept"]
+    assert sorted(r["v"] for r in t.scan().to_arrow().to_pylist()) == ["café 日本", "kept"]

@@ -38,7 +38,7 @@ def test_append_and_overwrite_read_back_identically(spark: SparkSession, wh: War
     df = spark.createDataFrame(rows, SCHEMA).repartition(2)
     df.write.format("acid").mode("append").save("t")
     df.where("id < 3").write.format("acid").mode("append").save("default.t")
-    got = rows_of(t.scan())
+    got = rows_of(t.scan().to_arrow())
     want = sorted(
         [{"id": i, "v": v} for i, v in rows] + [{"id": i, "v": f"v{i}"} for i in range(3)],
         key=itemgetter("id"),
@@ -54,15 +54,16 @@ def test_append_and_overwrite_read_back_identically(spark: SparkSession, wh: War
     second = {f.rsplit("/", 1)[1] for f in files if f.startswith("delta_0000002_0000002_0000/")}
     assert second and second <= {"bucket_00000", "bucket_00001"}
     writers = {
-        decode_bucket(r["row__id"]["bucketid"])[0] for r in t.scan(with_row_id=True).to_pylist()
+        decode_bucket(r["row__id"]["bucketid"])[0]
+        for r in t.scan(with_row_id=True).to_arrow().to_pylist()
     }
     assert writers <= {0, 1} and len(writers) == 2
 
     spark.createDataFrame([(100, "new")], SCHEMA).write.format("acid").mode("overwrite").save("t")
-    assert t.scan().to_pylist() == [{"id": 100, "v": "new"}]
+    assert t.scan().to_arrow().to_pylist() == [{"id": 100, "v": "new"}]
     assert any(f.startswith("base_0000003/") for f in _files(Path(t.location.path)))
     spark.createDataFrame([], SCHEMA).write.format("acid").mode("overwrite").save("t")
-    assert t.scan().num_rows == 0
+    assert t.scan().to_arrow().num_rows == 0
 
 
 def test_partitioned_append_converts_types_and_overwrites_only_written_partitions(
@@ -87,7 +88,7 @@ def test_partitioned_append_converts_types_and_overwrites_only_written_partition
     spark.createDataFrame([(99, "x", "a")], "id INT, v STRING, ds STRING").write.format(
         "acid"
     ).mode("overwrite").save("p")
-    got = rows_of(t.scan())
+    got = rows_of(t.scan().to_arrow())
     assert got == [{"id": i, "v": f"v{i}", "ds": "b"} for i in range(0, 8, 2)] + [
         {"id": 99, "v": "x", "ds": "a"}
     ]
@@ -102,7 +103,7 @@ def test_bucketed_rows_land_in_hives_bucket(
     engine.write(df.where("id < 10"), t)  # grouped by bucket: one writer per bucket
     with pytest.raises(Exception, match="grouped by bucket"):
         df.write.format("acid").mode("overwrite").save("b")
-    scanned = t.scan(with_row_id=True).to_pylist()
+    scanned = t.scan(with_row_id=True).to_arrow().to_pylist()
     assert len(scanned) == 40
     for r in scanned:
         assert decode_bucket(r["row__id"]["bucketid"])[0] == bucket_for([r["id"]], ["int"], 3, 2)
@@ -112,7 +113,7 @@ def test_bucketed_rows_land_in_hives_bucket(
     assert len(set(keys)) == len(keys)
     out = engine.write(df.where("id >= 25"), t, mode="overwrite")
     assert out.rows_inserted == 5
-    assert sorted(r["id"] for r in t.scan().to_pylist()) == [25, 26, 27, 28, 29]
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [25, 26, 27, 28, 29]
 
 
 @pytest.mark.slow
@@ -129,7 +130,7 @@ def test_a_failing_write_aborts_and_leaves_nothing_visible(
     text = spark.createDataFrame([("x", "y")], "id STRING, v STRING")
     with pytest.raises(SchemaMismatchError):
         engine.write(text, t)
-    assert t.scan().to_pylist() == [{"id": 0, "v": "kept"}]
+    assert t.scan().to_arrow().to_pylist() == [{"id": 0, "v": "kept"}]
     aborted = [r for r in wh.metastore.show_transactions() if r["Transaction State"] == "ABORTED"]
     assert len(aborted) == 3  # one per failed write; their files are invisible
 

@@ -27,7 +27,7 @@ def land(landing: Path, name: str, ids: range, day: str | None = None) -> Path:
 
 
 def ids_in(wh: Warehouse, table: str = "t") -> list[int]:
-    return sorted(r["id"] for r in wh.table(table).scan().to_pylist())
+    return sorted(r["id"] for r in wh.table(table).scan().to_arrow().to_pylist())
 
 
 def test_a_load_is_one_batch_with_one_delta_per_partition(wh: Warehouse, landing: Path) -> None:

@@ -37,4 +37,4 @@ def test_acid_ingest_loads_once_and_refuses_a_bad_file(tmp_path: Path) -> None:
     assert "nothing of it written" in failed.output
 
     with Warehouse.open(root, create=False) as wh:
-        assert sorted(r["id"] for r in wh.table("t").scan().to_pylist()) == [1, 2]
+        assert sorted(r["id"] for r in wh.table("t").scan().to_arrow().to_pylist()) == [1, 2]

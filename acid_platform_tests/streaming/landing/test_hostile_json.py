@@ -43,7 +43,8 @@ def test_a_hostile_json_lines_file_is_refused_naming_its_line(tmp_path: Path, ca
         (failed,) = result.failed
         assert f"bad.jsonl, line {LINE[case]}:" in str(failed)
         assert [f.name for f in result.loaded] == ["good.jsonl"]
-        assert wh.table("t").scan().to_pylist() == [{"id": 1, "name": "a"}]  # no all-NULL row
+        rows = wh.table("t").scan().to_arrow().to_pylist()
+        assert rows == [{"id": 1, "name": "a"}]  # no all-NULL row
     if case == "latin1":
         assert "not UTF-8" in str(failed) and "caf\\xe9" in str(failed)
 
@@ -64,7 +65,7 @@ def test_acid_ingest_of_a_null_line_exits_1_and_loads_the_rest(tmp_path: Path) -
     assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
     assert "a.jsonl, line 1: not a JSON object: 'null'" in done.stdout + done.stderr
     with Warehouse.open(str(root), create=False) as wh:
-        assert wh.table("t").scan().to_pylist() == [{"id": 1, "name": "a"}]
+        assert wh.table("t").scan().to_arrow().to_pylist() == [{"id": 1, "name": "a"}]
         assert not wh.metastore.show_locks()  # nothing left open until the time-out
 
 
@@ -74,7 +75,7 @@ def test_a_record_over_a_megabyte_loads_and_the_largest_is_a_setting(tmp_path: P
     big.write_text(json.dumps({"id": 7, "name": name}) + "\n")
     with table(tmp_path / "wh") as wh:
         assert load_files(wh, "t", [big]).ok
-        assert wh.table("t").scan().column("name").to_pylist() == [name]
+        assert wh.table("t").scan().to_arrow().column("name").to_pylist() == [name]
         wh.sql(f"SET {MAX_RECORD_SETTING}=1000000")
         again = tmp_path / "again.jsonl"
         again.write_text(json.dumps({"id": 8, "name": name}) + "\n")
@@ -94,7 +95,7 @@ def test_a_partition_value_that_cannot_be_written_fails_only_its_file(tmp_path: 
         assert [f.file.name for f in result.failed] == ["long.jsonl", "nul.jsonl"]
         assert all(len(f.message) < 300 for f in result.failed)  # a short excerpt
         assert [f.name for f in result.loaded] == ["ok.jsonl"]
-        assert wh.table("t").scan().to_pylist() == [{"id": 3, "p": "ok"}]
+        assert wh.table("t").scan().to_arrow().to_pylist() == [{"id": 3, "p": "ok"}]
 
 
 def test_a_latin1_csv_is_refused_naming_its_line(tmp_path: Path) -> None:
@@ -105,4 +106,4 @@ def test_a_latin1_csv_is_refused_naming_its_line(tmp_path: Path) -> None:
         result = load_files(wh, "t", [bad, good])
         (failed,) = result.failed
         assert "bad.csv, line 3: not UTF-8 (byte 6 of the line): '3,caf\\xe9'" in str(failed)
-        assert wh.table("t").scan().to_pylist() == [{"id": 1, "name": "a"}]
+        assert wh.table("t").scan().to_arrow().to_pylist() == [{"id": 1, "name": "a"}]

@@ -53,7 +53,7 @@ def csv_file(path: Path, lines: list[str]) -> Path:
 
 
 def rows(wh: Warehouse, table: str = "t") -> list[dict[str, Any]]:
-    return sorted(wh.table(table).scan().to_pylist(), key=lambda r: str(r))
+    return sorted(wh.table(table).scan().to_arrow().to_pylist(), key=lambda r: str(r))
 
 
 @pytest.mark.parametrize("kind", ["csv", "csv.gz", "jsonl", "parquet"])
@@ -228,8 +228,8 @@ def test_two_transactions_loading_one_file_commit_it_once(wh: Warehouse, landing
     source = stat_landing(csv_file(landing / "a.csv", ["id", "1"])).source("digest")
     other = Warehouse.open(wh.root, create=False)
     try:
-        wh.begin()
-        other.begin()
+        wh.transaction()
+        other.transaction()
         wh.table("t").insert([{"id": 1}], sources=[source])
         other.table("t").insert([{"id": 1}], sources=[source])
         other.commit()

@@ -53,7 +53,7 @@ def acct(wh: Warehouse) -> Table:
 
 def with_row_ids(table: Table) -> list[dict[str, Any]]:
     """Every row with its ROW__ID, in (partition, ROW__ID) order: the table's exact state."""
-    rows = table.scan(with_row_id=True).to_pylist()
+    rows = table.scan(with_row_id=True).to_arrow().to_pylist()
     parts = list(table.spec.partition_column_names)
 
     def key(r: dict[str, Any]) -> tuple[Any, ...]:

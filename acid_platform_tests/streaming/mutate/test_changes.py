@@ -81,7 +81,7 @@ def test_a_key_arrow_cannot_hash_is_joined_by_the_engine(wh: Warehouse) -> None:
     txn = MutatorClient(wh, ["pts"]).new_transaction().begin()
     prepared = prepare_changes(txn, "pts", changes, key=["k"])
     txn.commit([apply_changes(txn.table("pts"), prepared)])
-    got = {r["k"]["x"]: r["v"] for r in t.scan().to_pylist()}
+    got = {r["k"]["x"]: r["v"] for r in t.scan().to_arrow().to_pylist()}
     assert got[2] == "two" and 5 not in got and got[50] == "new" and len(got) == 10
 
 
@@ -111,4 +111,6 @@ def test_split_changes_keeps_each_group_whole_and_in_order(wh: Warehouse) -> Non
     assert not groups(parts[0]) & groups(parts[1]) and all(p.num_rows for p in parts)
     # each part is still grouped and in order: its coordinator's validators take it
     txn.commit([apply_changes(handle, part) for part in parts])
-    assert sorted(r["id"] for r in t.scan().to_pylist() if r["v"] == "y") == list(range(0, 60, 2))
+    assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist() if r["v"] == "y") == list(
+        range(0, 60, 2)
+    )

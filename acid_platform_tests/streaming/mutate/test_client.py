@@ -38,7 +38,7 @@ from acid_platform_tests.streaming.mutate.conftest import make_acct, with_row_id
 
 def _changes(table: Table, region: str, *, new_id: int) -> pa.Table:
     """A change set for ``table``: one update and one delete of the region's rows, one insert."""
-    rows = [r for r in table.scan().to_pylist() if r.get("region", region) == region][:2]
+    rows = [r for r in table.scan().to_arrow().to_pylist() if r.get("region", region) == region][:2]
     changes = [
         {"mutation": "U", **{**rows[0], "bal": Decimal("1.25")}},
         {"mutation": "D", **rows[1]},
@@ -83,7 +83,7 @@ def test_a_writer_committing_while_begin_waits_makes_it_reopen_the_transaction(
 ) -> None:
     with open_warehouse(tmp_path, {"acid.lock.wait.timeout.s": "60"}) as wh:
         acct = make_acct(wh)
-        writer = wh.begin()
+        writer = wh.transaction()
         acct.update({"name": "'first'"}, "id = 1")  # holds EXCL_WRITE until it commits
         txn = MutatorClient(wh, ["acct"]).new_transaction()
         done = threading.Event()
@@ -147,7 +147,7 @@ def test_one_commit_makes_both_tables_changes_visible_at_once(wh: Warehouse) -> 
     reports = [_apply(txn, "a", 900, wh), _apply(txn, "b", 901, wh)]
     assert (with_row_ids(a), with_row_ids(b)) == (before_a, before_b)
     with wh.transaction():  # a reader whose snapshot predates the commit
-        a.scan()
+        a.scan().to_arrow()
         metrics = txn.commit(reports)
         assert (with_row_ids(a), with_row_ids(b)) == (before_a, before_b)
     assert [(m.table, m.rows_inserted, m.rows_updated, m.rows_deleted) for m in metrics] == [
@@ -155,7 +155,7 @@ def test_one_commit_makes_both_tables_changes_visible_at_once(wh: Warehouse) -> 
         ("default.b", 1, 1, 1),
     ]
     for t, new_id in ((a, 900), (b, 901)):
-        rows = {r["id"]: r for r in t.scan().to_pylist()}
+        rows = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
         assert rows[new_id]["name"] == "new" and len(rows) == 40
     assert txn.state == "committed"
 
@@ -197,10 +197,10 @@ def test_two_coordinators_writing_one_group_cannot_replace_each_others_file(
     with pytest.raises(FileConflictError), MutatorCoordinator(txn.table("acct")) as second:
         second.insert(["eu"], {"id": 5001, "name": "y", "bal": None})
     txn.commit([first.report])  # the first one's file is intact
-    assert len(acct.scan()) == 41
+    assert len(acct.scan().to_arrow()) == 41
     # the commit recorded what the coordinators wrote: a file lost later is an error, not
     # fewer rows (issue 13, item 6)
     [written] = first.report.files
     os.remove(written.path)
     with pytest.raises(MissingFileError, match="bucket_"):
-        acct.scan()
+        acct.scan().to_arrow()

@@ -98,7 +98,7 @@ def test_records_are_events_of_their_group_under_the_mutation_statement_ids(
     assert with_row_ids(acct) == before  # written, not visible
     txn.commit([report])
 
-    after = {r["id"]: r for r in acct.scan(with_row_id=True).to_pylist()}
+    after = {r["id"]: r for r in acct.scan(with_row_id=True).to_arrow().to_pylist()}
     assert after[1000]["row__id"] == {
         "writeid": w,
         "bucketid": encode_bucket(new_bucket),
@@ -243,7 +243,7 @@ def test_an_insert_without_a_row_id_is_stamped_with_its_bucket(wh: Warehouse, ac
         coordinator.insert(["eu"], {"id": 4242, "name": "x", "bal": None})
     assert coordinator.report is not None
     txn.commit([coordinator.report])
-    got = [r for r in acct.scan(with_row_id=True).to_pylist() if r["id"] == 4242]
+    got = [r for r in acct.scan(with_row_id=True).to_arrow().to_pylist() if r["id"] == 4242]
     assert _bucket(got[0]) == BucketIdResolver(acct.spec).compute_bucket_id({"id": 4242})
 
 
@@ -261,7 +261,7 @@ def test_a_new_partition_is_created_by_the_coordinator_or_by_the_client(
     assert "region=mars" in wh.metastore.list_partitions("default", "acct")
     write_id = metrics[0].write_id
     assert write_id in wh.metastore.committed_write_ids("default", "acct", "region=mars")
-    assert [r["id"] for r in acct.scan(filter="region = 'mars'").to_pylist()] == [7]
+    assert [r["id"] for r in acct.scan(where="region = 'mars'").to_arrow().to_pylist()] == [7]
 
 
 def test_the_wrong_number_of_partition_values_is_refused(wh: Warehouse, acct: Table) -> None:

@@ -24,7 +24,7 @@ from acid_platform_tests.streaming.mutate.conftest import acct_rows, make_acct, 
 
 def _change_set(wh: Warehouse, name: str) -> pa.Table:
     """Update every 5th account, delete every 7th of the others, insert 12 new ones."""
-    rows = wh.table(name).scan().to_pylist()
+    rows = wh.table(name).scan().to_arrow().to_pylist()
     changes = [
         {"mutation": "U", **{**r, "name": r["name"] + "!"}} for r in rows if r["id"] % 5 == 0
     ]
@@ -59,11 +59,11 @@ def test_coordinators_in_other_processes_write_one_transaction_over_two_tables(
         assert (with_row_ids(a), with_row_ids(b)) == before
         return
     with wh.transaction():  # a snapshot taken before the commit still sees neither change
-        b.scan()
+        b.scan().to_arrow()
         txn.commit(reports)
         assert (with_row_ids(a), with_row_ids(b)) == before
     for t in (a, b):
-        rows = {r["id"]: r for r in t.scan().to_pylist()}
+        rows = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
         assert all(rows[i]["name"].endswith("!") for i in rows if i % 5 == 0 and i < 40)
         assert not any(i % 7 == 1 and i % 5 and i < 40 for i in rows)
         assert {i for i in rows if i >= 500} == set(range(500, 512))
@@ -109,6 +109,6 @@ def test_a_coordinator_killed_mid_write_leaves_nothing_and_its_transaction_times
         assert not [r for r in wh.metastore.show_locks() if r["Transaction ID"] == txn_id]
         assert with_row_ids(acct) == before
         acct.update({"name": "'after'"}, "id = 1")  # its lock is gone: writers go on
-        assert [r["name"] for r in acct.scan(filter="id = 1").to_pylist()] == ["after"]
+        assert [r["name"] for r in acct.scan(where="id = 1").to_arrow().to_pylist()] == ["after"]
     finally:
         wh.close()

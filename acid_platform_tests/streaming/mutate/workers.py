@@ -47,7 +47,11 @@ def write_then_hang(root: str, txn_timeout_s: float, marker: str, rows: int) -> 
     txn = MutatorClient(wh, ["acct"]).new_transaction().begin()
     handle = txn.table("acct")
     resolver = BucketIdResolver(handle.spec)
-    first = [r for r in wh.table("acct").scan(with_row_id=True).to_pylist() if r["region"] == "eu"]
+    first = [
+        r
+        for r in wh.table("acct").scan(with_row_id=True).to_arrow().to_pylist()
+        if r["region"] == "eu"
+    ]
     coordinator = MutatorCoordinator(handle)
     coordinator.delete(["eu"], {"row__id": first[0]["row__id"]})
     news = [{"id": 10_000 + i, "name": "n", "bal": None, "region": "us"} for i in range(rows * 8)]
