@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that use the local Spark session are marked ``spark``: the fast lane
-    (``-m "not slow and not spark"``) starts no JVM."""
+    """Tests that use the local Spark session — by name, or (``warehouse_fixture(spark=True)``)
+    through ``request.getfixturevalue`` in the Spark engine's tests — are marked ``spark``: the
+    fast lane (``-m "not slow and not spark"``) starts no JVM."""
+    spark_dir = Path(__file__).parent / "engines" / "spark"
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()):
+        if "spark" in getattr(item, "fixturenames", ()) or item.path.is_relative_to(spark_dir):
             item.add_marker(pytest.mark.spark)
 
 
