@@ -263,6 +263,49 @@ def add_partition(
     return True
 
 
+#: Names per ``IN (…)`` of :func:`add_partitions`' existence query (well below every
+#: backend's bound-parameter limit).
+_NAMES_PER_QUERY = 500
+
+
+def add_partitions(
+    conn: Connection, now: int, db: str, table: str, names: Iterable[str]
+) -> list[str]:
+    """Register those of ``names`` (escaped, ``k1=v1/k2=v2``) that are new, as one write: one
+    existence query per 500 names and one multi-row INSERT, whatever their number (a statement
+    writing into many new partitions costs the metastore a round trip, not one per partition).
+    Returns the names this call registered, normalized. A concurrent writer registering some
+    of them first is tolerated (they are then registered one by one, as :func:`add_partition`
+    with ``if_not_exists``)."""
+    spec = get_table(conn, db, table)
+    if not spec.is_partitioned:
+        raise MetastoreError(f"table {spec.full_name} is not partitioned")
+    cols = spec.partition_column_names
+    wanted = list(dict.fromkeys(normalize_partition_name(n, cols) for n in names))
+    existing: set[str] = set()
+    for i in range(0, len(wanted), _NAMES_PER_QUERY):
+        chunk = wanted[i : i + _NAMES_PER_QUERY]
+        query = select(partitions.c.part_name).where(
+            partitions.c.part_database == spec.db,
+            partitions.c.part_table == spec.name,
+            partitions.c.part_name.in_(chunk),
+        )
+        existing.update(str(row[0]) for row in conn.execute(query))
+    new = [n for n in wanted if n not in existing]
+    if not new:
+        return []
+    rows = [
+        {"part_database": spec.db, "part_table": spec.name, "part_name": n, "part_created": now}
+        for n in new
+    ]
+    try:
+        with conn.begin_nested():
+            conn.execute(insert(partitions), rows)
+    except IntegrityError:  # registered meanwhile by another writer: one by one
+        return [n for n in new if add_partition(conn, now, spec.db, spec.name, n, True)]
+    return new
+
+
 def drop_partitions_left_by(
     conn: Connection, txn_id: int, db: str, table: str, names: list[str]
 ) -> list[str]:

@@ -73,6 +73,14 @@ class CatalogApi(MetastorePlumbing):
             lambda c, now: catalog.add_partition(c, now, db, table, partition_name, if_not_exists)
         )
 
+    def add_partitions(self, db: str, table: str, partition_names: Sequence[str]) -> list[str]:
+        """Register those of ``partition_names`` that are new, in one metastore transaction
+        (one existence query per 500 names, one multi-row INSERT); returns those registered."""
+        names = list(partition_names)
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: catalog.add_partitions(c, now, db, table, names)
+        )
+
     def drop_partition(
         self, db: str, table: str, partition_name: str, *, if_exists: bool = False
     ) -> None:

@@ -498,17 +498,16 @@ def read_snapshot(
 def register_partitions(
     warehouse: StatementHost, spec: TableSpec, names: Sequence[str]
 ) -> list[str]:
-    """Add the partitions ``names`` to the catalog if they are new (cached per warehouse);
-    returns those this call registered."""
+    """Add the partitions ``names`` to the catalog if they are new (cached per warehouse), in
+    ONE metastore write however many there are; returns those this call registered."""
     if not spec.partition_columns:
         return []
     known = warehouse.known_partitions.of(spec)
-    created = []
-    for name in dict.fromkeys(names):
-        if name and name not in known:
-            if warehouse.metastore.add_partition(spec.db, spec.name, name, if_not_exists=True):
-                created.append(name)
-            known.add(name)
+    unknown = [name for name in dict.fromkeys(names) if name and name not in known]
+    if not unknown:
+        return []
+    created = warehouse.metastore.add_partitions(spec.db, spec.name, unknown)
+    known.update(unknown)
     return created
 
 
