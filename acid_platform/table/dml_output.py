@@ -110,24 +110,13 @@ def _row_ids(rows: pa.Table, plan: DmlPlan, part_cols: list[str]) -> pa.Table:
 
 
 def _distinct_row_ids(ids: pa.Table) -> pa.Table:
-    """``ids`` (sorted by ROW__ID) with each row once: a target row that several source rows
-    match (``hive.merge.cardinality.check=false``, or an unconditional MATCHED DELETE) is
-    deleted once, and counted once."""
+    """``ids`` with each row once, by ROW__ID: a target row that several source rows match
+    (``hive.merge.cardinality.check=false``, or an unconditional MATCHED DELETE) is deleted
+    once, and counted once."""
     if ids.num_rows < 2:
         return ids
-    ids = sort_rows(ids, ROW_ID_FIELDS)  # equal rows next to each other, partitions too
-    same = None
-    for name in ids.column_names:
-        col = ids.column(name)
-        prev, cur = col.slice(0, ids.num_rows - 1), col.slice(1)
-        eq = pc.fill_null(pc.equal(prev, cur), False)
-        if name not in ROW_ID_FIELDS:  # a partition value may be NULL: NULL equals NULL here
-            eq = pc.or_(eq, pc.and_(pc.is_null(prev), pc.is_null(cur)))
-        same = eq if same is None else pc.and_(same, eq)
-    if same is None or not pc.any(same).as_py():
-        return ids
-    keep = pa.concat_arrays([pa.array([True]), pc.invert(same).combine_chunks()])
-    return ids.filter(keep)
+    distinct = ids.group_by(ids.column_names, use_threads=False).aggregate([])
+    return sort_rows(distinct.select(ids.column_names), ROW_ID_FIELDS)
 
 
 def _empty_row_ids(spec: TableSpec) -> pa.Table:
