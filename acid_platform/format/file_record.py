@@ -39,7 +39,8 @@ recorded (tables written by Hive) are read as before.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -90,14 +91,80 @@ class PartitionRecord:
         return any(low <= r_high and r_low <= high for r_low, r_high in ranges if r_low <= r_high)
 
 
+#: ``(partition, directory, file, size, rows)``: one recorded row (``file`` empty: the directory's own).
+RecordRow = tuple[str, str, str, int, int]
+
+
+class LazyPartitions(Mapping[str, "PartitionRecord"]):
+    """The recorded partitions of a table, by name, each partition's rows fetched when first
+    asked for (:meth:`load` fetches many in one call): a statement that reads 2 partitions of a
+    2,000-partition table fetches the record of those 2, not of all of them."""
+
+    def __init__(
+        self, names: Iterable[str], fetch: Callable[[Sequence[str]], Iterable[RecordRow]]
+    ) -> None:
+        self._names = frozenset(names)
+        self._fetch = fetch
+        self._loaded: dict[str, PartitionRecord] = {}
+        self._lock = threading.Lock()
+
+    def load(self, names: Iterable[str]) -> None:
+        """Fetch the record of those of ``names`` that are recorded and not fetched yet."""
+        with self._lock:
+            wanted = sorted({n for n in names if n in self._names and n not in self._loaded})
+            if not wanted:
+                return
+            fetched = TableRecord.of(self._fetch(wanted)).partitions
+            for name in wanted:
+                self._loaded[name] = fetched.get(name) or PartitionRecord({})
+
+    def __getitem__(self, name: str) -> PartitionRecord:
+        if name not in self._names:
+            raise KeyError(name)
+        self.load([name])
+        return self._loaded[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._names))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 @dataclass(frozen=True)
 class TableRecord:
-    """What committed writes recorded for one table, by partition name."""
+    """What committed writes recorded for one table, by partition name.
+
+    Loaded whole (:meth:`of`), or lazily (:meth:`lazy`): then ``directories`` names every
+    recorded directory of the table (name -> growing) and ``partitions`` fetches a partition's
+    rows when asked for it (:meth:`load` fetches many at once)."""
 
     partitions: Mapping[str, PartitionRecord]
+    #: every directory recorded in the table (name -> recorded as growing), for a lazy record
+    directories: Mapping[str, bool] | None = None
 
     @classmethod
-    def of(cls, rows: Iterable[tuple[str, str, str, int, int]]) -> TableRecord:
+    def lazy(
+        cls,
+        partitions: Iterable[str],
+        directories: Mapping[str, bool],
+        fetch: Callable[[Sequence[str]], Iterable[RecordRow]],
+    ) -> TableRecord:
+        """A record of recorded ``partitions`` (names) and ``directories`` (name -> growing
+        anywhere) whose rows ``fetch(names)`` returns, partition by partition, when needed."""
+        return cls(LazyPartitions(partitions, fetch), dict(directories))
+
+    def load(self, names: Iterable[str]) -> None:
+        """Fetch the record of partitions ``names`` now, in one call (a lazy record; a whole
+        one has them all)."""
+        if isinstance(self.partitions, LazyPartitions):
+            self.partitions.load(names)
+
+    @classmethod
+    def of(cls, rows: Iterable[RecordRow]) -> TableRecord:
         """From ``(partition, directory, file, size, rows)`` rows; ``file`` is ``""`` for the
         row of the directory itself."""
         files: dict[str, dict[str, dict[str, tuple[int, int]]]] = {}
@@ -139,6 +206,8 @@ class TableRecord:
     @cached_property
     def growing(self) -> frozenset[str]:
         """The directories recorded as growing (streaming) in any partition."""
+        if self.directories is not None:
+            return frozenset(d for d, growing in self.directories.items() if growing)
         return frozenset(
             d.name for p in self.partitions.values() for d in p.dirs.values() if d.growing
         )
@@ -146,6 +215,8 @@ class TableRecord:
     @cached_property
     def ranges(self) -> tuple[tuple[int, int], ...]:
         """The write-id ranges of every recorded directory of the table (a base: ``0..N``)."""
+        if self.directories is not None:
+            return tuple(sorted({_range(d) for d in self.directories}))
         return tuple(sorted({_range(d) for p in self.partitions.values() for d in p.dirs}))
 
     @property
@@ -220,6 +291,8 @@ def _range(dir_name: str) -> tuple[int, int]:
 __all__ = [
     "GROWING",
     "MISSING",
+    "LazyPartitions",
+    "RecordRow",
     "SIZE",
     "UNEXPECTED",
     "FileProblem",

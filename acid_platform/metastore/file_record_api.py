@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from acid_platform.format.file_record import TableRecord
+from acid_platform.format.file_record import RecordRow, TableRecord
 from acid_platform.metastore.compaction_api import MetastorePlumbing
 from acid_platform.metastore.file_records import (
     TableWrite,
     WrittenEntry,
     forget,
     identity,
-    load,
+    load_partitions,
     read_identity,
     record_writes,
+    summary,
 )
 
 
@@ -36,8 +37,15 @@ class FileRecordApi(MetastorePlumbing):
             self._write(lambda c, now: record_writes(c, txn_id, batch))
 
     def recorded_files(self, db: str, table: str) -> TableRecord:
-        """What committed (and open) writes recorded for ``db.table``."""
-        return self._read(load, db, table)  # type: ignore[no-any-return]
+        """What committed (and open) writes recorded for ``db.table``: its recorded partitions
+        and directories now (two queries), each partition's files when first asked for
+        (``TableRecord.load`` fetches many in one query)."""
+        partitions, directories = self._read(summary, db, table)
+
+        def fetch(names: Sequence[str]) -> list[RecordRow]:
+            return self._read(load_partitions, db, table, names)  # type: ignore[no-any-return]
+
+        return TableRecord.lazy(partitions, directories, fetch)
 
     def forget_recorded(
         self,

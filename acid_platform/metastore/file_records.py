@@ -2,8 +2,9 @@
 
 A writer records its files with its transaction, before the commit (:func:`record`); an abort
 drops them (:func:`discard`), so what stays describes committed writes only — a snapshot sees
-a recorded directory exactly when it sees the write. :func:`load` returns a table's record in
-one query, as :class:`~acid_platform.format.file_record.TableRecord`; the cleaner forgets what
+a recorded directory exactly when it sees the write. :func:`summary` names a table's recorded
+partitions and directories, :func:`load_partitions` fetches the rows of the partitions a
+statement reads (a lazy :class:`~acid_platform.format.file_record.TableRecord`); the cleaner forgets what
 it deletes (:func:`forget`). Also the metastore's identity (:func:`identity`), which the
 warehouse directory it serves carries.
 """
@@ -14,11 +15,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import and_, case, delete, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from acid_platform.format.file_record import TableRecord
+from acid_platform.format.file_record import GROWING, RecordRow
 from acid_platform.metastore.schema import metastore_identity, write_files
 from acid_platform.metastore.store import RetryTransaction
 
@@ -98,17 +99,39 @@ def record_writes(conn: Connection, txn_id: int, writes: Sequence[TableWrite]) -
         record(conn, txn_id, w.db, w.table, w.write_id, w.entries)
 
 
-def load(conn: Connection, db: str, table: str) -> TableRecord:
-    """The record of ``db.table`` (one query)."""
+def summary(conn: Connection, db: str, table: str) -> tuple[list[str], dict[str, bool]]:
+    """The partitions of ``db.table`` with a record, and every directory recorded in it (name
+    -> recorded as growing): two queries whose rows grow with the partitions' names and the
+    table's distinct directory names, not with its files."""
     wf = write_files.c
-    return TableRecord.of(
-        (r.wf_partition, r.wf_directory, r.wf_file, r.wf_size, r.wf_rows)
-        for r in conn.execute(
-            select(wf.wf_partition, wf.wf_directory, wf.wf_file, wf.wf_size, wf.wf_rows).where(
-                wf.wf_database == db, wf.wf_table == table
+    of_table = (wf.wf_database == db, wf.wf_table == table)
+    partitions = [
+        r.wf_partition for r in conn.execute(select(wf.wf_partition).where(*of_table).distinct())
+    ]
+    directories: dict[str, bool] = {}
+    growing = and_(wf.wf_file == "", wf.wf_size == GROWING)
+    query = select(wf.wf_directory, case((growing, 1), else_=0).label("growing"))
+    for r in conn.execute(query.where(*of_table).distinct()):
+        directories[r.wf_directory] = directories.get(r.wf_directory, False) or bool(r.growing)
+    return partitions, directories
+
+
+def load_partitions(
+    conn: Connection, db: str, table: str, partitions: Sequence[str]
+) -> list[RecordRow]:
+    """The recorded rows of ``partitions`` of ``db.table`` (one query per 500 names)."""
+    wf = write_files.c
+    rows: list[RecordRow] = []
+    for start in range(0, len(partitions), _BATCH):
+        names = list(partitions[start : start + _BATCH])
+        query = select(wf.wf_partition, wf.wf_directory, wf.wf_file, wf.wf_size, wf.wf_rows)
+        rows += [
+            (r.wf_partition, r.wf_directory, r.wf_file, r.wf_size, r.wf_rows)
+            for r in conn.execute(
+                query.where(wf.wf_database == db, wf.wf_table == table, wf.wf_partition.in_(names))
             )
-        )
-    )
+        ]
+    return rows
 
 
 def forget(
@@ -160,8 +183,9 @@ __all__ = [
     "discard",
     "forget",
     "identity",
-    "load",
+    "load_partitions",
     "read_identity",
     "record",
     "record_writes",
+    "summary",
 ]

@@ -31,6 +31,7 @@ from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, DeleteSet, Snapsh
 from acid_platform.format.fs import Location
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table import dml
+from acid_platform.table.dml_prune import source_pruning
 from acid_platform.table.engine import Engine
 from acid_platform.table.scan import PartitionFiles, plan_files, read_files
 from acid_platform.table.scan_filter import hive_filter, pushdown_filters, resolve_filter
@@ -58,13 +59,16 @@ def read_target(
     """The ``target`` relation ``plan`` needs: every row it can touch, every column it uses.
 
     ``where`` is the UPDATE/DELETE predicate (partition and stripe pruning); ``source`` the MERGE
-    source relation (the probe joins it). The table's partitions are listed and their files
+    source relation (the probe joins it; an ON equating a partition column with a source
+    column prunes the partitions, :mod:`.dml_prune`). The table's partitions are listed and their files
     selected once; every pass reads from that plan.
     """
     predicate = resolve_filter(spec, where) if isinstance(where, str | exp.Expr) else None
     # a constant beyond the nanosecond range: timestamp columns at microseconds (schema docs)
     force = has_wide_constant(predicate)
     pruning = hive_filter(spec, engine, predicate, exact=False)
+    if pruning.partitions is None:  # a MERGE: the partitions its source can match
+        pruning = source_pruning(spec, plan.probe, source) or pruning
     partitions = plan_files(spec, location, snapshot, pruning)
     read_columns = plan.read_columns if plan.read_columns is not None else plan.target_columns
     if plan.probe is None:

@@ -109,6 +109,7 @@ def _problems(warehouse: TableWarehouse, spec: TableSpec, location: Location) ->
         listed = dict(list_partition_dirs(location.path, list(spec.partition_column_names), fs))
         for part in record.partitions:
             listed.setdefault(part, join(location.path, part) if part else location.path)
+        record.load(listed)  # every partition's record, in one query
         out: list[FileProblem] = []
         for part, path in sorted(listed.items()):
             recorded = record.partition(part)

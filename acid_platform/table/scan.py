@@ -24,6 +24,7 @@ collected (a forgotten scan does not hold the cleaner back); it can then not be 
 
 from __future__ import annotations
 
+import functools
 import logging
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -60,6 +61,7 @@ from acid_platform.format import (
     wide_columns_of_splits,
 )
 from acid_platform.format.fs import Location, join
+from acid_platform.format.parallel import run_parallel
 from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_values_table
@@ -358,22 +360,27 @@ def plan_files(
         rows = table.take(pa.array(keep, pa.int64())).to_pylist()
         listed = [listed[i] for i in keep]
         values = [tuple(row[c] for c, _ in columns) for row in rows]
-    return [
-        PartitionFiles(
-            name,
+    if record is not None:
+        record.load(name for name, _ in listed)  # the record of the partitions read, at once
+    partition_record = None if record is None else record.partition
+    insert_only = spec.is_insert_only
+    plain_format = spec.file_format if insert_only else None
+
+    def select(name: str, path: str) -> AcidState:
+        return acid_state(
             path,
-            vals,
-            acid_state(
-                path,
-                snapshot.write_ids,
-                snapshot.valid_txns,
-                filesystem=fs,
-                record=None if record is None else record.partition(name),
-                insert_only=spec.is_insert_only,
-            ),
-            spec.file_format if spec.is_insert_only else None,
+            snapshot.write_ids,
+            snapshot.valid_txns,
+            filesystem=fs,
+            record=None if partition_record is None else partition_record(name),
+            insert_only=insert_only,
         )
-        for (name, path), vals in zip(listed, values, strict=True)
+
+    # one listing per partition, on the decoding threads (a listing waits without the GIL)
+    states = run_parallel([functools.partial(select, name, path) for name, path in listed])
+    return [
+        PartitionFiles(name, path, vals, state, plain_format)
+        for (name, path), vals, state in zip(listed, values, states, strict=True)
     ]
 
 
