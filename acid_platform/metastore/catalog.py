@@ -7,7 +7,7 @@ no statistics. Column lists and table properties are stored as JSON text.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import bindparam, delete, insert, literal, select, update
 from sqlalchemy.engine import Connection, Row
@@ -282,15 +282,7 @@ def add_partitions(
         raise MetastoreError(f"table {spec.full_name} is not partitioned")
     cols = spec.partition_column_names
     wanted = list(dict.fromkeys(normalize_partition_name(n, cols) for n in names))
-    existing: set[str] = set()
-    for i in range(0, len(wanted), _NAMES_PER_QUERY):
-        chunk = wanted[i : i + _NAMES_PER_QUERY]
-        query = select(partitions.c.part_name).where(
-            partitions.c.part_database == spec.db,
-            partitions.c.part_table == spec.name,
-            partitions.c.part_name.in_(chunk),
-        )
-        existing.update(str(row[0]) for row in conn.execute(query))
+    existing = _registered(conn, spec, wanted)
     new = [n for n in wanted if n not in existing]
     if not new:
         return []
@@ -304,6 +296,32 @@ def add_partitions(
     except IntegrityError:  # registered meanwhile by another writer: one by one
         return [n for n in new if add_partition(conn, now, spec.db, spec.name, n, True)]
     return new
+
+
+def existing_partitions(conn: Connection, db: str, table: str, names: Iterable[str]) -> list[str]:
+    """Those of ``names`` (escaped, ``k1=v1/k2=v2``) that are registered, as given: one query
+    per 500 names (rows for the names asked about, not for every partition of the table)."""
+    spec = get_table(conn, db, table)
+    if not spec.is_partitioned:
+        raise MetastoreError(f"table {spec.full_name} is not partitioned")
+    cols = spec.partition_column_names
+    given = {n: normalize_partition_name(n, cols) for n in names}
+    found = _registered(conn, spec, list(dict.fromkeys(given.values())))
+    return [n for n, normal in given.items() if normal in found]
+
+
+def _registered(conn: Connection, spec: TableSpec, names: Sequence[str]) -> set[str]:
+    """Those of normalized partition ``names`` registered for ``spec``."""
+    existing: set[str] = set()
+    for i in range(0, len(names), _NAMES_PER_QUERY):
+        chunk = names[i : i + _NAMES_PER_QUERY]
+        query = select(partitions.c.part_name).where(
+            partitions.c.part_database == spec.db,
+            partitions.c.part_table == spec.name,
+            partitions.c.part_name.in_(chunk),
+        )
+        existing.update(str(row[0]) for row in conn.execute(query))
+    return existing
 
 
 def drop_partitions_left_by(

@@ -81,6 +81,11 @@ class CatalogApi(MetastorePlumbing):
             lambda c, now: catalog.add_partitions(c, now, db, table, names)
         )
 
+    def existing_partitions(self, db: str, table: str, partition_names: Sequence[str]) -> list[str]:
+        """Those of ``partition_names`` that are registered (one query per 500 names)."""
+        names = list(partition_names)
+        return self._read(catalog.existing_partitions, db, table, names)  # type: ignore[no-any-return]
+
     def drop_partition(
         self, db: str, table: str, partition_name: str, *, if_exists: bool = False
     ) -> None:

@@ -502,12 +502,11 @@ def register_partitions(
     ONE metastore write however many there are; returns those this call registered."""
     if not spec.partition_columns:
         return []
-    known = warehouse.known_partitions.of(spec)
-    unknown = [name for name in dict.fromkeys(names) if name and name not in known]
+    unknown = warehouse.known_partitions.unknown(spec, names)
     if not unknown:
         return []
     created = warehouse.metastore.add_partitions(spec.db, spec.name, unknown)
-    known.update(unknown)
+    warehouse.known_partitions.add(spec, unknown)
     return created
 
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pytest
 
 from acid_platform import Warehouse
@@ -32,6 +30,7 @@ from acid_platform.table.scan import plan_scan
 from acid_platform.table.schema import data_schema, table_schema
 from acid_platform_tests.helpers import copy_nation_table, warehouse_fixture
 from acid_platform_tests.table.conftest import emp_rows
+from acid_platform_tests.table.counting import CountingFileSystem, CountingWarehouse
 
 ALL = 9223372036854775807
 COLS = [("id", "int"), ("name", "string"), ("salary", "bigint"), ("note", "string")]
@@ -201,73 +200,6 @@ def test_hive_written_partitioned_table_reads_as_before(
 
 
 # --------------------------------------------------------------------------- listings
-
-
-class CountingFileSystem(pafs.FileSystemHandler):
-    """The local file system, counting the directory listings asked of it (per directory)."""
-
-    def __init__(self) -> None:
-        self.local = pafs.LocalFileSystem()
-        self.listed: dict[str, int] = {}
-
-    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
-        path = selector.base_dir.rstrip("/")
-        self.listed[path] = self.listed.get(path, 0) + 1
-        return self.local.get_file_info(selector)
-
-    def get_type_name(self) -> str:
-        return "counting-local"
-
-    def equals(self, other: Any) -> bool:
-        return other is self
-
-    def normalize_path(self, path: str) -> str:
-        return self.local.normalize_path(path)
-
-    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-        return self.local.get_file_info(paths)
-
-    def create_dir(self, path: str, recursive: bool) -> None:
-        self.local.create_dir(path, recursive=recursive)
-
-    def delete_dir(self, path: str) -> None:
-        self.local.delete_dir(path)
-
-    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
-        self.local.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
-
-    def delete_root_dir_contents(self) -> None:
-        raise OSError("not on this file system")
-
-    def delete_file(self, path: str) -> None:
-        self.local.delete_file(path)
-
-    def move(self, src: str, dest: str) -> None:
-        self.local.move(src, dest)
-
-    def copy_file(self, src: str, dest: str) -> None:
-        self.local.copy_file(src, dest)
-
-    def open_input_stream(self, path: str) -> Any:
-        return self.local.open_input_stream(path)
-
-    def open_input_file(self, path: str) -> Any:
-        return self.local.open_input_file(path)
-
-    def open_output_stream(self, path: str, metadata: Any) -> Any:
-        return self.local.open_output_stream(path, metadata=metadata)
-
-    def open_append_stream(self, path: str, metadata: Any) -> Any:
-        return self.local.open_append_stream(path, metadata=metadata)
-
-
-class CountingWarehouse(Warehouse):
-    """A warehouse whose tables live on a :class:`CountingFileSystem`."""
-
-    counter = CountingFileSystem()
-
-    def filesystem_for(self, location: str) -> pafs.FileSystem | None:
-        return pafs.PyFileSystem(self.counter)
 
 
 @pytest.mark.parametrize("small_target_bytes", [-1, 1 << 30], ids=["two-phase", "one-pass"])
