@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -51,6 +52,7 @@ from acid_platform.metastore.model import TableSpec
 from acid_platform.table.deprecation import deprecated
 from acid_platform.table.read_lease import take_snapshot
 from acid_platform.table.scan import ScanTask, read_task
+from acid_platform.table.scan_combine import combine_tasks
 from acid_platform.table.schema import table_schema
 
 log = logging.getLogger(__name__)
@@ -121,8 +123,10 @@ class AcidSourceReader(DataSourceReader):
 
     # ------------------------------------------------------------------ planning (driver side)
     def partitions(self) -> Sequence[InputPartition]:
-        """Under a pinned snapshot, one partition per split; else one per split of the table
-        as it is now, each reading its share of its query's splits (see module docs)."""
+        """Under a pinned snapshot, one partition per split; else as many as the table's splits
+        as it is now make combined (:func:`~acid_platform.table.scan_combine.combine_tasks`:
+        1,800 one-day splits of a few hundred kB are a few tasks), each reading its share of
+        its query's splits (see module docs)."""
         opts, spec = self._options, self._spec
         snapshot, lease = self._planning_snapshot()
         tasks = planned_tasks(spec, snapshot, self._columns, self._pruning())
@@ -130,7 +134,8 @@ class AcidSourceReader(DataSourceReader):
         if opts.pinned:
             return [SplitPartition(t, str(snapshot.write_ids), spec.location, lease) for t in tasks]
         planned = (str(snapshot.valid_txns or ""), str(snapshot.write_ids), lease)
-        slots = max(1, len(tasks))
+        # small splits share a task (Spark's maxPartitionBytes / openCostInBytes rule)
+        slots = max(1, len(combine_tasks(tasks, parallelism=os.cpu_count() or 1)))
         return [SlotPartition(i, slots, planned) for i in range(slots)]
 
     # ------------------------------------------------------------------ reading (executors)
