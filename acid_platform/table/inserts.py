@@ -7,12 +7,14 @@ OVERWRITE in :func:`~acid_platform.table.statement.run_write`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from acid_platform.errors import InvalidPartitionError
+from acid_platform.format.parallel import run_parallel
 from acid_platform.metastore.model import OperationType, TableSpec
 from acid_platform.table.partitions import make_partition_name, static_partition_values
 from acid_platform.table.schema import (
@@ -73,12 +75,16 @@ def write_rows(ctx: WriteContext, rows: pa.Table, overwrite: bool) -> WriteOutco
         return WriteOutcome()
     write_id = ctx.record([(name or None, OperationType.INSERT) for name, _ in groups])
     sink = EventSink(spec, ctx.location, write_id)
-    written = run_writes(
+    # each partition's directory (and its acid version file) made on the writing threads too
+    pending = run_parallel(
         [
-            sink.insert_writes(name, part, ctx.first_statement, overwrite=overwrite)
+            functools.partial(
+                sink.insert_writes, name, part, ctx.first_statement, overwrite=overwrite
+            )
             for name, part in groups
         ]
     )
+    written = run_writes(pending)
     return WriteOutcome(
         rows_inserted=written.rows_inserted, written=written, partitions=[n for n, _ in groups]
     )

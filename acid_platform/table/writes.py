@@ -222,11 +222,15 @@ def split_by_partition(
     groups = _group_indices(rows.select(list(partition_columns)))
     if len(groups) == 1:  # one partition (a Dagster partition's rows): no copy of the rows
         return [(make_partition_name(partition_columns, groups[0][0]), rows.select(list(keep)))]
+    # one take puts each partition's rows together; each partition is then a zero-copy slice
+    together = rows.select(list(keep)).take(pa.concat_arrays([i for _, i in groups]))
     out = []
+    start = 0
     for values, indices in groups:
         out.append(
-            (make_partition_name(partition_columns, values), rows.select(list(keep)).take(indices))
+            (make_partition_name(partition_columns, values), together.slice(start, len(indices)))
         )
+        start += len(indices)
     out.sort(key=lambda x: x[0])
     return _merge_same_names(out)
 
