@@ -18,7 +18,7 @@ SQLite and PostgreSQL: ``SHOW PARTITIONS``, an initiator tick, and a one-row INS
 partition by a fresh session (which knows none of the table's partitions).
 
     python -m benchmarks.bench_partitions [--scale 1] [--runs 3] [--partitions 100000]
-        [--backends sqlite,postgresql]
+        [--backends sqlite,postgresql] [--load-runs N] [--skip-tpcds]
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ class Store:
             self.wh.sql(f"INSERT INTO {name} SELECT {', '.join(self.cols)} FROM staging")
 
 
-def tpcds(scale: float, runs: int, tmp: Path) -> dict[str, Any]:
+def tpcds(scale: float, runs: int, tmp: Path, load_runs: int | None = None) -> dict[str, Any]:
+    load_runs = runs if load_runs is None else load_runs
     rows = store_sales(scale)
     rows = rows.set_column(
         rows.schema.get_field_index("ss_sold_date_sk"),
@@ -113,7 +114,7 @@ def tpcds(scale: float, runs: int, tmp: Path) -> dict[str, Any]:
 
     timings: dict[str, dict[str, list[Timing]]] = {}
     timings["load"] = {}
-    for _ in range(runs):  # a fresh table each round, created untimed
+    for _ in range(load_runs):  # a fresh table each round, created untimed
         for layout in ("u", "p"):
             one = interleaved({layout: load(layout)}, 1, lambda layout=layout: store.create(layout))
             timings["load"].setdefault(layout, []).extend(one[layout])
@@ -257,6 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--load-runs", type=int, default=None, help="default: --runs")
     parser.add_argument("--skip-tpcds", action="store_true")
     parser.add_argument("--out", type=Path, default=OUT / "partitions.json")
     args = parser.parse_args(argv)
@@ -271,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
             result["metastore"][backend] = metastore(backend, args.partitions, args.runs, Path(tmp))
             print(backend, result["metastore"][backend], flush=True)
         if not args.skip_tpcds:
-            result["tpcds"] = tpcds(args.scale, args.runs, Path(tmp))
+            result["tpcds"] = tpcds(args.scale, args.runs, Path(tmp), args.load_runs)
             print(json.dumps(result["tpcds"], indent=1), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))

@@ -11,6 +11,7 @@ Decimal128Type(decimal128(10, 2))
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pyarrow as pa
@@ -160,6 +161,12 @@ def row_schema(columns: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> 
     >>> row_schema([("c", "CHAR(5)")]).field("c").metadata
     {b'hive.type': b'char(5)'}
     """
+    return _row_schema(tuple((name, t) for name, t in columns))
+
+
+@functools.lru_cache(maxsize=256)
+def _row_schema(columns: tuple[tuple[str, str], ...]) -> pa.Schema:
+    # parsed once per column list: every split of a scan of 2,000 partitions asks for it
     return pa.schema([_field(name, t) for name, t in columns])
 
 
