@@ -32,7 +32,10 @@ import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -46,6 +49,8 @@ import org.apache.spark.sql.connector.expressions.filter.AlwaysTrue;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
@@ -159,6 +164,12 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
   }
 
   // ------------------------------------------------------------------ TableCatalog
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    super.initialize(name, options);
+    AcidRowLevel.install(); // DELETE / UPDATE / MERGE INTO (AcidRowLevel.java)
+  }
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
@@ -403,7 +414,8 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
   /** A warehouse table: the Python data source's PythonTables (writes; a new one per scan,
    * see AcidScans) with the table's name as option. */
-  static final class AcidTable implements SupportsRead, SupportsWrite {
+  static final class AcidTable
+      implements SupportsRead, SupportsWrite, SupportsRowLevelOperations, SupportsMetadataColumns {
     private final String name;
     private final StructType schema;
     private final Transform[] partitioning;
@@ -463,6 +475,28 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     @Override public Column[] columns() { return CatalogV2Util.structTypeToV2Columns(schema, false); }
     @Override public Transform[] partitioning() { return partitioning; }
     @Override public Map<String, String> properties() { return properties; }
+
+    /** The partition columns, in the table's order. */
+    List<String> partitionColumnNames() {
+      List<String> out = new ArrayList<>();
+      for (Transform t : partitioning) {
+        if (t.name().equals("identity")) {
+          out.add(((NamedReference) t.arguments()[0]).fieldNames()[0]);
+        }
+      }
+      return out;
+    }
+
+    /** ROW__ID and the partition values of a row, for DELETE / UPDATE / MERGE. */
+    @Override
+    public MetadataColumn[] metadataColumns() {
+      return AcidRowLevel.metadataColumns(schema, partitionColumnNames());
+    }
+
+    @Override
+    public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+      return AcidRowLevel.builder(this, info.command(), partitionColumnNames());
+    }
 
     @Override
     public Set<TableCapability> capabilities() {
