@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
+from acid_platform.engines.spark.maintenance import PROCEDURES, maintenance_answer
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.engines.spark.table_scans import partition_conjuncts, scan_bytes
 from acid_platform.errors import (
@@ -94,6 +95,8 @@ def catalog_answer(options: SourceOptions, raw: Mapping[str, str], format_name: 
     ``stats`` (the bytes a scan of the latest snapshot reads, in the partitions the
     ``_partition_filter`` conjuncts leave: :func:`~.table_scans.scan_bytes`)."""
     op = raw[CATALOG_OP]
+    if op in PROCEDURES:  # CALL system.compact(…) / system.show_compactions()
+        return maintenance_answer(options, raw)
     db, name = options.db_and_table
     metastore = options.metastore()
     if op == "databases":

@@ -30,6 +30,7 @@ import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
@@ -40,6 +41,7 @@ import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Literal;
@@ -63,7 +65,8 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-public class AcidCatalog extends DelegatingCatalogExtension implements StagingTableCatalog {
+public class AcidCatalog extends DelegatingCatalogExtension
+    implements StagingTableCatalog, ProcedureCatalog {
   /** Option naming the catalog operation for the Python data source's schema(). */
   static final String OP = "_catalog_op";
   /** The acid format's name (set by register). */
@@ -288,6 +291,19 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
   @Override
   public boolean purgeTable(Identifier ident) {
     return super.tableExists(ident) ? super.purgeTable(ident) : dropTable(ident);
+  }
+
+  // ------------------------------------------------------------------ ProcedureCatalog
+  // CALL system.compact(...), system.show_compactions(): AcidProcedures.java
+
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    return AcidProcedures.load(ident);
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    return AcidProcedures.list(namespace);
   }
 
   // ------------------------------------------------------------------ StagingTableCatalog
