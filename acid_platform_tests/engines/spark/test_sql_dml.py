@@ -77,3 +77,81 @@ def test_delete_update_merge_by_name(spark: SparkSession, wh: Warehouse, layout:
         (8, "h", "d1"),
     ]
     assert any("delete_delta_" in d for d in _dirs(wh, "t"))
+
+
+def _table(spark: SparkSession, wh: Warehouse, ddl: str = "") -> None:
+    wh.create_database("db")
+    spark.sql(f"CREATE TABLE db.t (id INT, v STRING, ds STRING) USING acid {ddl}")
+    spark.sql(
+        "INSERT INTO db.t VALUES (1,'a','d1'),(2,'b','d1'),(3,'c','d2'),(4,'d','d2'),(5,'e','d3')"
+    )
+
+
+def test_subqueries_joins_and_views_as_conditions(spark: SparkSession, wh: Warehouse) -> None:
+    _table(spark, wh, "PARTITIONED BY (ds)")
+    spark.createDataFrame(
+        [(1, "d1"), (2, "d2"), (3, "d9")], "k INT, day STRING"
+    ).createOrReplaceTempView("days")
+    # scalar subqueries as bounds
+    spark.sql(
+        "DELETE FROM db.t WHERE id >= (SELECT min(k) FROM days) AND id < (SELECT max(k) FROM days)"
+    )
+    assert [r[0] for r in _rows(wh, "db.t")] == [3, 4, 5]
+    # EXISTS, correlated
+    spark.sql("DELETE FROM db.t WHERE EXISTS (SELECT 1 FROM days d WHERE d.day = db.t.ds)")
+    assert [r[0] for r in _rows(wh, "db.t")] == [5]
+    # a join of a Spark table and the acid table itself as MERGE source
+    spark.sql("INSERT INTO db.t VALUES (6,'f','d1'),(7,'g','d2')")
+    spark.sql(
+        "MERGE INTO db.t USING (SELECT t2.id, d.day FROM db.t t2 JOIN days d ON t2.ds = d.day) s "
+        "ON db.t.id = s.id WHEN MATCHED THEN UPDATE SET v = concat(s.day, '+')"
+    )
+    assert _rows(wh, "db.t") == [(5, "e", "d3"), (6, "d1+", "d1"), (7, "d2+", "d2")]
+
+
+def test_merge_cardinality_as_spark_sql_knows_it(spark: SparkSession, wh: Warehouse) -> None:
+    _table(spark, wh, "PARTITIONED BY (ds)")
+    spark.createDataFrame([(1,), (1,), (3,), (3,), (3,)], "k INT").createOrReplaceTempView("dup")
+    before, dirs = _rows(wh, "db.t"), _dirs(wh, "t")
+    with pytest.raises(Exception, match="MERGE_CARDINALITY_VIOLATION"):
+        spark.sql("MERGE INTO db.t USING dup ON id = k WHEN MATCHED THEN UPDATE SET v = 'x'")
+    assert _rows(wh, "db.t") == before  # nothing visible: the transaction aborted
+    # the only MATCHED action an unconditional DELETE: allowed, each row deleted once
+    spark.sql("MERGE INTO db.t USING dup ON id = k WHEN MATCHED THEN DELETE")
+    assert [r[0] for r in _rows(wh, "db.t")] == [2, 4, 5]
+    events = [
+        p
+        for p in Path(wh.root).rglob("bucket_*")
+        if "delete_delta" in str(p.parent) and p.parent.is_dir()
+    ]
+    import pyarrow.orc as orc
+
+    new = [p for p in events if str(p.parent) not in {str(Path(wh.root) / d) for d in dirs}]
+    assert sum(orc.ORCFile(str(p)).nrows for p in new) == 2
+
+
+def test_bad_input_fails_with_one_line_and_writes_nothing(
+    spark: SparkSession, wh: Warehouse
+) -> None:
+    from pyspark.errors import AnalysisException
+    from pyspark.errors import UnsupportedOperationException as Unsupported
+
+    _table(spark, wh)
+    mm = {"transactional": "true", "transactional_properties": "insert_only"}
+    wh.create_table("mm", [("id", "int")], properties=mm).insert([{"id": 1}])
+    wh.create_table("plain", [("id", "int")], properties={"transactional": "false"})
+    before = _dirs(wh, "")
+    with pytest.raises(Unsupported, match="that is insert-only transactional") as e:
+        spark.sql("DELETE FROM default.mm WHERE id = 1")
+    assert "\n" not in str(e.value).strip()
+    with pytest.raises(Unsupported, match="that is not transactional"):
+        spark.sql("UPDATE default.plain SET id = 2")
+    with pytest.raises(AnalysisException, match="nope"):
+        spark.sql("DELETE FROM db.t WHERE nope = 1")
+    with pytest.raises(AnalysisException, match="v"):
+        spark.sql("UPDATE db.t SET v = array(1)")
+    with pytest.raises(AnalysisException, match="AMBIGUOUS|ambiguous"):
+        spark.createDataFrame([(1, "z")], "id INT, v STRING").createOrReplaceTempView("s2")
+        spark.sql("MERGE INTO db.t USING s2 ON id = id WHEN MATCHED THEN DELETE")
+    assert _dirs(wh, "") == before
+    assert [r[0] for r in _rows(wh, "db.t")] == [1, 2, 3, 4, 5]

@@ -135,6 +135,16 @@ final class AcidRowLevel {
   static RowLevelOperationBuilder builder(
       AcidCatalog.AcidTable table, RowLevelOperation.Command command,
       List<String> partitionColumns) {
+    // Hive's ErrorMsg.ACID_OP_ON_NONACID_TABLE / ACID_OP_ON_INSERTONLYTRAN_TABLE
+    Map<String, String> props = table.properties();
+    if (!"true".equalsIgnoreCase(props.getOrDefault("transactional", "false"))) {
+      throw new UnsupportedOperationException("Attempt to do update or delete on table "
+          + table.name() + " that is not transactional");
+    }
+    if ("insert_only".equalsIgnoreCase(props.getOrDefault("transactional_properties", ""))) {
+      throw new UnsupportedOperationException("Attempt to do update or delete on table "
+          + table.name() + " that is insert-only transactional");
+    }
     return () -> new Operation(table, command, partitionColumns);
   }
 
