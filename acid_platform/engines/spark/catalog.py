@@ -148,10 +148,19 @@ def described(spec: TableSpec, format_name: str, created: bool | None = None) ->
         if i == 0:
             meta["acid_table"] = spec.full_name
             meta["acid_properties"] = "".join(f"{k}\x01{v}\x02" for k, v in props.items())
+            if spec.num_buckets:  # Hive's bucket, computed in the JVM (jvm/AcidBuckets.java)
+                meta["acid_bucketing"] = bucketing_of(spec)
             if created is not None:
                 meta["acid_created"] = str(created).lower()
         fields.append(StructField(f.name, f.dataType, f.nullable, meta))
     return StructType(fields)
+
+
+def bucketing_of(spec: TableSpec) -> str:
+    """``version|hive types|columns`` of a bucketed table (the bucketing columns in order)."""
+    types = dict(spec.columns)
+    hive_types = [types[c] for c in spec.bucket_columns]
+    return f"{spec.bucketing_version}|{','.join(hive_types)}|{','.join(spec.bucket_columns)}"
 
 
 class _Request:

@@ -63,6 +63,7 @@ _SOURCES = (
     Path(__file__).with_name("jvm") / "AcidScans.java",
     Path(__file__).with_name("jvm") / "AcidSource.java",
     Path(__file__).with_name("jvm") / "AcidRowLevel.java",
+    Path(__file__).with_name("jvm") / "AcidBuckets.java",
     Path(__file__).with_name("jvm") / "AcidProcedures.java",
 )
 #: The jar's service registration: ``AcidSource`` is a Spark data source (``format(name)``).

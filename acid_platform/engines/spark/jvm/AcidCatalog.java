@@ -50,7 +50,17 @@ import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.expressions.filter.AlwaysTrue;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.connector.distributions.Distribution;
+import org.apache.spark.sql.connector.distributions.Distributions;
+import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
 import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
@@ -172,6 +182,15 @@ public class AcidCatalog extends DelegatingCatalogExtension
   public void initialize(String name, CaseInsensitiveStringMap options) {
     super.initialize(name, options);
     AcidRowLevel.install(); // DELETE / UPDATE / MERGE INTO (AcidRowLevel.java)
+  }
+
+  /** acid_bucket(...): Hive's bucket of a row (AcidBuckets.java), for bucketed writes. */
+  @Override
+  public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
+    if (ident.namespace().length == 0 && ident.name().equalsIgnoreCase(AcidBuckets.NAME)) {
+      return AcidBuckets.UNBOUND;
+    }
+    return super.loadFunction(ident);
   }
 
   @Override
@@ -438,6 +457,9 @@ public class AcidCatalog extends DelegatingCatalogExtension
     private final Map<String, String> properties = new HashMap<>();
     private final Table writes;
     private final Boolean overwrite;
+    /** Hive's bucket of a row as the write's clustering (null: not bucketed, or a type the
+     * JVM does not hash: the Python writer's rules then). */
+    private Transform bucket;
 
     AcidTable(String name, StructType answer, TableProvider writer, Boolean overwrite) {
       this.name = name;
@@ -453,6 +475,9 @@ public class AcidCatalog extends DelegatingCatalogExtension
         if (m.contains("acid_buckets")) {
           buckets = m.getLong("acid_buckets");
           bucketCols.add(f.name());
+        }
+        if (m.contains("acid_bucketing")) {
+          bucket = AcidBuckets.transform(answer, m.getString("acid_bucketing"));
         }
         if (m.contains("acid_properties")) {
           for (String entry : m.getString("acid_properties").split("\u0002")) {
@@ -550,7 +575,11 @@ public class AcidCatalog extends DelegatingCatalogExtension
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-      CaseInsensitiveStringMap options = withTable(info.options());
+      Map<String, String> opts = new HashMap<>(withTable(info.options()).asCaseSensitiveMap());
+      if (bucket != null) { // Spark clusters the rows by bucket: one writer per bucket file
+        opts.put("grouped_by_bucket", "true");
+      }
+      CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(opts);
       LogicalWriteInfo named = new LogicalWriteInfo() {
         @Override public CaseInsensitiveStringMap options() { return options; }
         @Override public String queryId() { return info.queryId(); }
@@ -559,7 +588,20 @@ public class AcidCatalog extends DelegatingCatalogExtension
         @Override public Optional<StructType> metadataSchema() { return info.metadataSchema(); }
       };
       WriteBuilder inner = ((SupportsWrite) writes).newWriteBuilder(named);
-      return new OverwritingBuilder(inner, overwrite, partitionColumns());
+      return new OverwritingBuilder(inner, overwrite, partitionColumns(), distribution());
+    }
+
+    /** (partition columns, Hive bucket): each bucket file of a write has one writer. */
+    private Expression[] distribution() {
+      if (bucket == null) {
+        return null;
+      }
+      List<Expression> keys = new ArrayList<>();
+      for (String c : partitionColumnNames()) {
+        keys.add(Expressions.column(c));
+      }
+      keys.add(bucket);
+      return keys.toArray(new Expression[0]);
     }
   }
 
@@ -570,8 +612,11 @@ public class AcidCatalog extends DelegatingCatalogExtension
     private WriteBuilder inner;
     private final Boolean overwrite;
     private final Set<String> partitionColumns;
+    private final Expression[] distribution;
 
-    OverwritingBuilder(WriteBuilder inner, Boolean overwrite, Set<String> partitionColumns) {
+    OverwritingBuilder(WriteBuilder inner, Boolean overwrite, Set<String> partitionColumns,
+        Expression[] distribution) {
+      this.distribution = distribution;
       this.overwrite = overwrite;
       this.partitionColumns = partitionColumns;
       this.inner = Boolean.TRUE.equals(overwrite) ? ((SupportsTruncate) inner).truncate() : inner;
@@ -630,7 +675,27 @@ public class AcidCatalog extends DelegatingCatalogExtension
 
     @Override
     public Write build() {
-      return inner.build();
+      Write write = inner.build();
+      return distribution == null ? write : new Clustered(write, distribution);
     }
+  }
+
+  /** A write whose rows Spark clusters by (partition, Hive bucket) first. */
+  static final class Clustered implements Write, RequiresDistributionAndOrdering {
+    private final Write inner;
+    private final Expression[] keys;
+
+    Clustered(Write inner, Expression[] keys) {
+      this.inner = inner;
+      this.keys = keys;
+    }
+
+    @Override public String description() { return inner.description(); }
+    @Override public BatchWrite toBatch() { return inner.toBatch(); }
+    @Override public StreamingWrite toStreaming() { return inner.toStreaming(); }
+    @Override public CustomMetric[] supportedCustomMetrics() { return inner.supportedCustomMetrics(); }
+    @Override public CustomTaskMetric[] reportDriverMetrics() { return inner.reportDriverMetrics(); }
+    @Override public Distribution requiredDistribution() { return Distributions.clustered(keys); }
+    @Override public SortOrder[] requiredOrdering() { return new SortOrder[0]; }
   }
 }
