@@ -49,7 +49,7 @@ def test_insert_overwrite_of_a_bucketed_table_writes_each_bucket_once(
         f"TBLPROPERTIES ('bucketing_version' = '{version}')"
     )
     rng = random.Random(version)
-    rows = [
+    rows: list[tuple[object, ...]] = [
         (
             rng.randint(-(2**31), 2**31 - 1),
             rng.randint(-(2**63), 2**63 - 1),

@@ -155,3 +155,26 @@ def test_bad_input_fails_with_one_line_and_writes_nothing(
         spark.sql("MERGE INTO db.t USING s2 ON id = id WHEN MATCHED THEN DELETE")
     assert _dirs(wh, "") == before
     assert [r[0] for r in _rows(wh, "db.t")] == [1, 2, 3, 4, 5]
+
+
+def test_a_small_delete_writes_delete_events_not_a_rewrite(
+    spark: SparkSession, wh: Warehouse
+) -> None:
+    wh.create_database("db")
+    spark.sql("CREATE TABLE db.kv (k INT, v STRING) USING acid")
+    spark.range(1000).selectExpr("CAST(id AS INT) AS k", "concat('v', id) AS v").writeTo(
+        "db.kv"
+    ).append()
+    location = Path(wh.table("db.kv").spec.location)
+    before = sorted(p.name for p in location.iterdir())
+    spark.sql("DELETE FROM db.kv WHERE k % 100 = 7")  # 1%
+    added = sorted(set(p.name for p in location.iterdir()) - set(before))
+    assert added and all(d.startswith("delete_delta_") for d in added)
+    spark.sql("UPDATE db.kv SET v = 'u' WHERE k < 5")
+    spark.sql(
+        "MERGE INTO db.kv t USING (SELECT 5 AS k, 'm' AS v UNION ALL SELECT 2000, 'n') s "
+        "ON t.k = s.k WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *"
+    )
+    embedded = sorted((r["k"], r["v"]) for r in wh.query("SELECT * FROM db.kv").to_pylist())
+    assert len(embedded) == 1000 - 10 - 1 + 1
+    assert (0, "u") in embedded and (5, "v5") not in embedded and (2000, "n") in embedded
