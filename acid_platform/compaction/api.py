@@ -70,8 +70,17 @@ def compact_table(
     if executor is None and choose is not None:
         # a warehouse with Spark registered routes large partitions there (TableWarehouse)
         executor = choose(target.conf)
-    compaction_type = CompactionType(kind.lower())
     spec = ms.get_table(*split_table_name(name))
+    if not spec.is_transactional:  # Hive's NONACID_COMPACTION_NOT_SUPPORTED; nothing queued
+        raise UnsupportedOperationError(
+            f"Compaction is not allowed on non-ACID table {spec.db}.{spec.name}"
+        )
+    kinds = [t.value for t in CompactionType]
+    if kind.lower() not in kinds:
+        raise SemanticError(
+            f"compaction of {spec.full_name}: type {kind!r} is not one of {', '.join(kinds)}"
+        )
+    compaction_type = CompactionType(kind.lower())
     order_text = check_rebalance(spec, compaction_type, order_by, number_of_buckets)
     ms.reap_timed_out()  # a dead client's open txn would stop the compaction at its write id
     ids = []

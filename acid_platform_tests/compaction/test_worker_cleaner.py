@@ -20,7 +20,7 @@ from acid_platform.compaction import (
 )
 from acid_platform.compaction.cleaner import Cleaner
 from acid_platform.compaction.hooks import on_checkpoint
-from acid_platform.errors import CompactionError
+from acid_platform.errors import CompactionError, SemanticError, UnsupportedOperationError
 from acid_platform.format import ValidCompactorWriteIdList
 from acid_platform.table.schema import data_schema
 from acid_platform_tests.helpers import acid_dirs, warehouse_fixture
@@ -219,6 +219,21 @@ def test_dropped_table_fails_its_queued_compaction(wh: Warehouse) -> None:
     assert cq is not None
     wh.drop_table("t")
     assert run_worker(wh) == []  # the queue went with the table
+
+
+def test_a_non_acid_table_or_an_unknown_type_is_refused_and_nothing_queued(wh: Warehouse) -> None:
+    """Hive's AlterTableCompactOperation refuses a non-ACID table before queuing anything;
+    HiveQL and the Spark procedure share :func:`compact_table`, so both do."""
+    wh.create_table("plain", KV, properties={"transactional": "false"})
+    wh.create_table("t", KV).insert(_kv(2))
+    with pytest.raises(
+        UnsupportedOperationError,
+        match=r"^Compaction is not allowed on non-ACID table default\.plain$",
+    ):
+        wh.sql("ALTER TABLE plain COMPACT 'major' AND WAIT")
+    with pytest.raises(SemanticError, match="type 'huge' is not one of major, minor, rebalance"):
+        compact_table(wh, "t", kind="huge")
+    assert wh.show_compactions() == []
 
 
 def test_aborted_rows_inside_a_delta_left_in_place_never_come_back(wh: Warehouse) -> None:

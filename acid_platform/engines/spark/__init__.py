@@ -11,6 +11,8 @@
   :mod:`.registration`) — the ``acid`` format for one warehouse (each query reads the latest
   committed snapshot, or one pinned by option; writes by executors, committed on the driver);
   :func:`register`, which registered the format alone, is deprecated;
+* :class:`AcidTable` — ``AcidTable.forName(spark, "db.t")``: DELETE / UPDATE / MERGE INTO as
+  a DataFrame API in Delta Lake's shape, each one Spark SQL statement (:mod:`.acid_table`);
 * :class:`SparkEngine` — the :class:`~acid_platform.table.engine.Engine` protocol on Spark, plus
   UPDATE / DELETE / MERGE / INSERT whose rows stay on the executors;
 * :class:`SparkCompactionExecutor` / :func:`compaction_router` — the compaction worker's executor
@@ -54,6 +56,7 @@ require("pyspark", "spark", "acid_platform.engines.spark")
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from acid_platform.engines.spark.acid_table import AcidTable
     from acid_platform.engines.spark.cluster import LocalCluster
     from acid_platform.engines.spark.compaction import SparkCompactionExecutor, compaction_router
     from acid_platform.engines.spark.datasource import AcidDataSource
@@ -65,6 +68,7 @@ from acid_platform.engines.spark.names import NAME  # the default format name
 # Spark's Python workers unpickle the data source by importing its module; this package stays
 # light so they do not import the engine and cluster code as well.
 _LAZY = {
+    "AcidTable": "acid_platform.engines.spark.acid_table",
     "AcidDataSource": "acid_platform.engines.spark.datasource",
     "LocalCluster": "acid_platform.engines.spark.cluster",
     "SparkCompactionExecutor": "acid_platform.engines.spark.compaction",
@@ -101,6 +105,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "NAME",
+    "AcidTable",
     "AcidDataSource",
     "LocalCluster",
     "SparkCompactionExecutor",

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
+from acid_platform.engines.spark.maintenance import PROCEDURES, maintenance_answer
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.engines.spark.table_scans import partition_conjuncts, scan_bytes
 from acid_platform.errors import (
@@ -94,6 +95,8 @@ def catalog_answer(options: SourceOptions, raw: Mapping[str, str], format_name: 
     ``stats`` (the bytes a scan of the latest snapshot reads, in the partitions the
     ``_partition_filter`` conjuncts leave: :func:`~.table_scans.scan_bytes`)."""
     op = raw[CATALOG_OP]
+    if op in PROCEDURES:  # CALL system.compact(…) / system.show_compactions()
+        return maintenance_answer(options, raw)
     db, name = options.db_and_table
     metastore = options.metastore()
     if op == "databases":
@@ -145,10 +148,19 @@ def described(spec: TableSpec, format_name: str, created: bool | None = None) ->
         if i == 0:
             meta["acid_table"] = spec.full_name
             meta["acid_properties"] = "".join(f"{k}\x01{v}\x02" for k, v in props.items())
+            if spec.num_buckets:  # Hive's bucket, computed in the JVM (jvm/AcidBuckets.java)
+                meta["acid_bucketing"] = bucketing_of(spec)
             if created is not None:
                 meta["acid_created"] = str(created).lower()
         fields.append(StructField(f.name, f.dataType, f.nullable, meta))
     return StructType(fields)
+
+
+def bucketing_of(spec: TableSpec) -> str:
+    """``version|hive types|columns`` of a bucketed table (the bucketing columns in order)."""
+    types = dict(spec.columns)
+    hive_types = [types[c] for c in spec.bucket_columns]
+    return f"{spec.bucketing_version}|{','.join(hive_types)}|{','.join(spec.bucket_columns)}"
 
 
 class _Request:

@@ -62,6 +62,10 @@ _SOURCES = (
     Path(__file__).with_name("jvm") / "AcidCatalog.java",
     Path(__file__).with_name("jvm") / "AcidScans.java",
     Path(__file__).with_name("jvm") / "AcidSource.java",
+    Path(__file__).with_name("jvm") / "AcidRowLevel.java",
+    Path(__file__).with_name("jvm") / "AcidBuckets.java",
+    Path(__file__).with_name("jvm") / "AcidProcedures.java",
+    Path(__file__).with_name("jvm") / "AcidDml.java",
 )
 #: The jar's service registration: ``AcidSource`` is a Spark data source (``format(name)``).
 _SERVICES = (

@@ -84,7 +84,7 @@ from pyspark.sql.types import StructType
 
 from acid_platform.engines.spark.catalog import CATALOG_OP, catalog_answer, create_for_write
 from acid_platform.engines.spark.names import NAME
-from acid_platform.engines.spark.options import SourceOptions
+from acid_platform.engines.spark.options import ROW_LEVEL, SourceOptions
 from acid_platform.engines.spark.reader import AcidSourceReader, PushdownReader
 from acid_platform.engines.spark.schema import spark_schema, table_arrow_schema
 from acid_platform.engines.spark.table_scans import partition_conjuncts, unscaled_decimals
@@ -166,6 +166,10 @@ class AcidDataSource(DataSource):
         (options ``partition_by``, ``bucket_by`` + ``buckets``)."""
         raw = self._raw_options()
         options = SourceOptions.parse(raw, self.defaults)
+        if ROW_LEVEL in raw:  # a Spark SQL DELETE / UPDATE / MERGE (:mod:`.row_level`)
+            from acid_platform.engines.spark.row_level import RowLevelWriter, begin_row_level
+
+            return RowLevelWriter(options, begin_row_level(options, options.spec(), raw[ROW_LEVEL]))
         try:
             spec = options.spec()
         except NoSuchObjectError:

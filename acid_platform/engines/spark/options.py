@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     from acid_platform.table.statement import StatementHost
 
 DEFAULT_TXN_TIMEOUT_S = 300.0
+#: The option of a Spark SQL DELETE / UPDATE / MERGE's write (its value: the command; see
+#: :mod:`.row_level`).
+ROW_LEVEL = "_row_level"
 
 _TRUE = ("true", "1", "yes", "on")
 _lock = threading.Lock()

@@ -46,7 +46,12 @@ from acid_platform.engines.spark.query_snapshot import (
     planned_tasks,
     query_splits,
 )
-from acid_platform.engines.spark.schema import output_columns, spark_arrow_schema, spark_batches
+from acid_platform.engines.spark.schema import (
+    output_columns,
+    scan_column,
+    spark_arrow_schema,
+    spark_batches,
+)
 from acid_platform.format import ReadSplit, Snapshot, ValidTxnList, ValidWriteIdList
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.deprecation import deprecated
@@ -168,7 +173,7 @@ class AcidSourceReader(DataSourceReader):
         ):
             if self._names:
                 out = pa.RecordBatch.from_arrays(
-                    [batch.column(c.lower()) for c in self._names], names=self._names
+                    [scan_column(batch, c.lower()) for c in self._names], names=self._names
                 )
             else:  # no columns at all (e.g. a count): rows still count
                 out = pa.RecordBatch.from_struct_array(

@@ -17,7 +17,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from acid_platform.errors import UnknownColumnError
-from acid_platform.format import ROW_ID_COLUMN, ROW_ID_TYPE
+from acid_platform.format import ROW_ID_COLUMN, ROW_ID_FIELDS, ROW_ID_TYPE
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.schema import table_schema
 
@@ -53,8 +53,12 @@ def output_columns(
     data_cols: list[str] = []
     part_cols: list[str] = []
     for name in (f.name.lower() for f in schema.fields):
-        if name == ROW_ID_COLUMN:
+        source = row_level_source(name)
+        if source == ROW_ID_COLUMN:
             want_row_id = True
+        elif source != name:  # a deleted row's partition value: read the partition column
+            if source not in part_cols:
+                part_cols.append(source)
         elif name in data:
             data_cols.append(name)
         elif name in parts:
@@ -65,6 +69,31 @@ def output_columns(
                 f"{[n for n in table.names if with_row_id or n != ROW_ID_COLUMN]}"
             )
     return want_row_id, data_cols, part_cols
+
+
+#: The metadata columns of a row-level operation's scan (:file:`jvm/AcidRowLevel.java`): the
+#: fields of ROW__ID, and ``_acid_p_<c>``, the value of partition column ``c``.
+ROW_LEVEL_ROW_ID = {f"_acid_{name}": i for i, name in enumerate(ROW_ID_FIELDS)}
+ROW_LEVEL_PARTITION = "_acid_p_"
+
+
+def row_level_source(name: str) -> str:
+    """The column a scan's column ``name`` is read from: ``row__id`` for a ROW__ID field, the
+    partition column for a partition value, else ``name`` itself."""
+    if name in ROW_LEVEL_ROW_ID:
+        return ROW_ID_COLUMN
+    if name.startswith(ROW_LEVEL_PARTITION):
+        return name[len(ROW_LEVEL_PARTITION) :]
+    return name
+
+
+def scan_column(batch: pa.RecordBatch, name: str) -> pa.Array:
+    """Column ``name`` (lower case) of a scan's output from a batch read with ROW__ID and the
+    partition columns (see :func:`row_level_source`)."""
+    source = row_level_source(name)
+    if source == ROW_ID_COLUMN and name != ROW_ID_COLUMN:
+        return batch.column(ROW_ID_COLUMN).field(ROW_LEVEL_ROW_ID[name])
+    return batch.column(source)
 
 
 def to_spark_batch(

@@ -105,6 +105,21 @@ def main(master: str, root: str, out: str, metastore_url: str = "", storage_json
         result["sql_p1_count"] = (
             spark.sql("SELECT count(*) AS n FROM default.sq WHERE p = 1").collect()[0].n
         )
+        # Spark SQL row-level DML on the table by name, written by the executors
+        spark.createDataFrame([(1,), (4,)], "k INT").createOrReplaceTempView("gone")
+        spark.sql("DELETE FROM default.sq WHERE id IN (SELECT k FROM gone)")
+        spark.sql("UPDATE default.sq SET v = 'u' WHERE id = 2")
+        spark.sql(
+            "MERGE INTO default.sq t USING (SELECT 3 AS id, 'm' AS v, 0 AS p UNION ALL "
+            "SELECT 99, 'n', 0) s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+        )
+        result["sql_dml_rows"] = sorted(
+            tuple(r) for r in spark.sql("SELECT id, v, p FROM default.sq").collect()
+        )
+        result["sql_dml_embedded_rows"] = sorted(
+            (r["id"], r["v"], r["p"]) for r in wh.table("sq").scan().to_arrow().to_pylist()
+        )
         pids = {t["pid"] for k in ("update", "merge", "compaction") for t in result[k]["tasks"]}
         pids |= {t["pid"] for t in result["write"]["tasks"]}
         result["ancestry"] = {str(pid): executor_ancestry(pid) for pid in pids}

@@ -136,3 +136,8 @@ def check_ran_on_executors(result: dict[str, Any]) -> None:
     assert result["sql_rows"] == result["sql_embedded_rows"]
     assert [r[0] for r in result["sql_rows"]] == list(range(50))
     assert result["sql_p1_count"] == len(range(1, 50, 3))
+    # Spark SQL DELETE / UPDATE / MERGE on the cluster
+    dml = result["sql_dml_rows"]
+    assert dml == result["sql_dml_embedded_rows"]
+    assert [r[0] for r in dml] == [i for i in range(50) if i not in (1, 4)] + [99]
+    assert {r[0]: r[1] for r in dml if r[0] in (2, 3, 99)} == {2: "u", 3: "m", 99: "n"}

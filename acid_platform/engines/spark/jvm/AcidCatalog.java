@@ -30,13 +30,18 @@ import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Literal;
@@ -45,7 +50,19 @@ import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.expressions.filter.AlwaysTrue;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.connector.distributions.Distribution;
+import org.apache.spark.sql.connector.distributions.Distributions;
+import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
@@ -58,7 +75,8 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-public class AcidCatalog extends DelegatingCatalogExtension implements StagingTableCatalog {
+public class AcidCatalog extends DelegatingCatalogExtension
+    implements StagingTableCatalog, ProcedureCatalog {
   /** Option naming the catalog operation for the Python data source's schema(). */
   static final String OP = "_catalog_op";
   /** The acid format's name (set by register). */
@@ -159,6 +177,21 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
   }
 
   // ------------------------------------------------------------------ TableCatalog
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    super.initialize(name, options);
+    AcidRowLevel.install(); // DELETE / UPDATE / MERGE INTO (AcidRowLevel.java)
+  }
+
+  /** acid_bucket(...): Hive's bucket of a row (AcidBuckets.java), for bucketed writes. */
+  @Override
+  public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
+    if (ident.namespace().length == 0 && ident.name().equalsIgnoreCase(AcidBuckets.NAME)) {
+      return AcidBuckets.UNBOUND;
+    }
+    return super.loadFunction(ident);
+  }
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
@@ -277,6 +310,19 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
   @Override
   public boolean purgeTable(Identifier ident) {
     return super.tableExists(ident) ? super.purgeTable(ident) : dropTable(ident);
+  }
+
+  // ------------------------------------------------------------------ ProcedureCatalog
+  // CALL system.compact(...), system.show_compactions(): AcidProcedures.java
+
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    return AcidProcedures.load(ident);
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    return AcidProcedures.list(namespace);
   }
 
   // ------------------------------------------------------------------ StagingTableCatalog
@@ -403,13 +449,17 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
   /** A warehouse table: the Python data source's PythonTables (writes; a new one per scan,
    * see AcidScans) with the table's name as option. */
-  static final class AcidTable implements SupportsRead, SupportsWrite {
+  static final class AcidTable
+      implements SupportsRead, SupportsWrite, SupportsRowLevelOperations, SupportsMetadataColumns {
     private final String name;
     private final StructType schema;
     private final Transform[] partitioning;
     private final Map<String, String> properties = new HashMap<>();
     private final Table writes;
     private final Boolean overwrite;
+    /** Hive's bucket of a row as the write's clustering (null: not bucketed, or a type the
+     * JVM does not hash: the Python writer's rules then). */
+    private Transform bucket;
 
     AcidTable(String name, StructType answer, TableProvider writer, Boolean overwrite) {
       this.name = name;
@@ -425,6 +475,9 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
         if (m.contains("acid_buckets")) {
           buckets = m.getLong("acid_buckets");
           bucketCols.add(f.name());
+        }
+        if (m.contains("acid_bucketing")) {
+          bucket = AcidBuckets.transform(answer, m.getString("acid_bucketing"));
         }
         if (m.contains("acid_properties")) {
           for (String entry : m.getString("acid_properties").split("\u0002")) {
@@ -464,6 +517,28 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     @Override public Transform[] partitioning() { return partitioning; }
     @Override public Map<String, String> properties() { return properties; }
 
+    /** The partition columns, in the table's order. */
+    List<String> partitionColumnNames() {
+      List<String> out = new ArrayList<>();
+      for (Transform t : partitioning) {
+        if (t.name().equals("identity")) {
+          out.add(((NamedReference) t.arguments()[0]).fieldNames()[0]);
+        }
+      }
+      return out;
+    }
+
+    /** ROW__ID and the partition values of a row, for DELETE / UPDATE / MERGE. */
+    @Override
+    public MetadataColumn[] metadataColumns() {
+      return AcidRowLevel.metadataColumns(schema, partitionColumnNames());
+    }
+
+    @Override
+    public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+      return AcidRowLevel.builder(this, info.command(), partitionColumnNames());
+    }
+
     @Override
     public Set<TableCapability> capabilities() {
       return EnumSet.of(
@@ -500,7 +575,11 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-      CaseInsensitiveStringMap options = withTable(info.options());
+      Map<String, String> opts = new HashMap<>(withTable(info.options()).asCaseSensitiveMap());
+      if (bucket != null) { // Spark clusters the rows by bucket: one writer per bucket file
+        opts.put("grouped_by_bucket", "true");
+      }
+      CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(opts);
       LogicalWriteInfo named = new LogicalWriteInfo() {
         @Override public CaseInsensitiveStringMap options() { return options; }
         @Override public String queryId() { return info.queryId(); }
@@ -509,7 +588,20 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
         @Override public Optional<StructType> metadataSchema() { return info.metadataSchema(); }
       };
       WriteBuilder inner = ((SupportsWrite) writes).newWriteBuilder(named);
-      return new OverwritingBuilder(inner, overwrite, partitionColumns());
+      return new OverwritingBuilder(inner, overwrite, partitionColumns(), distribution());
+    }
+
+    /** (partition columns, Hive bucket): each bucket file of a write has one writer. */
+    private Expression[] distribution() {
+      if (bucket == null) {
+        return null;
+      }
+      List<Expression> keys = new ArrayList<>();
+      for (String c : partitionColumnNames()) {
+        keys.add(Expressions.column(c));
+      }
+      keys.add(bucket);
+      return keys.toArray(new Expression[0]);
     }
   }
 
@@ -520,8 +612,11 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
     private WriteBuilder inner;
     private final Boolean overwrite;
     private final Set<String> partitionColumns;
+    private final Expression[] distribution;
 
-    OverwritingBuilder(WriteBuilder inner, Boolean overwrite, Set<String> partitionColumns) {
+    OverwritingBuilder(WriteBuilder inner, Boolean overwrite, Set<String> partitionColumns,
+        Expression[] distribution) {
+      this.distribution = distribution;
       this.overwrite = overwrite;
       this.partitionColumns = partitionColumns;
       this.inner = Boolean.TRUE.equals(overwrite) ? ((SupportsTruncate) inner).truncate() : inner;
@@ -580,7 +675,27 @@ public class AcidCatalog extends DelegatingCatalogExtension implements StagingTa
 
     @Override
     public Write build() {
-      return inner.build();
+      Write write = inner.build();
+      return distribution == null ? write : new Clustered(write, distribution);
     }
+  }
+
+  /** A write whose rows Spark clusters by (partition, Hive bucket) first. */
+  static final class Clustered implements Write, RequiresDistributionAndOrdering {
+    private final Write inner;
+    private final Expression[] keys;
+
+    Clustered(Write inner, Expression[] keys) {
+      this.inner = inner;
+      this.keys = keys;
+    }
+
+    @Override public String description() { return inner.description(); }
+    @Override public BatchWrite toBatch() { return inner.toBatch(); }
+    @Override public StreamingWrite toStreaming() { return inner.toStreaming(); }
+    @Override public CustomMetric[] supportedCustomMetrics() { return inner.supportedCustomMetrics(); }
+    @Override public CustomTaskMetric[] reportDriverMetrics() { return inner.reportDriverMetrics(); }
+    @Override public Distribution requiredDistribution() { return Distributions.clustered(keys); }
+    @Override public SortOrder[] requiredOrdering() { return new SortOrder[0]; }
   }
 }
