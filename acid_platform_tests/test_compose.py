@@ -3,7 +3,9 @@ with compose's placement): the same services and ports (published on 127.0.0.1 o
 commands, the same environment of the platform services (values computed from the placement),
 the warehouse and landing volumes, health checks; ``docker/dagster.yaml`` is the project's
 ``dagster.yaml`` with its PostgreSQL block uncommented, and an instance it configures works on
-PostgreSQL as dagster-webserver uses it. Docker does not run here: the compose file is read, not run."""
+PostgreSQL as dagster-webserver uses it; the webserver and the daemon load the platform from the
+code-location server through ``docker/workspace.yaml``. The compose file is read here (its
+variables at their defaults); ``acid_platform_tests/deploy/`` runs it."""
 
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from dagster import DagsterInstance, DagsterRun
 from dagster._core.instance.ref import InstanceRef
+from sqlalchemy.engine import make_url
 
 from acid_platform_tests.helpers import fresh_pg_database
 from acid_platform_tests.topology import (
+    CODE_ENV,
     COMPOSE,
     COMPOSE_HOME,
     COMPOSE_LANDING,
@@ -27,12 +31,22 @@ from acid_platform_tests.topology import (
     DAGSTER_DB,
     DAGSTER_PG_ENV,
     METASTORE_DB,
+    PASSWORD_ENV,
     PLATFORM_ENV,
     PLATFORM_SERVICES,
     ROOT,
     SERVICES,
+    WORKSPACE,
     native_placement,
 )
+
+#: ``${NAME:-default}``, compose's variable with a default.
+VARIABLE = re.compile(r"\$\{(\w+):-([^}]*)\}")
+
+
+def at_defaults(value: Any) -> str:
+    """A value of the compose file with its variables at their defaults."""
+    return VARIABLE.sub(lambda m: m.group(2), str(value))
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +64,11 @@ def test_the_services_and_their_ports_are_the_topology_s_on_loopback(
     assert set(services(compose)) == set(SERVICES)
     for name, service in SERVICES.items():
         published = services(compose)[name].get("ports", [])
-        assert published == [f"127.0.0.1:{p}:{p}" for p in service.ports.values()], name
+        # a variable sets each host port (its default a port no PostgreSQL of yours holds)
+        assert published == [
+            f"127.0.0.1:${{{var}:-{default}}}:{service.ports[role]}"
+            for role, (var, default) in service.published.items()
+        ], name
         assert "healthcheck" in services(compose)[name], f"{name} has no health check"
 
 
@@ -73,16 +91,19 @@ def test_the_platform_services_share_the_environment_and_the_warehouse(
             assert not set(env) & set(PLATFORM_ENV), name
             continue
         # the native run's environment, computed from the same placement (values as strings)
-        assert {k: str(v) for k, v in env.items()} == COMPOSE.platform_env(
+        assert {k: at_defaults(v) for k, v in env.items()} == COMPOSE.platform_env(
             COMPOSE_HOME, COMPOSE_WAREHOUSE, COMPOSE_LANDING
         ), name
-        assert set(env) == set(PLATFORM_ENV) | set(DAGSTER_PG_ENV), name
+        assert set(env) == {*PLATFORM_ENV, *DAGSTER_PG_ENV, *CODE_ENV, PASSWORD_ENV}, name
+        # the password is a variable of its own, never part of the metastore's URL
+        assert make_url(env["ACID_METASTORE_URL"]).password is None
+        assert env[PASSWORD_ENV] == env["DAGSTER_PG_PASSWORD"] == "${ACID_PG_PASSWORD:-acid}"
         volumes = svc[name]["volumes"]
         assert {f"warehouse:{COMPOSE_WAREHOUSE}", f"landing:{COMPOSE_LANDING}"} <= set(volumes)
     assert {"warehouse", "landing"} <= set(compose["volumes"])
 
     postgres = svc["postgres"]["environment"]
-    assert (postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"]) == (
+    assert (postgres["POSTGRES_USER"], at_defaults(postgres["POSTGRES_PASSWORD"])) == (
         COMPOSE.pg_user,
         COMPOSE.pg_password,
     )
@@ -91,14 +112,32 @@ def test_the_platform_services_share_the_environment_and_the_warehouse(
     assert f"CREATE DATABASE {DAGSTER_DB} OWNER {COMPOSE.pg_user};" in init
 
 
-def test_the_dagster_services_serve_the_project_workspace(compose: dict[str, Any]) -> None:
+def test_the_dagster_services_load_the_platform_from_the_code_server(
+    compose: dict[str, Any],
+) -> None:
+    """Dagster's Docker deployment: the webserver and the daemon read docker/workspace.yaml,
+    whose gRPC server is the code-location server (its host and port from CODE_ENV), which
+    serves the module and location the local workspace.yaml loads in-process."""
     svc = services(compose)
     web, daemon = svc["dagster-webserver"]["command"], svc["dagster-daemon"]["command"]
-    assert web[web.index("-w") + 1] == daemon[daemon.index("-w") + 1] == "workspace.yaml"
-    workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
-    module = workspace["load_from"][0]["python_module"]["module_name"]
-    assert module == "acid_platform_example.definitions"
+    assert web[web.index("-w") + 1] == daemon[daemon.index("-w") + 1] == WORKSPACE
+    (entry,) = yaml.safe_load((ROOT / WORKSPACE).read_text())["load_from"]
+    grpc = entry["grpc_server"]
+    assert (grpc["host"], grpc["port"]) == ({"env": CODE_ENV[0]}, {"env": CODE_ENV[1]})
+    local = yaml.safe_load((ROOT / "workspace.yaml").read_text())["load_from"][0]["python_module"]
+    assert local["module_name"] == "acid_platform_example.definitions"
+    code = svc["dagster-code"]["command"]
+    assert code[code.index("-m") + 1] == local["module_name"]
+    assert (
+        code[code.index("--location-name") + 1] == grpc["location_name"] == local["location_name"]
+    )
+    env = svc["dagster-code"]["environment"]
+    assert (env[CODE_ENV[0]], at_defaults(env[CODE_ENV[1]])) == (
+        svc["dagster-code"]["hostname"],
+        code[code.index("-p") + 1],
+    )
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    assert f"COPY {WORKSPACE} ./{WORKSPACE}" in dockerfile
     assert f"COPY docker/dagster.yaml {COMPOSE_HOME}/dagster.yaml" in dockerfile
     assert f"DAGSTER_HOME={COMPOSE_HOME}" in dockerfile
 

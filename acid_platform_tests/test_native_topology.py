@@ -1,11 +1,11 @@
 """The compose topology (``topology.py``, which ``docker-compose.yml`` is checked against), run
 natively on 127.0.0.1: PostgreSQL holding the ACID metastore and Dagster's storage (two fresh
-databases on the tests' server), a Spark standalone master and worker, dagster-webserver and
-dagster-daemon, each a process of its own started with the topology's command and environment
+databases on the tests' server), a Spark standalone master and worker, the code-location server,
+dagster-webserver and dagster-daemon (loading it through ``docker/workspace.yaml``), each a process of its own started with the topology's command and environment
 from the project root, Dagster's instance configured by ``docker/dagster.yaml`` itself.
 
-A run of the ``acid_platform`` job launched over GraphQL is queued, started by the daemon and
-materializes the example platform; its Spark asset is computed and written by the executors the
+A run of the ``acid_platform`` job launched over GraphQL is queued, started by the daemon on the
+code server and materializes the example platform; its Spark asset is computed and written by the executors the
 standalone worker started. The tables are read back through the public API on the PostgreSQL
 metastore, and the run's records are in Dagster's PostgreSQL storage.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -119,30 +120,39 @@ def test_a_run_launched_over_graphql_writes_a_table_from_spark_executors(
             "the worker registered with the master",
             lambda: (http_json(master_ui) or {}).get("aliveworkers", 0) >= 1,
         )
-        with servers("dagster-webserver", "dagster-daemon", port=web_port) as dagster:
-            dagster.wait_ready(timeout_s=300)
-            client = DagsterGraphQLClient(LOOPBACK, port_number=web_port)
-            run_id = client.submit_job_execution(
-                PLATFORM_JOB,
-                repository_location_name="acid_platform",
-                run_config=AS_OF,
-                tags=platform_run_tags(),
+        code_port = str(placement.port("dagster-code", "grpc"))
+        health = [bin_path("dagster"), "api", "grpc-health-check", "-p", code_port]
+        with servers("dagster-code") as code:
+            code.wait_for(
+                "the code server answers",
+                lambda: subprocess.run(health, capture_output=True, check=False).returncode == 0,
             )
-            status = dagster.wait_for(
-                f"run {run_id} (queued, then started by the daemon) ends",
-                lambda: (s := client.get_run_status(run_id)) in DONE and s,
-                timeout_s=600,
-            )
-            answers = graphql_answers(web_port, run_id)
-            with DagsterInstance.from_config(str(home)) as instance:
-                failures = run_failures(instance, run_id)
-                assert status == DagsterRunStatus.SUCCESS, failures + dagster.log_tail()
-                event = instance.get_latest_materialization_event(STORE_SALES_DAILY)
-                assert event is not None and event.asset_materialization is not None
-                assert event.run_id == run_id
-                meta: dict[str, Any] = {
-                    k: v.value for k, v in event.asset_materialization.metadata.items()
-                }
+            with servers("dagster-webserver", "dagster-daemon", port=web_port) as dagster:
+                dagster.wait_ready(timeout_s=300)
+                client = DagsterGraphQLClient(LOOPBACK, port_number=web_port)
+                run_id = client.submit_job_execution(
+                    PLATFORM_JOB,
+                    repository_location_name="acid_platform",
+                    run_config=AS_OF,
+                    tags=platform_run_tags(),
+                )
+                status = dagster.wait_for(
+                    f"run {run_id} (queued, then started by the daemon) ends",
+                    lambda: (s := client.get_run_status(run_id)) in DONE and s,
+                    timeout_s=600,
+                )
+                answers = graphql_answers(web_port, run_id)
+                with DagsterInstance.from_config(str(home)) as instance:
+                    failures = run_failures(instance, run_id)
+                    assert status == DagsterRunStatus.SUCCESS, (
+                        failures + code.log_tail() + dagster.log_tail()
+                    )
+                    event = instance.get_latest_materialization_event(STORE_SALES_DAILY)
+                    assert event is not None and event.asset_materialization is not None
+                    assert event.run_id == run_id
+                    meta: dict[str, Any] = {
+                        k: v.value for k, v in event.asset_materialization.metadata.items()
+                    }
 
         # the Spark asset's tasks ran on executors of the standalone worker, not in the driver
         app_id = meta["spark/app_id"]

@@ -23,25 +23,35 @@ from acid_platform_tests.pg_server import free_port
 ROOT = Path(__file__).resolve().parents[1]
 #: Where every service listens in a native placement.
 LOOPBACK = "127.0.0.1"
+#: The workspace of the webserver and the daemon: the code server's address, from
+#: :data:`CODE_ENV`.
+WORKSPACE = "docker/workspace.yaml"
 
 
 @dataclass(frozen=True)
 class Service:
-    """One service: its ports by role (compose publishes each on 127.0.0.1 under the same
-    number), its command (``{host}``, ``{spark_master}`` and ``{<role>}`` filled in from a
-    placement), whether it runs the project's code (the warehouse and :data:`PLATFORM_ENV`), and
-    the address it binds in compose (its hostname unless said)."""
+    """One service: its ports by role, those compose publishes on 127.0.0.1 (by role: the
+    variable that sets the host port, and its default), its command (``{host}``,
+    ``{spark_master}`` and ``{<role>}`` filled in from a placement), whether it runs the
+    project's code (the warehouse and :data:`PLATFORM_ENV`), and the address it binds in compose
+    (its hostname unless said)."""
 
     ports: Mapping[str, int] = field(default_factory=dict)
+    published: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     command: tuple[str, ...] = ()
     platform: bool = False
     compose_bind: str | None = None
 
 
 SERVICES: dict[str, Service] = {
-    "postgres": Service(ports={"sql": 5432}),
+    # published on 55432 by default: a PostgreSQL of the developer's own keeps 5432
+    "postgres": Service(ports={"sql": 5432}, published={"sql": ("ACID_PG_HOST_PORT", 55432)}),
     "spark-master": Service(
         ports={"rpc": 7077, "webui": 8080},
+        published={
+            "rpc": ("ACID_SPARK_MASTER_HOST_PORT", 7077),
+            "webui": ("ACID_SPARK_UI_HOST_PORT", 8080),
+        },
         command=(
             "spark-class",
             "org.apache.spark.deploy.master.Master",
@@ -55,6 +65,7 @@ SERVICES: dict[str, Service] = {
     ),
     "spark-worker": Service(
         ports={"webui": 8081},
+        published={"webui": ("ACID_SPARK_WORKER_UI_HOST_PORT", 8081)},
         command=(
             "spark-class",
             "org.apache.spark.deploy.worker.Worker",
@@ -66,18 +77,42 @@ SERVICES: dict[str, Service] = {
         ),
         platform=True,
     ),
+    # the code-location server (Dagster's Docker deployment): serves the platform over gRPC to
+    # the webserver and the daemon (docker/workspace.yaml); runs, and their Spark drivers, start
+    # in it (the default run launcher)
+    "dagster-code": Service(
+        ports={"grpc": 4000},
+        command=(
+            "dagster",
+            "code-server",
+            "start",
+            "-h",
+            "{host}",
+            "-p",
+            "{grpc}",
+            "-m",
+            "acid_platform_example.definitions",
+            "--location-name",
+            "acid_platform",
+        ),
+        platform=True,
+        compose_bind="0.0.0.0",  # noqa: S104 - inside its container, on compose's network
+    ),
     "dagster-webserver": Service(
         ports={"http": 3000},
-        command=("dagster-webserver", "-h", "{host}", "-p", "{http}", "-w", "workspace.yaml"),
+        published={"http": ("ACID_WEBSERVER_HOST_PORT", 3000)},
+        command=("dagster-webserver", "-h", "{host}", "-p", "{http}", "-w", WORKSPACE),
         platform=True,
         compose_bind="0.0.0.0",  # noqa: S104 - inside its container; published on 127.0.0.1
     ),
-    "dagster-daemon": Service(
-        command=("dagster-daemon", "run", "-w", "workspace.yaml"), platform=True
-    ),
+    "dagster-daemon": Service(command=("dagster-daemon", "run", "-w", WORKSPACE), platform=True),
     # an S3-compatible object store (MinIO in compose; the tests run moto's server natively,
     # acid_platform_tests/s3_server.py) for a warehouse on S3 (docs/storage.md)
-    "s3": Service(ports={"api": 9000}, command=("server", "/data", "--address", ":{api}")),
+    "s3": Service(
+        ports={"api": 9000},
+        published={"api": ("ACID_S3_HOST_PORT", 9000)},
+        command=("server", "/data", "--address", ":{api}"),
+    ),
 }
 #: Services that run the project's code (they mount the warehouse and read PLATFORM_ENV).
 PLATFORM_SERVICES = tuple(name for name, s in SERVICES.items() if s.platform)
@@ -89,6 +124,10 @@ PLATFORM_ENV = (
     "ACID_SPARK_MASTER",
     "ACID_LANDING",
 )
+#: Where docker/workspace.yaml finds the code-location server.
+CODE_ENV = ("DAGSTER_CODE_HOST", "DAGSTER_CODE_PORT")
+#: PostgreSQL's password, for the metastore (libpq reads it: ACID_METASTORE_URL holds none).
+PASSWORD_ENV = "PGPASSWORD"
 #: What the PostgreSQL block of dagster.yaml reads (docker/dagster.yaml has it uncommented).
 DAGSTER_PG_ENV = (
     "DAGSTER_PG_HOST",
@@ -124,16 +163,16 @@ class Placement:
 
     @property
     def metastore_url(self) -> str:
-        """The ACID metastore's SQLAlchemy URL."""
-        return self.database_url(METASTORE_DB)
+        """The ACID metastore's SQLAlchemy URL, without the password (:data:`PASSWORD_ENV`)."""
+        return self.database_url(METASTORE_DB, with_password=False)
 
-    def database_url(self, database: str) -> str:
+    def database_url(self, database: str, with_password: bool = True) -> str:
         """The SQLAlchemy URL of PostgreSQL's ``database`` (:data:`METASTORE_DB` or
         :data:`DAGSTER_DB`)."""
         return URL.create(
             "postgresql+psycopg",
             username=self.pg_user,
-            password=self.pg_password or None,
+            password=(self.pg_password or None) if with_password else None,
             host=self.hosts["postgres"],
             port=self.port("postgres", "sql"),
             database=self.databases[database],
@@ -159,15 +198,18 @@ class Placement:
         }
 
     def platform_env(self, home: str, warehouse: str, landing: str) -> dict[str, str]:
-        """The environment of a platform service: :data:`PLATFORM_ENV` and
-        :data:`DAGSTER_PG_ENV` (``DAGSTER_HOME`` = ``home``, ``ACID_WAREHOUSE`` = ``warehouse``,
-        ``ACID_LANDING`` = ``landing``)."""
+        """The environment of a platform service: :data:`PLATFORM_ENV`,
+        :data:`DAGSTER_PG_ENV`, :data:`CODE_ENV` and :data:`PASSWORD_ENV` (``DAGSTER_HOME`` =
+        ``home``, ``ACID_WAREHOUSE`` = ``warehouse``, ``ACID_LANDING`` = ``landing``)."""
         return platform_env(
             home,
             warehouse,
             self.metastore_url,
             self.spark_master,
             ACID_LANDING=landing,
+            DAGSTER_CODE_HOST=self.hosts["dagster-code"],
+            DAGSTER_CODE_PORT=str(self.port("dagster-code", "grpc")),
+            **{PASSWORD_ENV: self.pg_password},
             **self.dagster_pg_env(),
         )
 

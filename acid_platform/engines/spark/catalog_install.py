@@ -19,9 +19,10 @@ ignores a Python source of the same name, earlier 4.x sources raise ``foundMulti
 — and registering a Python source under a name a JVM source has is refused.
 
 :func:`install_catalog` (called by :func:`~.registration.register_source`, the data-source half
-of ``wh.register_spark``, whose docstring lists these changes to the session) compiles the
-classes against the session's Spark jars once per Spark version (``javac`` of the JDK Spark runs
-on; cached under ``~/.cache/acid_platform``), puts the jar on the driver's class path, adds it
+of ``wh.register_spark``, whose docstring lists these changes to the session) takes the
+classes — the jar the wheel carries, compiled when the package was built (:mod:`.jvm_build`), or
+in a development checkout compiled once per Spark version with ``javac`` of the JDK Spark runs
+on (cached under ``~/.cache/acid_platform``) — puts the jar on the driver's class path, adds it
 to the session (``ADD JAR``) and sets the extension. The class path matters because Spark looks
 a format up through the *calling thread's* context class loader, and ``ADD JAR`` sets that of
 the calling thread only (another Python thread is another JVM thread, which would not find
@@ -41,10 +42,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
-import subprocess
-import tempfile
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,20 +55,6 @@ log = logging.getLogger(__name__)
 CATALOG_CLASS = "acid_platform.spark.AcidCatalog"
 #: The name the Python data source is registered under when the JVM source has the format's.
 PYTHON_SOURCE = "{}__python"
-_SOURCES = (
-    Path(__file__).with_name("jvm") / "AcidCatalog.java",
-    Path(__file__).with_name("jvm") / "AcidScans.java",
-    Path(__file__).with_name("jvm") / "AcidSource.java",
-    Path(__file__).with_name("jvm") / "AcidRowLevel.java",
-    Path(__file__).with_name("jvm") / "AcidBuckets.java",
-    Path(__file__).with_name("jvm") / "AcidProcedures.java",
-    Path(__file__).with_name("jvm") / "AcidDml.java",
-)
-#: The jar's service registration: ``AcidSource`` is a Spark data source (``format(name)``).
-_SERVICES = (
-    "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister",
-    b"acid_platform.spark.AcidSource\n",
-)
 _SESSION_CATALOG = "spark.sql.catalog.spark_catalog"
 #: The Python data source's name, set while ``AcidSource`` has the format's name.
 _SOURCE = f"{_SESSION_CATALOG}.source"
@@ -157,49 +140,29 @@ def _on_driver_class_path(spark: SparkSession, jar: Path) -> bool:
 
 
 def catalog_jar(spark_version: str) -> Path:
-    """The catalog class compiled for this Spark version (cached; built with ``javac``)."""
-    import pyspark
+    """The catalog classes compiled for this Spark version: the jar the package was built with
+    (:data:`~.jvm_build.JAR_NAME`, compiled when the wheel was built) when it was compiled for
+    this Spark and from these sources; else — a development checkout — compiled here with the
+    JDK's ``javac`` against the session's Spark jars, cached under ``~/.cache/acid_platform``."""
+    from acid_platform.engines.spark import jvm_build
 
-    source = b"".join(p.read_bytes() for p in _SOURCES) + _SERVICES[1]
-    key = hashlib.sha256(source + spark_version.encode()).hexdigest()[:16]
+    packaged = jvm_build.JVM_DIR / jvm_build.JAR_NAME
+    wanted = jvm_build.build_info(spark_version)
+    if packaged.exists() and jvm_build.read_build_info(packaged) == wanted:
+        return packaged
+    key = hashlib.sha256(f"{wanted['sources.sha256']}:{spark_version}".encode()).hexdigest()[:16]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    jar = cache / "acid_platform" / "spark-catalog" / key / "acid-catalog.jar"
+    jar = cache / "acid_platform" / "spark-catalog" / key / jvm_build.JAR_NAME
     if jar.exists():
         return jar
-    javac = _javac()
-    jars = os.environ.get("SPARK_HOME")
-    classpath = (
-        os.path.join(jars, "jars", "*")
-        if jars
-        else os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
-    )
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=jar.parent) as tmp:
-        done = subprocess.run(
-            [javac, "-nowarn", "-d", tmp, "-cp", classpath, *map(str, _SOURCES)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise EngineError(f"compiling {_SOURCES[0].name} failed: {done.stderr.strip()[-2000:]}")
-        staging = Path(tmp) / "acid-catalog.jar"
-        with zipfile.ZipFile(staging, "w") as out:
-            for cls in sorted(Path(tmp).rglob("*.class")):
-                out.write(cls, cls.relative_to(tmp).as_posix())
-            out.writestr(*_SERVICES)
-        os.replace(staging, jar)
-    return jar
+    spark_home = os.environ.get("SPARK_HOME")
+    if spark_home:
+        jars = Path(spark_home) / "jars"
+    else:
+        import pyspark
 
-
-def _javac() -> str:
-    home = os.environ.get("JAVA_HOME")
-    candidates = [os.path.join(home, "bin", "javac")] if home else []
-    found = shutil.which("javac")
-    candidates += [found] if found else []
-    for c in candidates:
-        if os.access(c, os.X_OK):
-            return c
-    raise EngineError(
-        "no javac (JDK) found for the acid session catalog: install a JDK or set JAVA_HOME"
-    )
+        jars = Path(pyspark.__file__).parent / "jars"
+    try:
+        return jvm_build.compile_jar(jar, jars, spark_version)
+    except jvm_build.JarBuildError as exc:
+        raise EngineError(str(exc)) from exc
