@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import os
 from pathlib import Path
 
 import pytest
@@ -119,12 +120,18 @@ def test_reads_an_older_snapshot_given_as_options(spark: SparkSession, wh: Wareh
     assert [r.id for r in spark.read.format("acid").load("t").collect()] == [2]
 
 
-def test_bucketed_table_reads_one_split_per_bucket(spark: SparkSession, wh: Warehouse) -> None:
+def test_small_bucket_splits_share_tasks(spark: SparkSession, wh: Warehouse) -> None:
+    """Each bucket is one split, never cut; tiny ones are combined (issue 34 item 3:
+    table.scan_combine) so that a 2-core machine reads 4 tiny buckets in fewer than 4 tasks,
+    and every row is read once."""
     t = wh.create_table("b", [("id", "int"), ("v", "string")], bucket_columns=["id"], num_buckets=4)
     t.insert([{"id": i, "v": str(i)} for i in range(100)])
     df = spark.read.format("acid").load("b")
-    assert df.rdd.getNumPartitions() == 4
-    assert df.count() == 100
+    tasks = df.rdd.getNumPartitions()
+    assert 1 <= tasks <= 4
+    if (os.cpu_count() or 1) <= 2:
+        assert tasks < 4
+    assert sorted(r.id for r in df.collect()) == list(range(100))
 
 
 def test_empty_and_unknown(spark: SparkSession, wh: Warehouse) -> None:
