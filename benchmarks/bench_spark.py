@@ -53,6 +53,22 @@ def median_time(fn: Callable[[int], Any], runs: int, first: int = 0) -> tuple[fl
     return statistics.median(times), times
 
 
+class NativeRewrite:
+    """The native way to change plain ORC at ``path``: write the whole changed table beside
+    it, then swap it in."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.version = 0
+
+    def __call__(self, frame: Any) -> None:
+        self.version += 1
+        target = f"{self.path}_v{self.version}"
+        frame.write.mode("overwrite").orc(target)
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.rename(target, self.path)
+
+
 def interleaved(fns: list[Callable[[int], Any]], runs: int) -> list[list[float]]:
     """Wall times of ``runs`` rounds, each running every one of ``fns`` once, in order."""
     times: list[list[float]] = [[] for _ in fns]
@@ -163,15 +179,7 @@ def _run(scale: float, runs: int, cores: int, lc: Any) -> dict[str, Any]:
         }
 
         # ---------------------------------------------------------------- DML
-        version = [0]
-
-        def rewrite(frame: Any) -> None:
-            """The native way: write the whole changed table, then swap it in."""
-            version[0] += 1
-            target = f"{plain}_v{version[0]}"
-            frame.write.mode("overwrite").orc(target)
-            shutil.rmtree(plain, ignore_errors=True)
-            os.rename(target, plain)
+        rewrite = NativeRewrite(plain)
 
         def update_acid(i: int) -> None:
             out = engine.update(

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_spark import DATA, KEYS, OUT, TASKS, interleaved
+from benchmarks.bench_spark import DATA, KEYS, OUT, TASKS, NativeRewrite, interleaved
 
 
 def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
@@ -53,14 +52,7 @@ def run(scale: float, runs: int, cores: int) -> dict[str, Any]:
         source.write.mode("overwrite").orc(plain)
         snapshot = str(work / "plain_snapshot")
         shutil.copytree(plain, snapshot)
-        version = [0]
-
-        def rewrite(frame: Any) -> None:
-            version[0] += 1
-            target = f"{plain}_v{version[0]}"
-            frame.write.mode("overwrite").orc(target)
-            shutil.rmtree(plain, ignore_errors=True)
-            os.rename(target, plain)
+        rewrite = NativeRewrite(plain)
 
         # each variant changes its own slice: run i of variant k uses slice 3 * i + k
         def delete(k: int) -> list[Any]:
