@@ -211,3 +211,29 @@ def test_dagster_yaml_configures_an_instance(tmp_path: Path) -> None:
         ]
         assert not instance.nux_enabled and not instance.telemetry_enabled
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+
+
+def test_the_deploy_lane_debootstraps_from_the_debian_bookworm_source(tmp_path: Path) -> None:
+    """The machine CI ran on had a third party's deb822 source first (nodesource, suite
+    ``nodistro``) and disabled files beside the Debian one: debootstrap was pointed at
+    nodesource and the deploy lane failed before any container ran."""
+    from acid_platform_tests.deploy.docker_host import debian_mirror
+
+    d = tmp_path / "sources.list.d"
+    d.mkdir()
+    (d / "a-nodesource.sources").write_text(
+        "Types: deb\nURIs: https://deb.nodesource.com/node_20.x\nSuites: nodistro\n"
+        "Components: main\n"
+    )
+    (d / "a.list.disabled-by-farm").write_text("deb https://elsewhere.example/apt bookworm main\n")
+    (d / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n"
+    )
+    assert debian_mirror(tmp_path) == "http://mirror.example/debian"
+    (tmp_path / "sources.list").write_text(
+        "# deb http://commented.example/debian bookworm main\n"
+        "deb [arch=amd64] http://list.example/debian bookworm main\n"
+    )
+    assert debian_mirror(tmp_path) == "http://list.example/debian"
+    assert debian_mirror(tmp_path / "none") == "http://deb.debian.org/debian"

@@ -111,17 +111,26 @@ def image_exists(tag: str) -> bool:
     )
 
 
-def debian_mirror() -> str:
-    """The Debian mirror of this machine's apt sources."""
-    texts = [
-        p.read_text()
-        for p in [Path("/etc/apt/sources.list"), *Path("/etc/apt/sources.list.d").glob("*")]
-        if p.is_file()
-    ]
-    for text in texts:
-        for url in re.findall(r"(?:URIs:|deb)\s+(https?://\S+)", text):
-            if "security" not in url:
+def debian_mirror(apt: Path = Path("/etc/apt")) -> str:
+    """The Debian bookworm mirror of this machine's apt sources: the first source, in a file apt
+    reads (``sources.list``, ``*.list``, ``*.sources``; not ``*.disabled…``), whose suite is
+    ``bookworm`` itself (not -security or -updates, and not a third party's ``nodistro``)."""
+    d = apt / "sources.list.d"
+    files = [apt / "sources.list", *sorted(d.glob("*.list")), *sorted(d.glob("*.sources"))]
+    for path in files:
+        if not path.is_file():
+            continue
+        text = path.read_text()
+        # one-line style: deb [options] URI SUITE COMPONENTS...
+        for url, suite in re.findall(r"^deb\s+(?:\[[^]]*\]\s+)?(https?://\S+)\s+(\S+)", text, re.M):
+            if suite == "bookworm":
                 return url
+        # deb822 style: stanzas of URIs / Suites
+        for stanza in re.split(r"\n\s*\n", text):
+            uris = re.findall(r"^URIs:\s*(.+)$", stanza, re.M)
+            suites = re.findall(r"^Suites:\s*(.+)$", stanza, re.M)
+            if uris and suites and "bookworm" in suites[0].split():
+                return uris[0].split()[0]
     return "http://deb.debian.org/debian"
 
 
