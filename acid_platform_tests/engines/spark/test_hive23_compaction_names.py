@@ -6,7 +6,6 @@ reader, ``OrcRawRecordMerger``) returns our rows from the compacted base (issue 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -14,64 +13,11 @@ from pyspark.sql import SparkSession
 from acid_platform import Warehouse
 from acid_platform.compaction import compact_table, run_cleaner
 from acid_platform.compaction.config import HIVE3_COMPATIBLE
+from acid_platform_tests.engines.spark.hive23 import hive_23_acid_state, hive_23_rows
 from acid_platform_tests.helpers import acid_dirs, open_warehouse
 
 pytestmark = pytest.mark.slow
 KV = [("k", "int"), ("v", "string")]
-LONG_MAX = 2**63 - 1
-
-
-def _txns(spark: SparkSession, high_watermark: int) -> Any:
-    """Hive 2.3's ValidReadTxnList: everything up to ``high_watermark`` committed (Hive 2.3
-    has no write ids: per table, ours play its txn ids)."""
-    jvm = spark._jvm
-    assert jvm is not None
-    return jvm.org.apache.hadoop.hive.common.ValidReadTxnList(f"{high_watermark}:{LONG_MAX}::")
-
-
-def hive_23_acid_state(spark: SparkSession, path: Path, high_watermark: int) -> list[str]:
-    """The base and current deltas Hive 2.3's ``AcidUtils.getAcidState`` selects (names)."""
-    jvm = spark._jvm
-    assert jvm is not None
-    conf = spark._jsc.hadoopConfiguration()  # type: ignore[union-attr]
-    state = jvm.org.apache.hadoop.hive.ql.io.AcidUtils.getAcidState(
-        jvm.org.apache.hadoop.fs.Path(str(path)), conf, _txns(spark, high_watermark)
-    )
-    base = state.getBaseDirectory()
-    names = [] if base is None else [base.getName()]
-    return names + [d.getPath().getName() for d in state.getCurrentDirectories()]
-
-
-def hive_23_rows(spark: SparkSession, path: Path, high_watermark: int) -> list[tuple[int, str]]:
-    """(k, v) of each row Hive 2.3's ``OrcInputFormat`` returns for an ACID table scan."""
-    jvm = spark._jvm
-    assert jvm is not None
-    acid = jvm.org.apache.hadoop.hive.ql.io.AcidUtils
-    job = jvm.org.apache.hadoop.mapred.JobConf(spark._jsc.hadoopConfiguration())  # type: ignore[union-attr]
-    job.set("hive.txn.valid.txns", _txns(spark, high_watermark).writeToString())
-    job.set("mapreduce.input.fileinputformat.inputdir", path.as_uri())
-    for key, value in {
-        "columns": "k,v",
-        "columns.types": "int,string",
-        "schema.evolution.columns": "k,v",
-        "schema.evolution.columns.types": "int,string",
-        "hive.io.file.readcolumn.ids": "0,1",
-        "hive.io.file.readcolumn.names": "k,v",
-    }.items():
-        job.set(key, value)
-    acid.setTransactionalTableScan(job, True)
-    acid.setAcidOperationalProperties(job, acid.AcidOperationalProperties.getDefault())
-    fmt = jvm.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
-    out = []
-    for split in fmt.getSplits(job, 1):
-        reader = fmt.getRecordReader(split, job, jvm.org.apache.hadoop.mapred.Reporter.NULL)
-        key, value = reader.createKey(), reader.createValue()
-        try:
-            while reader.next(key, value):
-                out.append((value.getFieldValue(0).get(), value.getFieldValue(1).toString()))
-        finally:
-            reader.close()
-    return sorted(out)
 
 
 def _compacted(wh: Warehouse, name: str, properties: dict[str, str]) -> Path:
@@ -113,3 +59,5 @@ def test_hive_23_reads_hive3_compatible_compaction_output(
             "delta_0000005_0000005_0000",
             "delete_delta_0000006_0000006_0000",
         ]
+        # … and reads them: the insert delta like a base, the delete delta merged into both
+        assert hive_23_rows(spark, hive3, 10) == [r for r in ours if r[0] != 4] + [(100, "after")]

@@ -117,8 +117,23 @@ public class AcidCatalog extends DelegatingCatalogExtension
   }
 
   static String tableName(Identifier ident) {
+    if (isPathIdentifier(ident)) {
+      return ident.name(); // the data source resolves a warehouse path to its table
+    }
     String[] ns = ident.namespace();
     return ns.length == 0 ? ident.name() : ns[ns.length - 1] + "." + ident.name();
+  }
+
+  /** acid.`/warehouse/db.db/t` (or a store URI): a table by its warehouse path, in every
+   * statement a table name goes in (SELECT, INSERT, DELETE, UPDATE, MERGE), as Delta's
+   * delta.`path`. Spark's own SQL-on-files takes file formats only, not a DataSource V2
+   * source's paths, so the catalog resolves these identifiers itself. */
+  static boolean isPathIdentifier(Identifier ident) {
+    String[] ns = ident.namespace();
+    String name = ident.name();
+    return ns.length == 1
+        && ns[0].equalsIgnoreCase(format())
+        && (name.startsWith("/") || name.contains("://"));
   }
 
   private boolean isAcid(Map<String, String> properties) {
