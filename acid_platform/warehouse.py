@@ -96,6 +96,10 @@ class Warehouse(TableWarehouse):
           ``~/.cache/acid_platform``) added with ``ADD JAR`` and to the driver's class loader. A
           session whose ``spark_catalog`` is another extension keeps it (tables by name off,
           with a warning; see :mod:`acid_platform.engines.spark.catalog_install`);
+        * with that catalog, for Spark SQL's DELETE / UPDATE / MERGE INTO on its tables
+          (:mod:`acid_platform.engines.spark.row_level`): a planner strategy first among
+          ``spark.experimental.extraStrategies``, and a rule appended to the session analyser's
+          post-hoc resolution rules (the statements return their counts);
         * on the engine's first statement, ``spark.sql.python.filterPushdown.enabled`` set to
           ``true`` (its scans push filters down; the setting applies to every Python data
           source of the session).

@@ -42,6 +42,7 @@ from acid_platform.metastore.model import (
     Source,
     TableSpec,
 )
+from acid_platform.table.event_layout import DELETE
 from acid_platform.table.read_lease import ReadLease
 from acid_platform.table.schema import data_schema
 from acid_platform.table.transaction import (
@@ -309,7 +310,8 @@ def run_write(
 class DetachedWrite:
     """A write statement whose phases run in different processes, its transaction named by id
     (Spark's data-source writer: planned in one Python process, committed in another, its
-    tasks heartbeating the transaction). :func:`begin_detached` opens it (lock, write id);
+    tasks heartbeating the transaction): an INSERT [OVERWRITE], or with :attr:`command` a
+    row-level UPDATE / DELETE / MERGE. :func:`begin_detached` opens it (lock, write id);
     :func:`commit_detached` or :func:`abort_detached` ends it. It never joins
     ``wh.transaction()`` and is not re-run on a stale snapshot: it fails instead."""
 
@@ -319,6 +321,8 @@ class DetachedWrite:
     overwrite: bool
     opened_at: float
     first_statement: int = 0
+    #: ``UPDATE``, ``DELETE`` or ``MERGE`` for a row-level statement; ``None`` for an insert.
+    command: str | None = None
 
 
 def begin_detached(
@@ -326,28 +330,32 @@ def begin_detached(
     spec: TableSpec,
     conf: Mapping[str, str],
     *,
-    overwrite: bool,
+    overwrite: bool = False,
     agent: str,
+    command: str | None = None,
 ) -> DetachedWrite:
-    """Open the transaction of an INSERT [OVERWRITE] of ``spec``, take its lock and allocate
-    the write id (before any file is written); aborts on any failure."""
+    """Open the transaction of an INSERT [OVERWRITE] of ``spec`` (or, with ``command``, of a
+    row-level UPDATE / DELETE / MERGE: :meth:`WriteRequest.dml`'s lock), take its lock and
+    allocate the write id (before any file is written); aborts on any failure."""
     require_acid_writes(spec)
     require_event_writer(spec)
-    request = WriteRequest.insert(spec, conf, None, overwrite)
+    if command is not None:
+        request = WriteRequest.dml(spec, conf, 1, (0,))
+    else:
+        request = WriteRequest.insert(spec, conf, None, overwrite)
     txn_id = metastore.open_txn(agent_info=agent[:128])
     try:
         metastore.lock(txn_id, list(request.locks), wait_s=lock_wait_s(conf))
         write_id = (
-            metastore.allocate_write_id(txn_id, spec.db, spec.name)
-            if spec.partition_columns
-            else metastore.add_write_components(
-                txn_id, spec.db, spec.name, [None], OperationType.INSERT
-            )
+            metastore.add_write_components(txn_id, spec.db, spec.name, [None], OperationType.INSERT)
+            if command is None and not spec.partition_columns
+            else metastore.allocate_write_id(txn_id, spec.db, spec.name)
         )
     except BaseException:
         abort_quietly(metastore, txn_id)
         raise
-    return DetachedWrite(spec, txn_id, write_id, overwrite, time.time())
+    command = command.upper() if command is not None else None
+    return DetachedWrite(spec, txn_id, write_id, overwrite, time.time(), command=command)
 
 
 def commit_detached(
@@ -356,18 +364,18 @@ def commit_detached(
     outcome: WriteOutcome,
     sources: Sequence[Source] = (),
 ) -> StatementMetrics:
-    """Record the partitions written and the ``sources`` loaded, register the partitions,
-    write the empty base of an INSERT OVERWRITE of no rows, and commit (aborting on any
-    failure). ``sources`` are committed into the table with the transaction, at most once, as
-    ``WriteRequest.sources``: one committed already raises
+    """Record the write components (:func:`record_detached`) and the ``sources`` loaded,
+    register the partitions, write the empty base of an INSERT OVERWRITE of no rows, and
+    commit (aborting on any failure). ``sources`` are committed into the table with the
+    transaction, at most once, as ``WriteRequest.sources``: one committed already raises
     :class:`~acid_platform.errors.DuplicateSourceError` and the transaction is aborted."""
     spec = write.spec
     try:
-        record_detached(metastore, write, outcome.partitions)
+        record_detached(metastore, write, outcome)
         if sources:
             metastore.record_sources(write.txn_id, spec.db, spec.name, list(sources))
-        for name in dict.fromkeys(outcome.partitions):
-            metastore.add_partition(spec.db, spec.name, name, if_not_exists=True)
+        if spec.partition_columns and outcome.partitions:
+            metastore.add_partitions(spec.db, spec.name, sorted(set(outcome.partitions)))
         written = outcome.written
         if write.overwrite and not spec.partition_columns and not written.files:
             location = resolve(spec.location)
@@ -390,12 +398,15 @@ def commit_detached(
     except BaseException:
         abort_quietly(metastore, write.txn_id)
         raise
+    statements = sorted({f.statement for f in written.infos})
     return StatementMetrics(
         table=spec.full_name,
         txn_id=write.txn_id,
         write_id=write.write_id,
-        statement_ids=(write.first_statement,),
+        statement_ids=tuple(statements) or (write.first_statement,),
         rows_inserted=outcome.rows_inserted,
+        rows_updated=outcome.rows_updated,
+        rows_deleted=outcome.rows_deleted,
         dirs_written=tuple(sorted(set(written.dirs))),
         files_written=len(written.files),
         bytes_written=written.bytes_written,
@@ -404,22 +415,47 @@ def commit_detached(
     )
 
 
-def abort_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequence[str]) -> None:
+def abort_detached(metastore: Metastore, write: DetachedWrite, outcome: WriteOutcome) -> None:
     """Record what was written (so the cleaner finds it), then abort: it stays invisible."""
     try:
-        record_detached(metastore, write, partitions)
+        record_detached(metastore, write, outcome)
     except Exception as exc:  # noqa: BLE001 - aborting matters more than the record
         log.warning("txn %s: could not record written partitions: %s", write.txn_id, exc)
     abort_quietly(metastore, write.txn_id)
 
 
-def record_detached(metastore: Metastore, write: DetachedWrite, partitions: Sequence[str]) -> None:
-    """Record the partitions a detached write wrote as INSERT write components."""
+def record_detached(metastore: Metastore, write: DetachedWrite, outcome: WriteOutcome) -> None:
+    """Record the write components of what a detached write wrote (Hive's write set, which
+    other writers are checked against): an insert's partitions as INSERT (an unpartitioned
+    table's was recorded when it began); a row-level statement's files by kind — DELETE and
+    INSERT, or UPDATE for all of an UPDATE's — and, when it wrote nothing into an
+    unpartitioned table, the table under its command's operation."""
     spec = write.spec
-    if spec.partition_columns and partitions:
-        metastore.add_write_components(
-            write.txn_id, spec.db, spec.name, sorted(set(partitions)), OperationType.INSERT
+    if write.command is None:
+        if spec.partition_columns and outcome.partitions:
+            metastore.add_write_components(
+                write.txn_id,
+                spec.db,
+                spec.name,
+                sorted(set(outcome.partitions)),
+                OperationType.INSERT,
+            )
+        return
+    by_operation: dict[OperationType, set[str | None]] = {}
+    for f in outcome.written.infos:
+        if write.command == "UPDATE":
+            operation = OperationType.UPDATE
+        else:
+            operation = OperationType.DELETE if f.kind == DELETE else OperationType.INSERT
+        by_operation.setdefault(operation, set()).add(f.partition or None)
+    if not by_operation and not spec.partition_columns:
+        update = write.command == "UPDATE"
+        by_operation[OperationType.UPDATE if update else OperationType.DELETE] = {None}
+    for operation, partitions in by_operation.items():
+        names: list[str | None] = (
+            sorted(partitions, key=lambda p: p or "") if spec.partition_columns else [None]
         )
+        metastore.add_write_components(write.txn_id, spec.db, spec.name, names, operation)
 
 
 def run_statement(

@@ -103,7 +103,7 @@ def test_a_detached_write_commits_or_leaves_nothing_visible(wh: Warehouse) -> No
 
     failed = begin_detached(wh.metastore, spec, wh.conf, overwrite=True, agent="test")
     EventSink(spec, t.location, failed.write_id).write_inserts("", rows, 0, overwrite=True)
-    abort_detached(wh.metastore, failed, [])
+    abort_detached(wh.metastore, failed, WriteOutcome())
     assert sorted(r["id"] for r in t.scan().to_arrow().to_pylist()) == [1, 2]
     assert "base_0000002" in acid_dirs(t.spec.location)  # written, aborted, invisible
 
@@ -113,3 +113,24 @@ def test_a_detached_write_commits_or_leaves_nothing_visible(wh: Warehouse) -> No
 
     with pytest.raises(NotNullViolationError):
         prepare_rows(spec, pa.table({"id": [3], "v": pa.array([None], pa.string())}), None)
+
+
+def test_a_detached_row_level_write_locks_records_and_reports_as_a_dml_statement(
+    wh: Warehouse,
+) -> None:
+    t = wh.create_table("t", [("id", "int"), ("v", "string")])
+    t.insert([{"id": 1, "v": "a"}, {"id": 2, "v": "b"}])
+    first = t.scan(with_row_id=True).to_arrow().to_pylist()[0]
+
+    write = begin_detached(wh.metastore, t.spec, wh.conf, agent="test", command="delete")
+    assert write.command == "DELETE"
+    assert [lock["Type"] for lock in wh.metastore.show_locks()] == ["EXCL_WRITE"]
+    ids = pa.table({k: [v] for k, v in first["row__id"].items()}).select(
+        ["writeid", "bucketid", "rowid"]
+    )
+    written = EventSink(t.spec, t.location, write.write_id).write_deletes("", ids, 0)
+    metrics = commit_detached(wh.metastore, write, WriteOutcome(rows_deleted=1, written=written))
+    assert (metrics.rows_deleted, metrics.rows_affected, metrics.statement_ids) == (1, 1, (0,))
+    assert metrics.dirs_written[0].endswith("delete_delta_0000002_0000002_0000")
+    assert [r["id"] for r in t.scan().to_arrow().to_pylist()] == [2]
+    assert wh.metastore.show_locks() == []

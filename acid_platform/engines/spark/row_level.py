@@ -1,6 +1,6 @@
 """DELETE, UPDATE and MERGE INTO in Spark SQL on the warehouse's tables: Spark plans, Hive writes.
 
->>> # spark.sql("DELETE FROM db.t WHERE id IN (SELECT id FROM gone)")
+>>> # spark.sql("DELETE FROM db.t WHERE id IN (SELECT id FROM gone)").show()  # num_affected_rows
 >>> # spark.sql("UPDATE db.t SET v = 'x' WHERE ds = '2024-01-01' AND id > 3")
 >>> # spark.sql("MERGE INTO db.t USING src s ON t.id = s.id "
 >>> #           "WHEN MATCHED AND s.gone THEN DELETE WHEN MATCHED THEN UPDATE SET * "
@@ -38,21 +38,60 @@ Hive's semantics and layout: one transaction per statement (its lock — EXCL_WR
 SHARED_WRITE with ``hive.txn.xlock.write=false`` — taken before the target is read: the scan
 takes its snapshot when the job's first task starts, after the writer opened the transaction),
 one write id; each deleted row's event in ``delete_delta_w_w_0000/bucket_N`` of its partition
-and bucket, once however many source rows match it; new rows (inserts and the new versions of
-updated rows) in ``delta_w_w_0000/bucket_<task>`` — a bucketed table's in Hive's bucket files,
-each writing task with its own statement id (``delta_w_w_<task>``), as Spark may send rows of one
-bucket to several tasks. A failed task, a type that does not fit, a NULL into a NOT NULL column
-or a MERGE cardinality violation abort the transaction: nothing is visible.
+and bucket, once however many source rows match it; the new versions of updated rows in
+``delta_w_w_0000/bucket_<task>`` and a MERGE's inserted rows (WHEN NOT MATCHED) under a statement
+id of their own, ``delta_w_w_0001`` — a bucketed table's in Hive's bucket files, each writing task
+with its own statement ids (``delta_w_w_<task>``, and ``<task> + 2048`` for inserted rows), as
+Spark may send rows of one bucket to several tasks. A failed task, a type that does not fit, a
+NULL into a NOT NULL column or a MERGE cardinality violation abort the transaction: nothing is
+visible.
 
-The statement's :class:`~acid_platform.table.statement.StatementMetrics` are logged (INFO) by the
-process that commits: Spark's row-level commands return no rows, and a Python data source's
-writer reports no metrics of its own to Spark (4.3).
+Statement ids per MERGE branch go as far as Spark's labels (``RowDeltaUtils``: DELETE, UPDATE,
+INSERT, REINSERT; an update arrives split, as a DELETE and a REINSERT) tell branches apart: the
+new versions of updated rows (REINSERT) and inserted rows (INSERT) get distinct ones. The rest
+Spark labels alike, so they share one: several WHEN MATCHED … UPDATE branches and WHEN NOT
+MATCHED BY SOURCE … UPDATE (all REINSERT), several WHEN NOT MATCHED … INSERT branches (all
+INSERT), and a WHEN MATCHED … DELETE and the delete halves of updates (all DELETE, statement 0,
+as a delete of the row an update replaces must sit with the other deletes of its bucket).
+
+The statement is the table layer's detached statement
+(:class:`~acid_platform.table.statement.DetachedWrite` with its ``command``), as the data
+source's inserts are: :func:`~acid_platform.table.statement.begin_detached` opens it (the lock
+above, the write id) when Spark asks for the writer, and the driver-side commit hands what the
+tasks reported to :func:`~acid_platform.table.statement.commit_detached` (the write components —
+DELETE and INSERT by file, UPDATE for an UPDATE's — as Hive's write set, new partitions, the
+files, the commit) or :func:`~acid_platform.table.statement.abort_detached`; this module keeps
+no lifecycle of its own. Its :class:`~acid_platform.table.statement.StatementMetrics` come from
+there too: rows inserted, updated (Spark's REINSERT rows) and deleted (the other deleted rows).
+
+What ``spark.sql`` returns: one row of the committed statement's counts, in Delta Lake's columns
+— ``num_affected_rows``, and for MERGE also ``num_updated_rows``, ``num_deleted_rows``,
+``num_inserted_rows`` (``AcidTable``'s calls return the same DataFrame). Spark gives a command's
+DataFrame the output of its analysed plan, an empty one for Spark's rewritten statement, and a
+session's analyser rules are fixed when its analyser is built (``spark.sql.extensions``, before
+``wh.register_spark`` sees the session); so :file:`jvm/AcidRowLevelMetrics.java` appends one
+post-hoc rule to the built analyser, which puts a command with the metrics columns in place of
+the rewritten statement, and the planner strategy runs the append and then returns the metrics
+that this module's commit wrote as JSON to the path of the option ``metrics_path``, fresh for
+each statement (the JVM reads it and removes it). On a Spark whose analyser has no such rule
+list the statements run as before and return no rows. The metrics are also logged (INFO).
+
+Not done: joining ``with wh.transaction():`` — a Spark SQL statement inside one still runs in a
+transaction of its own. Its writer, commit and scan run in Spark's Python workers, not in the
+process holding the :class:`~acid_platform.table.transaction.Transaction`, so joining needs (a)
+the transaction carried by the session (a setting the facade would set for the block: one per
+session, racing between threads with transactions on one session); (b) a scan at the
+transaction's snapshot with its own earlier writes — its write id valid, and a file record with
+the files the driver's ledger records only at commit; (c) statement ids from the driver's
+:class:`~acid_platform.table.transaction.TransactionLedger`, which the workers cannot reach
+(each statement would write statement 0 again). ``SparkEngine``'s statements
+(``Table.update`` / ``delete`` / ``merge`` with a Spark DataFrame or ``engine=``) run in the
+driver and do join it.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -64,17 +103,21 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import SourceOptions, table_location
 from acid_platform.engines.spark.schema import ROW_LEVEL_PARTITION, ROW_LEVEL_ROW_ID
-from acid_platform.engines.spark.writer import AcidCommitMessage, task_heartbeat
+from acid_platform.engines.spark.writer import AcidCommitMessage, task_heartbeat, write_metrics
 from acid_platform.format import ROW_ID_FIELDS
 from acid_platform.format.storage import StorageBinding, binding_for
-from acid_platform.metastore import Metastore
-from acid_platform.metastore.model import OperationType, TableSpec
+from acid_platform.metastore.model import TableSpec
 from acid_platform.table.dml import require_transactional
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
-from acid_platform.table.statement import StatementMetrics, WriteRequest
-from acid_platform.table.transaction import abort_quietly, lock_wait_s
+from acid_platform.table.statement import (
+    DetachedWrite,
+    StatementMetrics,
+    WriteOutcome,
+    abort_detached,
+    begin_detached,
+    commit_detached,
+)
 from acid_platform.table.writes import WriteMetrics, split_by_partition
-from acid_platform.table.written_files import record_written
 
 log = logging.getLogger(__name__)
 
@@ -82,26 +125,36 @@ log = logging.getLogger(__name__)
 #: half of a split update.
 OPERATION = "__row_operation"
 DELETE, INSERT, REINSERT = 1, 3, 4
-#: Statement id of the delete events, and of the new rows of an unbucketed table.
+#: Statement id of the delete events, and of the new versions of an unbucketed table's updated
+#: rows (its MERGE's inserted rows: the next one).
 STATEMENT = 0
+#: A bucketed table's MERGE writes its inserted rows under the writing task's partition id plus
+#: this (half of the 4096 statement ids Hive's bucket codec holds): at most 2048 writing tasks.
+BUCKETED_INSERTS = 2048
 
 
 @dataclass(frozen=True)
 class RowLevelJob:
     """What every task of one statement needs (picklable)."""
 
-    spec: TableSpec
-    command: str
-    txn_id: int
-    write_id: int
+    write: DetachedWrite
     metastore_url: str | None
     txn_timeout_s: float
-    opened_at: float
     #: the object store's options, registered in each task's process as the job unpickles
     storage: StorageBinding | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "storage", binding_for(self.spec.location))
+        object.__setattr__(self, "storage", binding_for(self.write.spec.location))
+
+    @property
+    def spec(self) -> TableSpec:
+        """The target table."""
+        return self.write.spec
+
+    @property
+    def command(self) -> str:
+        """``UPDATE``, ``DELETE`` or ``MERGE``."""
+        return self.write.command or ""
 
 
 class RowLevelWriter(DataSourceArrowWriter):
@@ -125,27 +178,17 @@ class RowLevelWriter(DataSourceArrowWriter):
 
 
 def begin_row_level(options: SourceOptions, spec: TableSpec, command: str) -> RowLevelJob:
-    """Open the statement's transaction, take its lock and allocate its write id (Hive's
-    messages for a target that is not a full ACID table)."""
+    """Open the statement's transaction, take its lock and allocate its write id: the table
+    layer's detached statement (Hive's messages for a target that is not a full ACID table)."""
     require_transactional(spec)
-    request = WriteRequest.dml(spec, options.conf, 1, (STATEMENT,))
-    metastore = options.metastore()
-    txn_id = metastore.open_txn(agent_info=f"acid_platform spark {command} {spec.full_name}"[:128])
-    try:
-        metastore.lock(txn_id, list(request.locks), wait_s=lock_wait_s(options.conf))
-        write_id = metastore.allocate_write_id(txn_id, spec.db, spec.name)
-    except BaseException:
-        abort_quietly(metastore, txn_id)
-        raise
-    return RowLevelJob(
+    write = begin_detached(
+        options.metastore(),
         spec,
-        command.upper(),
-        txn_id,
-        write_id,
-        options.metastore_url,
-        options.txn_timeout_s,
-        time.time(),
+        options.conf,
+        agent=f"acid_platform spark {command} {spec.full_name}",
+        command=command,
     )
+    return RowLevelJob(write, options.metastore_url, options.txn_timeout_s)
 
 
 def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskReport:
@@ -153,15 +196,16 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
     task = TaskInfo.current()
     spec = job.spec
     location = table_location(spec.location)
-    files = EventFiles(spec, location.path, location.filesystem, job.write_id, task.partition_id)
-    inserts_statement = task.partition_id if spec.num_buckets else STATEMENT
+    write = job.write
+    files = EventFiles(spec, location.path, location.filesystem, write.write_id, task.partition_id)
+    statements = new_rows_statements(spec, task.partition_id)
     target = table_schema(spec)
     part_cols = list(spec.partition_column_names)
     data_cols = [c for c, _ in spec.columns]
     not_null = not_null_columns(spec)
     counts: Counter[int] = Counter()
     previous: dict[str, object] | None = None  # the last deleted row of the previous batch
-    with task_heartbeat(job.metastore_url, job.txn_timeout_s, job.txn_id, job.opened_at):
+    with task_heartbeat(job.metastore_url, job.txn_timeout_s, write.txn_id, write.opened_at):
         try:
             for batch in batches:
                 rows = pa.Table.from_batches([batch])
@@ -173,10 +217,11 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
                     counts[DELETE] += distinct.num_rows
                     for name, ids in split_by_partition(distinct, part_cols, ROW_ID_FIELDS):
                         files.write_deletes(name, ids, STATEMENT)
-                new = rows.filter(pc.not_equal(op, DELETE))
-                if new.num_rows:
-                    counts[REINSERT] += pc.sum(pc.equal(new.column(OPERATION), REINSERT)).as_py()
-                    counts[INSERT] += pc.sum(pc.equal(new.column(OPERATION), INSERT)).as_py()
+                for code, statement in statements.items():
+                    new = rows.filter(pc.equal(op, code))
+                    if not new.num_rows:
+                        continue
+                    counts[code] += new.num_rows
                     new = conform(
                         spec.full_name,
                         new.select([f.name for f in target]),
@@ -185,12 +230,23 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
                     )
                     check_not_null(spec.full_name, new, not_null)
                     for name, part in split_by_partition(new, part_cols, data_cols):
-                        files.write_inserts(name, part, inserts_statement)
+                        files.write_inserts(name, part, statement)
             written = files.close()
         except BaseException as exc:
             files.abort(exc)
             raise
     return TaskReport(task, tuple(written), tuple(sorted(counts.items())))
+
+
+def new_rows_statements(spec: TableSpec, task: int) -> dict[int, int]:
+    """The statement ids of a task's new rows, by Spark's operation: the new versions of
+    updated rows (REINSERT) under the delete events' statement id, a MERGE's inserted rows
+    (INSERT) under the next one. A bucketed table's rows of one bucket may come from several
+    tasks, so each task has its own statement ids there: its partition id, and that plus
+    :data:`BUCKETED_INSERTS`."""
+    if spec.num_buckets:
+        return {REINSERT: task, INSERT: task + BUCKETED_INSERTS}
+    return {REINSERT: STATEMENT, INSERT: STATEMENT + 1}
 
 
 def _deleted_ids(spec: TableSpec, rows: pa.Table) -> pa.Table:
@@ -235,42 +291,13 @@ def _distinct(ids: pa.Table, previous: dict[str, object] | None) -> pa.Table:
 def commit_row_level(
     options: SourceOptions, job: RowLevelJob, reports: Sequence[TaskReport]
 ) -> StatementMetrics:
-    """Record the partitions written (Hive's write components: the write set other writers are
-    checked against), register new partitions, record the files, commit."""
-    spec = job.spec
-    metastore = options.metastore()
-    files = reports_files(reports)
-    written = WriteMetrics.from_files(files)
-    try:
-        _record_components(metastore, job, reports)
-        new_partitions = sorted({f.partition for f in files if f.kind != "delete" and f.partition})
-        if new_partitions:
-            metastore.add_partitions(spec.db, spec.name, new_partitions)
-        record_written(
-            metastore, job.txn_id, spec, job.write_id, table_location(spec.location).path, [written]
-        )
-        metastore.commit_txn(job.txn_id)
-    except BaseException:
-        abort_quietly(metastore, job.txn_id)
-        raise
-    counts: Counter[int] = Counter()
-    for r in reports:
-        counts.update(dict(r.counts))
-    metrics = StatementMetrics(
-        table=spec.full_name,
-        txn_id=job.txn_id,
-        write_id=job.write_id,
-        statement_ids=tuple(sorted({f.statement for f in files})) or (STATEMENT,),
-        rows_inserted=counts[INSERT],
-        rows_updated=counts[REINSERT],
-        rows_deleted=counts[DELETE] - counts[REINSERT],
-        dirs_written=tuple(sorted(set(written.dirs))),
-        files_written=len(written.files),
-        bytes_written=written.bytes_written,
-        duration_s=time.time() - job.opened_at,
-        tasks=tuple(r.task for r in reports if r.files),
-    )
+    """Commit the statement (:func:`~acid_platform.table.statement.commit_detached`: its write
+    components as Hive's write set, new partitions, the files, the commit); its metrics are
+    logged, and written to the option ``metrics_path`` (what the Spark SQL statement returns)."""
+    metrics = commit_detached(options.metastore(), job.write, row_level_outcome(reports))
     log.info("Spark SQL %s: %s", job.command, metrics.as_dict())
+    if options.metrics_path:
+        write_metrics(options.metrics_path, metrics, reports, committed=True, command=job.command)
     return metrics
 
 
@@ -278,34 +305,25 @@ def abort_row_level(
     options: SourceOptions, job: RowLevelJob, reports: Sequence[TaskReport]
 ) -> None:
     """Record what was written (so the cleaner finds it), then abort: it stays invisible."""
-    metastore = options.metastore()
-    try:
-        _record_components(metastore, job, reports)
-    except Exception as exc:  # noqa: BLE001 - aborting matters more than the record
-        log.warning("txn %s: could not record written partitions: %s", job.txn_id, exc)
-    abort_quietly(metastore, job.txn_id)
+    abort_detached(options.metastore(), job.write, row_level_outcome(reports))
 
 
-def _record_components(
-    metastore: Metastore, job: RowLevelJob, reports: Sequence[TaskReport]
-) -> None:
-    spec = job.spec
-    by_operation: dict[OperationType, set[str | None]] = {}
-    for f in reports_files(reports):
-        if job.command == "UPDATE":
-            operation = OperationType.UPDATE
-        else:
-            operation = OperationType.DELETE if f.kind == "delete" else OperationType.INSERT
-        by_operation.setdefault(operation, set()).add(f.partition or None)
-    if not by_operation and not spec.partition_columns:  # nothing written: the table's
-        by_operation[OperationType.UPDATE if job.command == "UPDATE" else OperationType.DELETE] = {
-            None
-        }
-    for operation, partitions in by_operation.items():
-        names = sorted(partitions, key=lambda p: p or "")
-        if not spec.partition_columns:
-            names = [None]
-        metastore.add_write_components(job.txn_id, spec.db, spec.name, names, operation)
+def row_level_outcome(reports: Sequence[TaskReport]) -> WriteOutcome:
+    """What the tasks wrote: rows inserted, updated (Spark's REINSERT rows: the new versions)
+    and deleted (deleted rows that are not the old versions of updated ones), the files, the
+    partitions that received new rows, the tasks that wrote files."""
+    counts: Counter[int] = Counter()
+    for r in reports:
+        counts.update(dict(r.counts))
+    files = reports_files(reports)
+    return WriteOutcome(
+        rows_inserted=counts[INSERT],
+        rows_updated=counts[REINSERT],
+        rows_deleted=counts[DELETE] - counts[REINSERT],
+        written=WriteMetrics.from_files(files),
+        partitions=sorted({f.partition for f in files if f.kind != "delete" and f.partition}),
+        tasks=tuple(r.task for r in reports if r.files),
+    )
 
 
 def _reports(messages: Sequence[WriterCommitMessage | None]) -> list[TaskReport]:

@@ -44,6 +44,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import SourceOptions, open_metastore, table_location
 from acid_platform.errors import TxnAbortedError, UnknownColumnError, UnsupportedOperationError
+from acid_platform.format.fs import resolve
 from acid_platform.format.storage import StorageBinding, binding_for
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
@@ -200,7 +201,9 @@ def commit_insert(options: SourceOptions, job: InsertJob, reports: Sequence[Task
     :func:`~acid_platform.table.statement.commit_detached`)."""
     metrics = commit_detached(options.metastore(), job.detached(), insert_outcome(job, reports))
     if options.metrics_path:
-        _write_metrics(options, metrics, job, reports, committed=True)
+        write_metrics(
+            options.metrics_path, metrics, reports, committed=True, overwrite=job.overwrite
+        )
 
 
 def insert_outcome(job: InsertJob, reports: Sequence[TaskReport]) -> WriteOutcome:
@@ -216,7 +219,7 @@ def insert_outcome(job: InsertJob, reports: Sequence[TaskReport]) -> WriteOutcom
 
 def abort_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskReport]) -> None:
     """Record what finished tasks wrote (so the cleaner finds it), then abort."""
-    abort_detached(options.metastore(), job.detached(), _partitions(job, reports))
+    abort_detached(options.metastore(), job.detached(), insert_outcome(job, reports))
     if options.metrics_path:
         metrics = StatementMetrics(
             table=job.spec.full_name,
@@ -224,7 +227,9 @@ def abort_insert(options: SourceOptions, job: InsertJob, reports: Sequence[TaskR
             write_id=job.write_id,
             statement_ids=(job.statement,),
         )
-        _write_metrics(options, metrics, job, reports, committed=False)
+        write_metrics(
+            options.metrics_path, metrics, reports, committed=False, overwrite=job.overwrite
+        )
 
 
 @contextmanager
@@ -267,24 +272,23 @@ def _partitions(job: InsertJob, reports: Sequence[TaskReport]) -> list[str]:
     return sorted({f.partition for f in reports_files(reports)})
 
 
-def _write_metrics(
-    options: SourceOptions,
+def write_metrics(
+    path: str,
     metrics: StatementMetrics,
-    job: InsertJob,
     reports: Sequence[TaskReport],
     committed: bool,
+    **extra: Any,
 ) -> None:
-    """The statement's metrics as JSON at ``metrics_path``, with the files and the tasks that
-    wrote them."""
-    assert options.metrics_path is not None
+    """A statement's metrics as JSON at ``path`` (option ``metrics_path``), with the files and
+    the tasks that wrote them, who committed, and ``extra`` fields."""
     document: Mapping[str, Any] = {
         **metrics.as_dict(),
         "committed": committed,
-        "overwrite": job.overwrite,
+        **extra,
         "files": [asdict(f) for f in reports_files(reports)],
         "tasks": [asdict(r.task) for r in reports],
         "committed_by": {"host": socket.gethostname(), "pid": os.getpid()},
     }
-    loc = table_location(options.metrics_path)
+    loc = resolve(path)  # not table_location's cache: a statement's path is used once
     with loc.filesystem.open_output_stream(loc.path) as out:
         out.write(json.dumps(document, indent=2).encode())

@@ -178,3 +178,37 @@ def test_a_small_delete_writes_delete_events_not_a_rewrite(
     embedded = sorted((r["k"], r["v"]) for r in wh.query("SELECT * FROM db.kv").to_pylist())
     assert len(embedded) == 1000 - 10 - 1 + 1
     assert (0, "u") in embedded and (5, "v5") not in embedded and (2000, "n") in embedded
+
+
+def test_statements_return_their_committed_counts_in_deltas_columns(
+    spark: SparkSession, wh: Warehouse
+) -> None:
+    _table(spark, wh, "PARTITIONED BY (ds)")
+    deleted = spark.sql("DELETE FROM db.t WHERE id IN (1, 2)")
+    assert deleted.schema.simpleString() == "struct<num_affected_rows:bigint>"
+    assert [r.asDict() for r in deleted.collect()] == [{"num_affected_rows": 2}]
+    assert [r[0] for r in _rows(wh, "db.t")] == [3, 4, 5]  # ran once, when spark.sql returned
+    updated = spark.sql("UPDATE db.t SET v = 'x' WHERE id >= 4")
+    assert updated.collect()[0].asDict() == {"num_affected_rows": 2}
+    nothing = spark.sql("DELETE FROM db.t WHERE id = 100")
+    assert nothing.collect()[0].num_affected_rows == 0
+    spark.createDataFrame(
+        [(3, "u", "d2"), (5, None, "d3"), (9, "n", "d9")], "id INT, v STRING, ds STRING"
+    ).createOrReplaceTempView("src")
+    merged = spark.sql(
+        "MERGE INTO db.t t USING src s ON t.id = s.id "
+        "WHEN MATCHED AND s.v IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET * "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert merged.columns == [
+        "num_affected_rows",
+        "num_updated_rows",
+        "num_deleted_rows",
+        "num_inserted_rows",
+    ]
+    assert tuple(merged.collect()[0]) == (3, 1, 1, 1)
+    assert _rows(wh, "db.t") == [(3, "u", "d2"), (4, "x", "d2"), (9, "n", "d9")]
+    # the inserted rows under a statement id of their own, the updated ones under the deletes'
+    inserts = [d for d in _dirs(wh, "t") if d.split("/")[-1].startswith("delta_")]
+    assert [d[-4:] for d in inserts if "ds=d9" in d] == ["0001"]
+    assert {d[-4:] for d in inserts if "ds=d2" in d} == {"0000"}

@@ -14,7 +14,9 @@
  * (__row_operation, the table's columns, ROW__ID, the partition values of deleted rows) through
  * the acid Python data source's writer in its row-level mode (option _row_level), the rows
  * shuffled so that each (partition, bucket) of deleted rows has one writer and sorted by
- * ROW__ID. The DeltaWrite Spark builds is never run.
+ * ROW__ID. The DeltaWrite Spark builds is never run. A statement the analyser rule of
+ * AcidRowLevelMetrics.java put in place of the WriteDelta is planned the same way, the append
+ * wrapped in an exec that returns the committed statement's counts.
  */
 package acid_platform.spark;
 
@@ -26,6 +28,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
+import org.apache.spark.sql.catalyst.analysis.NamedRelation;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Ascending$;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -105,11 +108,13 @@ final class AcidRowLevel {
         new ArrayList<>(CollectionConverters.asJava(methods.extraStrategies()));
     for (SparkStrategy s : strategies) {
       if (s instanceof Planner) {
+        AcidRowLevelMetrics.install(session.get());
         return;
       }
     }
     strategies.add(0, new Planner());
     methods.extraStrategies_$eq(CollectionConverters.asScala(strategies).toSeq());
+    AcidRowLevelMetrics.install(session.get()); // the statements' result rows
   }
 
   /** The metadata columns of a table with these partition columns. */
@@ -204,33 +209,48 @@ final class AcidRowLevel {
     }
   }
 
-  /** Plans a WriteDelta on an acid table as the Python data source's row-level write. */
+  /** Plans a WriteDelta on an acid table as the Python data source's row-level write; a
+   * Statement (AcidRowLevelMetrics) as that write returning its committed metrics. */
   static final class Planner extends SparkStrategy {
     @Override
     public scala.collection.immutable.Seq<SparkPlan> apply(LogicalPlan plan) {
-      if (!(plan instanceof WriteDelta)) {
+      AcidRowLevelMetrics.Statement statement = null;
+      NamedRelation target;
+      LogicalPlan query;
+      if (plan instanceof AcidRowLevelMetrics.Statement) {
+        statement = (AcidRowLevelMetrics.Statement) plan;
+        target = statement.table();
+        query = statement.query();
+      } else if (plan instanceof WriteDelta) {
+        target = ((WriteDelta) plan).table();
+        query = ((WriteDelta) plan).query();
+      } else {
         return empty();
       }
-      WriteDelta delta = (WriteDelta) plan;
-      if (!(delta.table() instanceof DataSourceV2Relation)) {
+      if (!(target instanceof DataSourceV2Relation)) {
         return empty();
       }
-      Table t = ((DataSourceV2Relation) delta.table()).table();
+      Table t = ((DataSourceV2Relation) target).table();
       if (!(t instanceof RowLevelOperationTable)
           || !(((RowLevelOperationTable) t).table() instanceof AcidCatalog.AcidTable)) {
         return empty();
       }
       RowLevelOperationTable op = (RowLevelOperationTable) t;
       AcidCatalog.AcidTable table = (AcidCatalog.AcidTable) op.table();
-      LogicalPlan labelled = labelled(table, delta.query());
+      LogicalPlan labelled = labelled(table, query);
       StructType schema = new StructType();
       for (Attribute a : CollectionConverters.asJava(labelled.output())) {
         schema = schema.add(new StructField(a.name(), a.dataType(), true, Metadata.empty()));
       }
-      Write write = pythonWrite(table.name(), op.operation().command().name(), schema);
+      // the Python data source's commit writes a Statement's metrics to this path
+      String metrics = statement == null ? null : AcidRowLevelMetrics.newPath();
+      Write write = pythonWrite(table.name(), op.operation().command().name(), schema, metrics);
       scala.Function0<BoxedUnit> refresh = () -> BoxedUnit.UNIT;
       SparkPlan exec =
           new AppendDataExec(planLater(labelled), refresh, write, table.name(), scala.Option.empty());
+      if (metrics != null) {
+        exec = new AcidRowLevelMetrics.Exec(statement.output(), exec, metrics);
+      }
       return seq(List.of(exec));
     }
 
@@ -299,12 +319,17 @@ final class AcidRowLevel {
       return Literal.create(v, DataTypes.IntegerType);
     }
 
-    /** The acid Python data source's writer of these labelled rows into {@code table}. */
-    private static Write pythonWrite(String table, String command, StructType schema) {
+    /** The acid Python data source's writer of these labelled rows into {@code table}
+     * (its commit writing the statement's metrics to {@code metricsPath}, if not null). */
+    private static Write pythonWrite(
+        String table, String command, StructType schema, String metricsPath) {
       Table python = AcidCatalog.provider().getTable(schema, new Transform[0], Map.of());
       Map<String, String> opts = new HashMap<>();
       opts.put("table", table);
       opts.put(ROW_LEVEL, command);
+      if (metricsPath != null) {
+        opts.put(AcidRowLevelMetrics.METRICS_PATH, metricsPath);
+      }
       CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(opts);
       String queryId = UUID.randomUUID().toString();
       LogicalWriteInfo info = new LogicalWriteInfo() {
