@@ -160,7 +160,11 @@ def apply_commit(conn: Connection, now: int, txn_id: int, compactor: bool = Fals
     ).all()
     if not rows:
         return
-    growing = {(r[0], r[1], r[2], r[3]) for r in rows if r.wf_file == "" and r.wf_size == GROWING}
+    growing = {
+        (r[0], r[1], r[2], r[3])
+        for r in rows
+        if r.wf_file == "" and (r.wf_size == GROWING or (not compactor and _batch(r.wf_directory)))
+    }
     before = _recorded_before(conn, txn_id, growing)
     added: dict[tuple[str, str, str], PartitionStats] = {}
     based: set[tuple[str, str, str]] = set()  # partitions where the txn wrote a base
@@ -231,6 +235,13 @@ def _file(parsed: ParsedBase | ParsedDelta | None, size: int, rows: int) -> Part
     return PartitionStats(rows, 1, size)
 
 
+def _batch(directory: str) -> bool:
+    """A delta of several write ids written by a writer: a streaming batch's, which each of its
+    transactions records again."""
+    parsed = parse_acid_dir_name(directory)
+    return isinstance(parsed, ParsedDelta) and parsed.min_write_id != parsed.max_write_id
+
+
 def _base_stats(rows: Sequence[Any], db: str, table: str) -> dict[str, PartitionStats]:
     """The numbers of the bases among ``rows`` (one transaction's record), by partition."""
     out: dict[str, PartitionStats] = {}
@@ -248,7 +259,8 @@ def _base_stats(rows: Sequence[Any], db: str, table: str) -> dict[str, Partition
 def _recorded_before(
     conn: Connection, txn_id: int, growing: set[tuple[str, str, str, str]]
 ) -> dict[tuple[str, ...], tuple[int, int]]:
-    """What other transactions recorded in the ``growing`` directories (a streaming batch's):
+    """What other transactions recorded in the ``growing`` directories (a streaming batch's,
+    growing or not):
     ``(db, table, partition, directory, file)`` -> (longest size, most rows); the directory
     itself under file ``''``."""
     out: dict[tuple[str, ...], tuple[int, int]] = {}

@@ -3,7 +3,7 @@ a recount from the files: after random sequences of INSERT, DELETE, UPDATE, MERG
 OVERWRITE, TRUNCATE, minor and major compaction and cleaning across partitions, each partition's
 kept numRows / numFiles / totalSize / deltas / delete events are what a fresh snapshot reads
 (:func:`~acid_platform.compaction.health.partition_layouts`: listings and ORC footers) — on
-SQLite and PostgreSQL, partitioned and unpartitioned, full ACID and insert-only."""
+SQLite and PostgreSQL, partitioned and unpartitioned, full ACID and insert-only; and through a streaming batch."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from sqlalchemy import create_engine, text
 from acid_platform import Warehouse
 from acid_platform.compaction.health import partition_layouts
 from acid_platform.metastore.partition_stats import PartitionStats
+from acid_platform.streaming import StreamingConnection, StrictDelimitedInputWriter
 from acid_platform_tests.helpers import fresh_namespace
 
 
@@ -59,6 +60,15 @@ def check(wh: Warehouse, name: str, step: str) -> None:
     for partition, numbers in stats.items():
         assert numbers is not None, (step, partition)
         assert numbers == counted.get(partition, PartitionStats()), (step, partition)
+
+
+def described(wh: Warehouse) -> dict[str, str]:
+    """The basic statistics among ``DESCRIBE FORMATTED t``'s table parameters."""
+    return {
+        r["data_type"]: r["comment"]
+        for r in wh.sql("DESCRIBE FORMATTED t").to_pylist()
+        if r["col_name"] == "Table Parameters:" and r["data_type"].startswith(("num", "total"))
+    }
 
 
 def _rows(rng: random.Random, first: int, n: int, parts: int) -> pa.Table:
@@ -146,9 +156,50 @@ def test_a_partition_without_statistics_is_unknown_until_overwritten(wh: Warehou
     engine.dispose()
     wh.sql("INSERT INTO t VALUES (4, 1)")
     assert kept(wh, "t")["d=1"] is None
+    assert "numRows" not in described(wh)  # unknown in one partition: no table total
     wh.sql("INSERT OVERWRITE TABLE t PARTITION (d=1) SELECT id FROM t WHERE d = 1 AND id > 1")
     assert kept(wh, "t")["d=1"] == recount(wh, "t")["d=1"]
     assert kept(wh, "t")["d=1"].num_rows == 2  # type: ignore[union-attr]
+    counted = recount(wh, "t")
+    assert described(wh) == {
+        "numPartitions": "2",
+        "numRows": "3",
+        "numFiles": str(sum(p.num_files for p in counted.values())),
+        "totalSize": str(sum(p.total_size for p in counted.values())),
+    }
     wh.metastore.drop_partition(spec.db, spec.name, "d=1")
     assert "d=1" not in kept(wh, "t")
     assert spec.is_partitioned
+
+
+def test_a_streaming_batch_adds_each_commit_once(wh: Warehouse) -> None:
+    """Each transaction of a batch records its files again at their committed lengths: the
+    statistics add the growth only (one delta, its files once, the committed rows), and equal
+    the recount but for the closing footers (``totalSize`` counts committed lengths) until a
+    compaction rewrites the delta."""
+    wh.create_table("t", [("id", "int"), ("v", "string")], bucket_columns=["id"], num_buckets=2)
+    conn = (
+        StreamingConnection.builder(wh)
+        .with_table("t")
+        .with_transaction_batch_size(4)
+        .with_record_writer(StrictDelimitedInputWriter(","))
+        .with_memory_limit(1)  # every write flushed: files hold uncommitted stripes
+        .connect()
+    )
+    for ids, end in (
+        (range(4), conn.commit_transaction),
+        (range(10, 12), conn.abort_transaction),  # (a batch's aborted txn adds nothing)
+        (range(20, 23), conn.commit_transaction),
+    ):
+        conn.begin_transaction()
+        conn.write([f"{i},v{i}".encode() for i in ids])
+        end()
+    conn.close()
+    stats = kept(wh, "t")[""]
+    counted = recount(wh, "t")[""]
+    assert stats is not None
+    assert (stats.num_rows, stats.num_files, stats.deltas) == (7, counted.num_files, 1)
+    assert counted.num_rows == 7 and stats.total_size <= counted.total_size
+    wh.sql("INSERT INTO t VALUES (40, 'x')")
+    wh.compact("t", None, "major", wait=True)
+    assert kept(wh, "t")[""] == recount(wh, "t")[""]
