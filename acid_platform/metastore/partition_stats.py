@@ -43,7 +43,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, case, delete, func, insert, literal, select, update
+from sqlalchemy import (
+    BigInteger,
+    case,
+    delete,
+    func,
+    insert,
+    literal,
+    null,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.engine import Connection
 
 from acid_platform.format.file_record import GROWING
@@ -99,21 +110,25 @@ def table_stats(
             select(*cols).where(ps.ps_database == db, ps.ps_table == table, ps.ps_partition == "")
         ).first()
         return {"": None if row is None else PartitionStats(*map(int, row))}
+    # one statement, two index range scans: a join of two freshly written tables is planned
+    # as a nested loop until PostgreSQL has analyzed them (1.3 s for 1,000 partitions)
     pt = partitions.c
-    joined = partitions.outerjoin(
-        partition_stats,
-        and_(
-            ps.ps_database == pt.part_database,
-            ps.ps_table == pt.part_table,
-            ps.ps_partition == pt.part_name,
+    query = union_all(
+        select(ps.ps_partition, literal(1), *cols).where(
+            ps.ps_database == db, ps.ps_table == table
+        ),
+        select(pt.part_name, literal(0), *(null() for _ in cols)).where(
+            pt.part_database == db, pt.part_table == table
         ),
     )
-    query = (
-        select(pt.part_name, *cols)
-        .select_from(joined)
-        .where(pt.part_database == db, pt.part_table == table)
-    )
-    return {r[0]: None if r[1] is None else PartitionStats(*r[1:]) for r in conn.execute(query)}
+    kept: dict[str, PartitionStats] = {}
+    names: list[str] = []
+    for r in conn.execute(query):
+        if r[1]:
+            kept[r[0]] = PartitionStats(*map(int, r[2:]))
+        else:
+            names.append(r[0])
+    return {n: kept.get(n) for n in sorted(names)}
 
 
 # --------------------------------------------------------------------------- starting, dropping

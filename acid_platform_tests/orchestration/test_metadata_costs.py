@@ -20,13 +20,14 @@ from dagster import (
     asset,
     materialize,
 )
+from sqlalchemy import create_engine, text
 
 from acid_platform import Warehouse
 from acid_platform.compaction.health import partition_layouts
-from acid_platform.orchestration import AcidTableIOManager, AcidWarehouseResource
+from acid_platform.orchestration import AcidTableIOManager, AcidWarehouseResource, table_health
 from acid_platform_tests.helpers import fresh_namespace
 from acid_platform_tests.orchestration.conftest import latest_metadata
-from acid_platform_tests.table.counting import CountingFileSystem, Sent
+from acid_platform_tests.table.counting import CountingFileSystem, CountingWarehouse, Sent
 
 BIG = 1_000
 SMALL = 10
@@ -125,5 +126,32 @@ def test_a_one_partition_output_lists_and_counts_only_its_partition(
     assert small["table_partitions"] == SMALL
     # the metastore: as many statements as on a table of 10 partitions, one statistics query
     assert len(_acid_statements(big_sent)) == len(_acid_statements(small_sent))
-    stats = [t for t, _ in big_sent.statements if "FROM PARTITIONS LEFT OUTER JOIN" in t]
+    stats = [t for t, _ in big_sent.statements if t.startswith("SELECT PARTITION_STATS.")]
     assert len(stats) == 1, stats
+
+
+def test_a_partition_without_statistics_alone_is_counted_from_its_files(
+    url: str, tmp_path: Path
+) -> None:
+    """A partition whose statistics are unknown (registered before they existed: its row
+    deleted here) is listed and counted from its footers; the others are not touched."""
+    counter = CountingWarehouse.counter = CountingFileSystem()
+    with CountingWarehouse.open(tmp_path / "wh", url) as wh:
+        wh.sql(
+            "CREATE TABLE t (id BIGINT) PARTITIONED BY (d INT) STORED AS ORC "
+            "TBLPROPERTIES ('transactional'='true')"
+        )
+        wh.sql("INSERT INTO t VALUES (1, 1), (2, 1), (3, 2), (4, 3), (5, 4)")
+        wh.sql("DELETE FROM t WHERE id = 2")
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(text("DELETE FROM partition_stats WHERE ps_partition = :p"), {"p": "d=1"})
+        engine.dispose()
+        counter.listed.clear()
+        counter.opened.clear()
+        health = table_health(wh.table("t"), ["d=1", "d=2"])
+        root = wh.table("t").location.path
+    listed = {p for p in [*counter.listed, *counter.opened] if p.startswith(f"{root}/d=")}
+    assert listed and all(p.startswith(f"{root}/d=1") for p in listed), sorted(listed)
+    assert (health.partitions, health.rows, health.slice_rows) == (4, 4, 2)
+    assert (health.deltas, health.delete_deltas, health.deleted_rows) == (4, 1, 1)
