@@ -37,6 +37,7 @@ import pyarrow.fs as pafs
 from acid_platform.compaction.context import CompactionContext
 from acid_platform.compaction.initiator import Initiator, InitiatorDecision
 from acid_platform.format import AcidState, OrcDataFile, acid_state, list_partition_dirs
+from acid_platform.format.fs import join
 from acid_platform.format.plain_files import count_plain_rows
 from acid_platform.metastore import CompactionState, TableSpec
 from acid_platform.table import Table
@@ -208,18 +209,22 @@ def partition_layouts(
     small_file_bytes: int = SMALL_FILE_BYTES,
     partitions: Collection[str] | None = None,
 ) -> list[PartitionLayout]:
-    """Each partition of ``table`` (or of those named in ``partitions``; ``""`` for an
-    unpartitioned table) as a fresh snapshot reads it (one listing per partition directory
-    under a reader lease; rows from the footers with ``count_rows``)."""
+    """Each partition of ``table`` (or those named in ``partitions``, ``""`` for an
+    unpartitioned table: only their directories are listed, none walked to find them) as a
+    fresh snapshot reads it (one listing per partition directory under a reader lease; rows
+    from the footers with ``count_rows``)."""
     spec = table.refresh()
     location = table.location
     fs = location.filesystem
     layouts = []
+    dirs = (
+        list_partition_dirs(location.path, spec.partition_column_names, fs)
+        if partitions is None
+        else [(p, join(location.path, p) if p else location.path) for p in sorted(partitions)]
+    )
     with ReadLease(table.warehouse, [spec]) as snapshots:
         snapshot = snapshots[spec.full_name]
-        for part, path in list_partition_dirs(location.path, spec.partition_column_names, fs):
-            if partitions is not None and part not in partitions:
-                continue
+        for part, path in dirs:
             state = acid_state(
                 path,
                 snapshot.write_ids,

@@ -178,7 +178,8 @@ class Worker:
                 _record_output(self.metastore, info, highest, result)
             checkpoint("worker.files_written")
             beat.stop()
-            self.metastore.mark_compacted(info.id, highest)
+            replaced = [basename(p) for p in plan.inputs] if result is not None else []
+            self.metastore.mark_compacted(info.id, highest, replaced)
             checkpoint("worker.committed")
         except Exception as exc:  # noqa: BLE001 - every failure is recorded on the entry
             beat.stop()

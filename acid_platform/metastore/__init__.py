@@ -29,7 +29,8 @@ concern, each over the functions of its own modules:
 * what was loaded and written — :mod:`.sources` and :mod:`.source_api` (a transaction's
   sources, committed with it, once per table), :mod:`.file_records` and
   :mod:`.file_record_api` (``write_files``: what each write id wrote; the metastore's
-  identity);
+  identity), :mod:`.partition_stats` (each partition's numRows / numFiles / totalSize, kept by
+  the commits);
 * :mod:`.show` — the rows of SHOW TRANSACTIONS, LOCKS and COMPACTIONS.
 
 >>> from acid_platform.metastore import Metastore, LockComponent, LockType

@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from acid_platform.errors import AlreadyExistsError, MetastoreError, NoSuchObjectError
+from acid_platform.metastore import partition_stats
 from acid_platform.metastore.model import Database, TableSpec
 from acid_platform.metastore.names import (
     choices_text,
@@ -132,6 +133,8 @@ def create_table(conn: Connection, now: int, spec: TableSpec, if_not_exists: boo
     conn.execute(
         insert(next_write_id).values(nwi_database=spec.db, nwi_table=spec.name, nwi_next=1)
     )
+    if not spec.is_partitioned:
+        partition_stats.start(conn, now, spec.db, spec.name, [""])
     return True
 
 
@@ -231,6 +234,7 @@ def drop_table(conn: Connection, db: str, table: str, if_exists: bool) -> bool:
         ),
     ):
         conn.execute(delete(tbl).where(db_col == db, table_col == table))
+    partition_stats.drop(conn, db, table)
     return True
 
 
@@ -260,6 +264,7 @@ def add_partition(
         if if_not_exists:
             return False
         raise AlreadyExistsError(f"partition {name} of {spec.full_name} already exists") from None
+    partition_stats.start(conn, now, spec.db, spec.name, [name])
     return True
 
 
@@ -295,6 +300,7 @@ def add_partitions(
             conn.execute(insert(partitions), rows)
     except IntegrityError:  # registered meanwhile by another writer: one by one
         return [n for n in new if add_partition(conn, now, spec.db, spec.name, n, True)]
+    partition_stats.start(conn, now, spec.db, spec.name, new)
     return new
 
 
@@ -365,6 +371,7 @@ def drop_partitions_left_by(
         ).rowcount
         if gone:
             dropped.append(name)
+    partition_stats.drop(conn, db, table, dropped)
     return dropped
 
 
@@ -392,6 +399,7 @@ def drop_partition(conn: Connection, db: str, table: str, name: str, if_exists: 
     ).rowcount
     if not gone and not if_exists:
         raise NoSuchObjectError(f"partition {name} of {spec.full_name} does not exist")
+    partition_stats.drop(conn, spec.db, spec.name, [name])
     conn.execute(
         delete(write_files).where(
             write_files.c.wf_database == spec.db,

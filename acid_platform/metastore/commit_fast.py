@@ -4,7 +4,8 @@
 then does what the probe found to do, in BEGIN + 2..n statements + COMMIT. A txn that is not a
 compactor, updated or deleted nothing (no write-set check, no commit id) and publishes no
 sources (no duplicate check) needs none of those decisions: read-only, lock-only and
-insert-only txns. :func:`commit_unchecked` commits such a txn with one autocommit statement of
+insert-only txns whose files were recorded before (none recorded now: a commit recording files
+adds them to its partitions' statistics, :mod:`.partition_stats`, on the full path). :func:`commit_unchecked` commits such a txn with one autocommit statement of
 data-modifying CTEs — the txn row marked committed, its insert components moved to
 ``completed_txn_components`` (stamped ``now``, ``update_delete = 'N'``; a read-only txn's
 dropped, not moved), its components and locks deleted — exactly what the full path writes for
@@ -37,7 +38,13 @@ from sqlalchemy.engine import Connection
 
 from acid_platform.errors import NoSuchTxnError
 from acid_platform.metastore.model import TxnType
-from acid_platform.metastore.schema import hive_locks, txn_components, txn_sources, txns
+from acid_platform.metastore.schema import (
+    hive_locks,
+    txn_components,
+    txn_sources,
+    txns,
+    write_files,
+)
 from acid_platform.metastore.txns import (
     COMMITTED,
     OPEN,
@@ -70,6 +77,8 @@ def _build_commit_unchecked() -> Any:
             txns.c.txn_type != int(TxnType.COMPACTION),
             ~exists().where(tc.c.tc_txnid == txn_id, is_update_delete(tc.c.tc_operation_type)),
             ~exists().where(ts.c.ts_txnid == txn_id),
+            # what it recorded changes its partitions' statistics (``partition_stats``)
+            ~exists().where(write_files.c.wf_txnid == txn_id),
         )
         .values(txn_state=COMMITTED, txn_last_heartbeat=now)
         .returning(txns.c.txn_id, txns.c.txn_type)

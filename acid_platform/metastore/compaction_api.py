@@ -6,7 +6,7 @@ time); kept apart so each file reads in one sitting.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acid_platform.format.txn_list import ValidTxnList
@@ -101,11 +101,14 @@ class CompactionQueueApi(MetastorePlumbing):
             )
         )
 
-    def mark_compacted(self, cq_id: int, highest_write_id: int) -> CompactionInfo:
-        """Commit the compactor txn; the entry becomes ready for cleaning."""
+    def mark_compacted(
+        self, cq_id: int, highest_write_id: int, replaced: Sequence[str] = ()
+    ) -> CompactionInfo:
+        """Commit the compactor txn; the entry becomes ready for cleaning. ``replaced``: the
+        directories (names) its output made obsolete (see :mod:`.partition_stats`)."""
         return self._write(  # type: ignore[no-any-return]
             lambda c, now: compaction_queue.mark_compacted(
-                self._store, c, now, cq_id, highest_write_id
+                self._store, c, now, cq_id, highest_write_id, replaced
             )
         )
 

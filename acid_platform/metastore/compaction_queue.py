@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from acid_platform.errors import MetastoreError, NoSuchObjectError
-from acid_platform.metastore import catalog, leases, txns
+from acid_platform.metastore import catalog, leases, partition_stats, txns
 from acid_platform.metastore.model import (
     CompactionInfo,
     CompactionState,
@@ -172,9 +172,16 @@ def claim(
 
 
 def mark_compacted(
-    store: Store, conn: Connection, now: int, cq_id: int, highest_write_id: int
+    store: Store,
+    conn: Connection,
+    now: int,
+    cq_id: int,
+    highest_write_id: int,
+    replaced: Sequence[str] = (),
 ) -> CompactionInfo:
-    """The worker is done: commit its txn, record the highest write id -> ready for cleaning."""
+    """The worker is done: commit its txn, record the highest write id -> ready for cleaning.
+    ``replaced``: the directories (names) its output made obsolete, taken away from the
+    partition's statistics (:func:`.partition_stats.forget_replaced`)."""
     info = _queued(conn, cq_id)
     if info.state != CompactionState.WORKING or info.txn_id is None:
         raise MetastoreError(f"compaction {cq_id} is {info.state.value}, not working")
@@ -182,6 +189,7 @@ def mark_compacted(
     _lock_entry(conn, cq_id, info.txn_id)
     next_txn_id = store.lock_sequence(conn, "txn")
     txns.commit_txn(store, conn, now, info.txn_id)
+    partition_stats.forget_replaced(conn, now, info.db, info.table, info.partition or "", replaced)
     conn.execute(
         update(cq)
         .where(cq.c.cq_id == cq_id)

@@ -18,6 +18,7 @@ from acid_platform.metastore.file_records import (
     record_writes,
     summary,
 )
+from acid_platform.metastore.partition_stats import PartitionStats, table_stats
 
 
 class FileRecordApi(MetastorePlumbing):
@@ -46,6 +47,14 @@ class FileRecordApi(MetastorePlumbing):
             return self._read(load_partitions, db, table, names)  # type: ignore[no-any-return]
 
         return TableRecord.lazy(partitions, directories, fetch)
+
+    def partition_stats(
+        self, db: str, table: str, partitioned: bool
+    ) -> dict[str, PartitionStats | None]:
+        """Every partition of ``db.table`` (``''`` alone when not ``partitioned``) and its
+        statistics as the commits kept them, ``None`` where unknown: one query (see
+        :mod:`.partition_stats`)."""
+        return self._read(table_stats, db, table, partitioned)  # type: ignore[no-any-return]
 
     def forget_recorded(
         self,

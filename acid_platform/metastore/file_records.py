@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from acid_platform.format.file_record import GROWING, RecordRow
+from acid_platform.metastore import partition_stats
 from acid_platform.metastore.schema import metastore_identity, write_files
 from acid_platform.metastore.store import RetryTransaction
 
@@ -147,6 +148,7 @@ def forget(
     ]
     if file is not None:
         where.append(wf.wf_file == file)
+        partition_stats.drop(conn, db, table, [partition])  # (a repair: recount it)
     conn.execute(delete(write_files).where(*where))
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from acid_platform.errors import MetastoreError, MetastoreVersionError, ReadOnlyMetastoreError
 from acid_platform.metastore.store import is_sqlite_busy, is_transient, unavailable
 
-HEAD = "0004"
+HEAD = "0005"
 """The newest revision in ``migrations/versions`` (a test checks it against Alembic's head)."""
 VERSION_TABLE = "acid_metastore_version"
 _ADVISORY_LOCK_KEY = 0x41434944  # "ACID"

@@ -207,6 +207,25 @@ path, which MySQL's 3072-byte key limit refuses), by partition (``''`` unpartiti
 names relative to the partition directory. Written by the writer before its commit; readers, the compactor and the
 cleaner check their listing against it (see ``format.file_record``)."""
 
+partition_stats = Table(
+    "partition_stats",
+    metadata,
+    Column("ps_database", NAME, nullable=False),
+    Column("ps_table", NAME, nullable=False),
+    Column("ps_partition", PART_NAME, nullable=False),
+    Column("ps_num_rows", BigInteger, nullable=False),
+    Column("ps_num_files", BigInteger, nullable=False),
+    Column("ps_total_size", BigInteger, nullable=False),
+    Column("ps_delete_events", BigInteger, nullable=False),
+    Column("ps_deltas", BigInteger, nullable=False),
+    Column("ps_delete_deltas", BigInteger, nullable=False),
+    Column("ps_updated", BigInteger, nullable=False),
+    PrimaryKeyConstraint("ps_database", "ps_table", "ps_partition", name="pk_partition_stats"),
+)
+"""Hive's basic statistics (``numRows``, ``numFiles``, ``totalSize``) of each partition (``''``
+unpartitioned), plus the delete events and deltas a reader merges: kept by the commits (see
+``metastore.partition_stats``); a partition without a row has unknown statistics."""
+
 metastore_identity = Table(
     "metastore_identity",
     metadata,

@@ -43,7 +43,7 @@ from acid_platform.errors import (
     WriteConflictError,
 )
 from acid_platform.format.txn_list import ValidTxnList
-from acid_platform.metastore import file_records, sources, write_sets
+from acid_platform.metastore import file_records, partition_stats, sources, write_sets
 from acid_platform.metastore.model import OperationType, TxnState, TxnType
 from acid_platform.metastore.schema import (
     completed_txn_components,
@@ -276,6 +276,7 @@ def commit_txn(
                 move_to_completed(txn_id, literal(now), update_delete=commit_id is not None)
             )
         conn.execute(delete(txn_components).where(txn_components.c.tc_txnid == txn_id))
+    partition_stats.apply_commit(conn, now, txn_id, compactor=txn_type == TxnType.COMPACTION)
     if probe.has_sources:
         sources.publish(conn, now, txn_id)
     if probe.has_locks:

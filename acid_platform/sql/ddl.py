@@ -19,7 +19,7 @@ from acid_platform.errors import (
     UnsupportedTypeError,
 )
 from acid_platform.format.types import to_arrow_type, to_hive_type
-from acid_platform.metastore.model import FILE_FORMAT_PROPERTY
+from acid_platform.metastore.model import FILE_FORMAT_PROPERTY, TableSpec
 from acid_platform.metastore.names import DEFAULT_DATABASE
 from acid_platform.sql import statements as st
 from acid_platform.sql.results import StatementResult, empty_result, rows_result
@@ -122,10 +122,26 @@ def describe(session: SessionState, stmt: st.Describe) -> StatementResult:
         if spec.num_buckets:
             rows.append(_describe_row("Num Buckets:", str(spec.num_buckets), None))
             rows.append(_describe_row("Bucket Columns:", str(list(spec.bucket_columns)), None))
-        rows += [
-            _describe_row("Table Parameters:", k, v) for k, v in sorted(spec.properties.items())
-        ]
+        parameters = {**spec.properties, **_basic_stats(session, spec)}
+        rows += [_describe_row("Table Parameters:", k, v) for k, v in sorted(parameters.items())]
     return rows_result(stmt, rows, _DESCRIBE_COLUMNS)
+
+
+def _basic_stats(session: SessionState, spec: TableSpec) -> dict[str, str]:
+    """Hive's basic statistics of the table (``numFiles``, ``numRows``, ``totalSize``, and
+    ``numPartitions`` of a partitioned one): the sums of what the commits keep per partition
+    (:mod:`acid_platform.metastore.partition_stats`); none while a partition's are unknown
+    (Hive leaves them out, too, until they are computed)."""
+    kept = session.warehouse.metastore.partition_stats(spec.db, spec.name, spec.is_partitioned)
+    numbers = [s for s in kept.values() if s is not None]
+    out = {"numPartitions": str(len(kept))} if spec.is_partitioned else {}
+    if len(numbers) < len(kept):
+        return out
+    return out | {
+        "numFiles": str(sum(s.num_files for s in numbers)),
+        "numRows": str(sum(s.num_rows for s in numbers)),
+        "totalSize": str(sum(s.total_size for s in numbers)),
+    }
 
 
 _DESCRIBE_COLUMNS = ("col_name", "data_type", "comment")

@@ -7,56 +7,19 @@ system (:mod:`.counting`), metastore statements with a SQLAlchemy event listener
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
 
 from acid_platform import Warehouse
 from acid_platform.table import lit
 from acid_platform_tests.helpers import fresh_namespace
-from acid_platform_tests.table.counting import CountingFileSystem, CountingWarehouse
+from acid_platform_tests.table.counting import CountingFileSystem, CountingWarehouse, Sent
 
 PARTITIONS = 2_000
-#: The open-transaction count ``hive.max.open.txns`` refreshes at most once a second.
-OPEN_COUNT = "SELECT COUNT(*) AS COUNT_1 FROM TXNS WHERE TXNS.TXN_STATE"
 SMALL = 20
-
-
-class Sent:
-    """While entered: the statements every SQLAlchemy engine sends, with their parameters —
-    but those sent on a clock, not for the statement: a transaction's heartbeat (its own
-    thread) and the count of open transactions (refreshed at most once a second)."""
-
-    def __init__(self) -> None:
-        self.statements: list[tuple[str, Any]] = []
-
-    def __enter__(self) -> Sent:
-        event.listen(Engine, "before_cursor_execute", self._statement)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        event.remove(Engine, "before_cursor_execute", self._statement)
-
-    def _statement(self, conn: Any, cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        text = " ".join(statement.split()).upper()
-        if threading.current_thread().name == "acid-heartbeat" or text.startswith(OPEN_COUNT):
-            return
-        self.statements.append((text, parameters))
-
-    def record_partitions_fetched(self) -> set[str]:
-        """The partition names whose file record was fetched (``wf_partition IN (…)``)."""
-        names: set[str] = set()
-        for text, params in self.statements:
-            if "FROM WRITE_FILES" in text and "WF_PARTITION IN" in text:
-                values = params.values() if isinstance(params, dict) else params
-                names |= {v for v in values if isinstance(v, str) and v.startswith("d=")}
-        return names
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
