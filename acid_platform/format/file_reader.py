@@ -1,6 +1,8 @@
 """Reading one ORC file of a split: event files (``read_events``) and original files
 (``read_original``, with synthetic ROW__IDs), each stripe pruned by statistics and key range,
-filtered by the delete set and the snapshot's write ids, and cast to the table schema.
+filtered by the delete set and the snapshot's write ids, and cast to the table schema; and
+event files that need no merge read whole (``WholeFileRead``: one decoding call per file, the
+same checks and casts planned once per event schema).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow._orc as porc
+import pyarrow.fs as pafs
 
-from acid_platform.errors import AcidSchemaError
+from acid_platform.errors import AcidSchemaError, CorruptAcidFileError
 from acid_platform.format import types as t
 from acid_platform.format.bucket_codec import encode_bucket
 from acid_platform.format.delete_set import DeleteLookup, DeleteSet
-from acid_platform.format.reader import OrcDataFile
+from acid_platform.format.fs import open_for_reading
+from acid_platform.format.reader import OrcDataFile, check_acid_version
 from acid_platform.format.row_filter import filter_rows
 from acid_platform.format.wide_timestamps import cast_column
 from acid_platform.format.write_id_list import ValidWriteIdList
@@ -177,6 +182,117 @@ def read_events(
         if with_row_id:
             row_id = ids.arrays(mask)
         yield from _finish(kept, row_arrays, None, row_id, r)
+
+
+def reads_whole(ref: DataFileRef) -> bool:
+    """Whether every row of ``ref`` is visible with no merge step: an event file (a base or an
+    insert delta) whose whole write-id range the snapshot sees, read to its end (not a streaming
+    file cut at a committed length). With no delete events for its bucket, such a file is read
+    whole by :class:`WholeFileRead`."""
+    return (
+        ref.kind == ACID_KIND
+        and not ref.filter_write_ids
+        and ref.flush_length_path is None
+        and ref.logical_length is None
+    )
+
+
+@dataclass(frozen=True)
+class _WholePlan:
+    """How one event schema's files are read: the ``row.<c>`` paths decoded, and for each
+    output column its name, whether the file holds it (else NULLs), its type, whether it is
+    cast, and its ``char``/``varchar`` rule."""
+
+    paths: list[str]
+    columns: list[tuple[str, bool, pa.DataType, bool, tuple[str, int] | None]]
+
+
+class WholeFileRead:
+    """Reads event files that need no merge (:func:`reads_whole`, no delete events in their
+    bucket) whole, in one decoding call each: the rows ``read_events`` returns for such a file
+    with no ROW__ID, no filters and no ``row_ids`` — the same checks (ORC, ``hive.acid.version``
+    >= 2, the event schema) and the same casts, ``char`` rules and NULL columns, planned once per
+    event schema rather than per file. ``columns``: the row columns, in order; ``schema``: the
+    table's row schema (every column of ``columns`` is in it). Thread-safe: plans are values.
+    """
+
+    def __init__(self, filesystem: pafs.FileSystem, columns: Sequence[str], schema: pa.Schema):
+        self.filesystem = filesystem
+        self.columns = list(columns)
+        self.schema = schema
+        self._plans: list[tuple[pa.Schema, _WholePlan]] = []
+
+    def read(self, path: str) -> tuple[int, list[pa.RecordBatch]]:
+        """The file's row count and its rows as batches of :attr:`columns` (none when no column
+        is asked for: the count says how many rows there are)."""
+        try:
+            reader = porc.ORCReader()
+            reader.open(open_for_reading(self.filesystem, path))
+            meta = reader.metadata()
+            file_schema = reader.schema()
+        except FileNotFoundError:
+            raise
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptAcidFileError(f"{path}: cannot read as ORC ({exc})") from exc
+        version = meta.get(ACID_VERSION_KEY_BYTES) if meta is not None else None
+        check_acid_version(version.decode(errors="replace") if version is not None else None, path)
+        plan = self._plan_of(file_schema, path)
+        rows = reader.nrows()
+        if not plan.columns or rows == 0:
+            return rows, []
+        try:
+            table = reader.read(columns=plan.paths) if plan.paths else None
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptAcidFileError(f"{path}: cannot read as ORC ({exc})") from exc
+        if table is None:
+            return rows, [self._batch(plan, rows, None)]
+        if table.num_rows != rows:
+            raise CorruptAcidFileError(
+                f"{path}: the footer counts {rows} rows, the stripes hold {table.num_rows}"
+            )
+        return rows, [
+            self._batch(plan, len(chunk), chunk) for chunk in table.column(0).chunks if len(chunk)
+        ]
+
+    def _plan_of(self, file_schema: pa.Schema, path: str) -> _WholePlan:
+        # compared in C++ (hashing a schema walks its fields in Python): a table's files share
+        # one or a few event schemas
+        for known, plan in self._plans:
+            if file_schema.equals(known):
+                return plan
+        plan = self._plan(file_schema, path)
+        self._plans = [*self._plans, (file_schema, plan)]
+        return plan
+
+    def _plan(self, file_schema: pa.Schema, path: str) -> _WholePlan:
+        t.check_event_schema(file_schema, path)
+        row_type = file_schema.field(t.ROW).type
+        present = [c for c in self.columns if row_type.get_field_index(c) >= 0]
+        columns = []
+        for c in self.columns:
+            field = self.schema.field(c)
+            stored = row_type.field(c).type if c in present else None
+            cast = stored is not None and stored != field.type
+            columns.append((c, stored is not None, field.type, cast, t.char_type(field)))
+        return _WholePlan([f"{t.ROW}.{c}" for c in present], columns)
+
+    def _batch(self, plan: _WholePlan, n: int, row: pa.StructArray | None) -> pa.RecordBatch:
+        arrays = []
+        for name, stored, target, cast, char in plan.columns:
+            if not stored or row is None:
+                arr = pa.nulls(n, target)  # column added after this file was written
+            else:
+                arr = row.field(name)
+                if cast:  # exact or a typed error (:mod:`.wide_timestamps`)
+                    arr = cast_column(arr, target, f"column {name!r}")
+            if char is not None:
+                arr = t.apply_char_rules(arr, *char)
+            arrays.append(arr)
+        return pa.RecordBatch.from_arrays(arrays, names=[c for c, *_ in plan.columns])
+
+
+#: ``hive.acid.version`` as pyarrow's footer metadata keys it
+ACID_VERSION_KEY_BYTES = b"hive.acid.version"
 
 
 class _EventIds:

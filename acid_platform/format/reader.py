@@ -234,15 +234,7 @@ class OrcDataFile:
 
     # ------------------------------------------------------------------ helpers
     def _check_acid_version(self) -> None:
-        version = self.acid_version
-        if version is None or version < 2:
-            raise MissingAcidVersionError(
-                f"Hive transactional tables are supported since Hive 3.0. Expected "
-                f"`{ACID_VERSION_KEY}` in ORC metadata in {self.path} to be >=2 but was "
-                f"{self.user_metadata.get(ACID_VERSION_KEY, '<empty>')}. If you have upgraded from "
-                "an older version of Hive, make sure a major compaction has been run at least once "
-                "after the upgrade."
-            )
+        check_acid_version(self.user_metadata.get(ACID_VERSION_KEY), self.path)
 
     def _read_wide(
         self, index: int, columns: Sequence[str] | None, mask: pa.Array | None
@@ -379,6 +371,20 @@ class OrcDataFile:
             else:
                 return None
         return None
+
+
+def check_acid_version(value: str | None, path: str) -> None:
+    """Raise :class:`MissingAcidVersionError` unless ``value`` (an event file's
+    ``hive.acid.version`` footer entry, ``None`` when absent) is 2 or more, as Trino checks."""
+    text = value.strip() if value else ""
+    if not text.isdigit() or int(text) < 2:
+        raise MissingAcidVersionError(
+            f"Hive transactional tables are supported since Hive 3.0. Expected "
+            f"`{ACID_VERSION_KEY}` in ORC metadata in {path} to be >=2 but was "
+            f"{'<empty>' if value is None else value}. If you have upgraded from "
+            "an older version of Hive, make sure a major compaction has been run at least once "
+            "after the upgrade."
+        )
 
 
 def _read_filtered(

@@ -35,8 +35,8 @@ from acid_platform.errors import AcidFormatError, AcidSchemaError, FileConflictE
 from acid_platform.format import types as t
 from acid_platform.format.fs import create_new, join, make_dirs, resolve
 from acid_platform.format.names import ORC_ACID_VERSION_FILE
-from acid_platform.format.orc_footer import amend_footer, char_columns
-from acid_platform.format.orc_tail import append_user_metadata, parse_tail
+from acid_platform.format.orc_footer import char_columns, finish_footer
+from acid_platform.format.orc_tail import parse_tail
 from acid_platform.format.orc_timestamps import PyorcEncoder, needs_pyorc
 from acid_platform.format.wide_timestamps import conform_wide, has_wide_type
 
@@ -116,7 +116,7 @@ class EventWriter:
         loc = resolve(path, filesystem)
         self.filesystem, self.path = loc.filesystem, loc.path
         codec = pyarrow_codec(self.path, compression)
-        self.schema = t.event_schema(row_schema)
+        self.schema, self._char_types = _event_layout_of(row_schema)
         self._batch_size = batch_size
         self._stream = create_new(self.filesystem, self.path)
         self._sink = _TailCapturingSink(self._stream)
@@ -175,22 +175,28 @@ class EventWriter:
         """Finish the file: last stripe, footer with Hive's metadata, postscript."""
         if self.result is not None:
             return self.result
+        stats = f"{self._counts[0]},{self._counts[1]},{self._counts[2]}"
+        key_index = ""
+
+        def items(stripe_rows: tuple[int, ...]) -> list[tuple[str, bytes]]:
+            nonlocal key_index
+            key_index = pyorc_keys if pyorc_keys is not None else self._key_index(stripe_rows)
+            return [
+                (KEY_INDEX_KEY, key_index.encode()),
+                (ACID_STATS_KEY, stats.encode()),
+                (ACID_VERSION_KEY, ACID_VERSION.encode()),
+            ]
+
+        pyorc_keys: str | None = None
         if self._pyorc is not None:
-            tail, key_index = self._finish_pyorc()
+            data, pyorc_keys = self._finish_pyorc()
             self._stream = self.filesystem.open_output_stream(self.path)
         else:
-            tail = self._close_pyarrow()
-            info = parse_tail(tail, self.path)
-            key_index = self._key_index([s.number_of_rows for s in info.stripes])
-        # char/varchar types and the proleptic Gregorian calendar, as Hive 3+ writes them
-        tail = amend_footer(tail, char_columns(self.schema), source=self.path)
-        stats = f"{self._counts[0]},{self._counts[1]},{self._counts[2]}"
-        items = [
-            (KEY_INDEX_KEY, key_index.encode()),
-            (ACID_STATS_KEY, stats.encode()),
-            (ACID_VERSION_KEY, ACID_VERSION.encode()),
-        ]
-        self._stream.write(append_user_metadata(tail, items, self.path))
+            data = self._close_pyarrow()
+        # char/varchar types and the proleptic Gregorian calendar, as Hive 3+ writes them, and
+        # Hive's metadata: the footer is decoded and encoded once
+        tail = finish_footer(data, self._char_types, items, source=self.path)
+        self._stream.write(tail)
         size = self._stream.tell()
         self._stream.close()
         self.result = WrittenFile(
@@ -293,6 +299,23 @@ class EventWriter:
                 )
             parts.append(key)
         return "".join(parts)
+
+
+#: (row schema, its event schema, the event schema's char/varchar ORC types) of recent writers:
+#: a statement opens a writer per partition and bucket, all with one row schema
+_LAYOUTS: list[tuple[pa.Schema, pa.Schema, dict[int, tuple[int, int]]]] = []
+
+
+def _event_layout_of(row_schema: pa.Schema) -> tuple[pa.Schema, dict[int, tuple[int, int]]]:
+    """``t.event_schema(row_schema)`` and its ``char_columns``, derived once per row schema
+    (compared with its field metadata, which names char and varchar types)."""
+    for known, schema, types in _LAYOUTS:
+        if known is row_schema or known.equals(row_schema, check_metadata=True):
+            return schema, types
+    schema = t.event_schema(row_schema)
+    types = char_columns(schema)
+    _LAYOUTS[:] = [(row_schema, schema, types), *_LAYOUTS[:7]]
+    return schema, types
 
 
 def check_event_order(

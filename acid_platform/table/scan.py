@@ -13,7 +13,11 @@ or read until asked:
   streams the rows split by split, stripe by stripe, as a ``pyarrow.RecordBatchReader``: memory
   is one stripe plus its bucket's delete set, whatever the size of the table;
   :meth:`TableScan.to_arrow` reads every split (in parallel) into one table,
-  :meth:`TableScan.to_pandas` into a DataFrame.
+  :meth:`TableScan.to_pandas` into a DataFrame. ``to_arrow`` reads a split that needs no merge
+  (no delete events in its bucket, every file one the snapshot sees whole: :func:`whole_tasks`)
+  with ``format.file_reader.WholeFileRead``, one decoding call per file and many files to a
+  thread's task (a table of thousands of small partitions is thousands of such splits); the
+  rows are those :func:`read_task` gives, in the same order.
 
 Partition columns are added to the rows as typed constants and come after the data columns, as
 Hive shows them; ``row__id`` comes first when asked for. A scan that holds a reader lease (a
@@ -60,8 +64,9 @@ from acid_platform.format import (
     row_schema_of,
     wide_columns_of_splits,
 )
+from acid_platform.format.file_reader import WholeFileRead, reads_whole
 from acid_platform.format.fs import Location, join
-from acid_platform.format.parallel import run_parallel
+from acid_platform.format.parallel import read_threads, run_parallel
 from acid_platform.format.wide_timestamps import widen_schema
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.partitions import partition_values_table
@@ -499,13 +504,42 @@ def read_files(
             )
         )
 
-    parts = read_balanced(
-        [t.split for t in tasks],
-        read,
+    parts: list[list[pa.RecordBatch]] = [[] for _ in tasks]
+    # splits of files read whole, many files to a thread's task (see ``whole_tasks``)
+    whole = [] if with_row_id or row_ids is not None or filters or wide else whole_tasks(tasks)
+    if whole:
+        reader = WholeFileRead(
+            location.filesystem,
+            [c for c in columns if c not in spec.partition_column_names],
+            data_schema(spec),
+        )
+        chunks = _chunks(whole)
+        done = run_parallel(
+            [
+                functools.partial(
+                    _read_whole,
+                    [tasks[i] for i in chunk],
+                    reader,
+                    schema,
+                    spec.partition_column_names,
+                )
+                for chunk in chunks
+            ]
+        )
+        for chunk, out in zip(chunks, done, strict=True):
+            for i, batches_of_task in zip(chunk, out, strict=True):
+                parts[i] = batches_of_task
+    taken = set(whole)
+    rest = [i for i in range(len(tasks)) if i not in taken]
+    merged = read_balanced(
+        [tasks[i].split for i in rest],
+        lambda k, split, deleted, stats: read(rest[k], split, deleted, stats),
         location.filesystem,
         snapshot.write_ids,
         delete_events_cap=delete_events_cap,
     )
+    for i, part in zip(rest, merged, strict=True):
+        parts[i] = part
     batches = []
     for task, part in zip(tasks, parts, strict=True):
         for b in part:
@@ -514,6 +548,58 @@ def read_files(
                 b = b.append_column(partition_index, index)
             batches.append(b)
     return pa.Table.from_batches(batches, schema=schema)
+
+
+def whole_tasks(tasks: Sequence[ScanTask]) -> list[int]:
+    """The indices of ``tasks`` whose rows need no merge: no delete events in their bucket, and
+    every file an event file the snapshot sees whole (``format.reads_whole``). Such a task's
+    rows are its files' rows, read in one decoding call per file."""
+    return [
+        i
+        for i, task in enumerate(tasks)
+        if not task.split.delete_files and all(reads_whole(r) for r in task.split.data_files)
+    ]
+
+
+#: files of whole tasks per thread's task: few enough that the threads share the work evenly,
+#: many enough that handing a task over costs little beside decoding its files
+_WHOLE_TASKS_PER_CHUNK = 32
+
+
+def _chunks(indices: list[int]) -> list[list[int]]:
+    size = max(1, min(_WHOLE_TASKS_PER_CHUNK, len(indices) // (4 * read_threads())))
+    return [indices[k : k + size] for k in range(0, len(indices), size)]
+
+
+def _read_whole(
+    tasks: Sequence[ScanTask],
+    reader: WholeFileRead,
+    schema: pa.Schema,
+    partition_names: Sequence[str],
+) -> list[list[pa.RecordBatch]]:
+    """The rows of each of ``tasks`` (``whole_tasks``) as :func:`read_task` gives them:
+    ``schema``'s columns, partition columns as constants."""
+    out = []
+    names = schema.names
+    wanted = [c for c in partition_names if c in names]
+    for task in tasks:
+        values = dict(zip(partition_names, task.partition_values, strict=False))
+        constants = {c: pa.scalar(values[c], schema.field(c).type) for c in wanted}
+        batches: list[pa.RecordBatch] = []
+        for ref in task.split.data_files:
+            rows, data = reader.read(ref.path)
+            if not names:
+                if rows:
+                    batches.append(pa.RecordBatch.from_struct_array(pa.nulls(rows, pa.struct([]))))
+                continue
+            for batch in data or ([None] if rows else []):
+                n = rows if batch is None else batch.num_rows
+                arrays = [
+                    pa.repeat(constants[f], n) if f in constants else batch.column(f) for f in names
+                ]
+                batches.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
+        out.append(batches)
+    return out
 
 
 def output_schema(

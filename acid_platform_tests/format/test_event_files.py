@@ -20,6 +20,7 @@ from acid_platform.errors import (
     MissingAcidVersionError,
 )
 from acid_platform.format.flush_length import read_flush_length
+from acid_platform.format.orc_footer import KIND_VARCHAR, amend_footer, finish_footer
 from acid_platform.format.orc_tail import append_user_metadata, parse_tail
 from acid_platform.format.reader import OrcDataFile
 from acid_platform.format.types import event_schema
@@ -145,6 +146,34 @@ def test_tail_rewrite_keeps_existing_metadata_items() -> None:
     twice = append_user_metadata(once, [("b", b"2")])
     assert parse_tail(twice).user_metadata == {"a": b"1", "b": b"2"}
     assert po.ORCFile(pa.BufferReader(twice)).read().equals(ROWS)
+
+
+@pytest.mark.parametrize("codec", ["uncompressed", "zlib", "zstd"])
+def test_one_pass_footer_is_the_amended_footer_with_the_items(codec: str) -> None:
+    """``finish_footer`` (what the writer calls) gives what ``amend_footer`` then
+    ``append_user_metadata`` give: the same types, calendar, items and rows."""
+    rows = pa.table({"id": pa.array([1, 2], pa.int32()), "c": pa.array(["a", "bb"])})
+    buf = io.BytesIO()
+    po.write_table(rows, buf, compression=codec, stripe_size=64 << 20)
+    data = buf.getvalue()
+    types = {2: (KIND_VARCHAR, 7)}
+    seen: list[tuple[int, ...]] = []
+
+    def items(stripe_rows: tuple[int, ...]) -> list[tuple[str, bytes]]:
+        seen.append(stripe_rows)
+        return [("a", b"1"), ("b", b"2")]
+
+    one = finish_footer(data, types, items)
+    two = append_user_metadata(amend_footer(data, types), [("a", b"1"), ("b", b"2")])
+    assert seen == [tuple(s.number_of_rows for s in parse_tail(data).stripes)] == [(2,)]
+    assert parse_tail(one).user_metadata == parse_tail(two).user_metadata == {"a": b"1", "b": b"2"}
+    assert po.ORCFile(pa.BufferReader(one)).read().equals(rows)
+    for tail in (one, two):
+        reader = pyorc.Reader(io.BytesIO(tail))
+        assert str(reader.schema) == "struct<id:int,c:varchar(7)>"
+        assert reader.user_metadata == {"a": b"1", "b": b"2"}
+    with pytest.raises(CorruptAcidFileError):
+        finish_footer(data[:-3] + b"XYZ", types, items)
 
 
 # ------------------------------------------------------------------ reader checks
