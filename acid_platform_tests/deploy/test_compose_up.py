@@ -124,8 +124,14 @@ class Stack:
 
 @contextmanager
 def stack_of(project: str, *extra: Path) -> Iterator[Stack]:
+    files = (*COMPOSE_FILES, *extra)
+    # the images first (minutes from cold): the host ports are picked after, right before
+    # `up`, or another process of this machine may take one in between (seen here: 55432)
+    started = time.monotonic()
+    Compose(project, files, {"ACID_PG_PASSWORD": PASSWORD})("build")
     env = host_ports() | {"ACID_PG_PASSWORD": PASSWORD}
-    stack = Stack(Compose(project, (*COMPOSE_FILES, *extra), env))
+    stack = Stack(Compose(project, files, env))
+    stack.timings["build_s"] = time.monotonic() - started
     try:
         stack.up()
         yield stack
