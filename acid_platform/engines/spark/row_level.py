@@ -29,20 +29,26 @@ a mapInArrow-like step). So a planner strategy (:file:`jvm/AcidRowLevel.java`, i
 session catalog) plans the rewritten statement as an append of its labelled rows — Spark's
 ``__row_operation``, the table's columns, ROW__ID, the deleted rows' partition values — through
 this data source's writer in *row-level mode* (option ``_row_level``): this module. The rows are
-shuffled so that each (partition, bucket) of deleted rows has one writer and sorted by ROW__ID
-in each task, as Hive's ``SORT BY ROW__ID`` does. Every warehouse operation stays in the Python
-data source and the table layer: locks, write ids, event files (:class:`~.files.EventFiles`),
-type conversion (:func:`~acid_platform.table.schema.conform`), commit.
+shuffled so that each (partition, bucket) of deleted rows has one writer — and so has each
+(partition, Hive bucket) of a bucketed table's new rows, the bucket computed in the JVM by the
+hash Hive uses for the table's ``bucketing_version`` (``acid_bucket``,
+:file:`jvm/AcidBuckets.java`, as a write by name is clustered) — and sorted by ROW__ID in each
+task, as Hive's ``SORT BY ROW__ID`` does. Every warehouse operation stays in the Python data
+source and the table layer: locks, write ids, event files (:class:`~.files.EventFiles`), type
+conversion (:func:`~acid_platform.table.schema.conform`), commit.
 
 Hive's semantics and layout: one transaction per statement (its lock — EXCL_WRITE, or
 SHARED_WRITE with ``hive.txn.xlock.write=false`` — taken before the target is read: the scan
 takes its snapshot when the job's first task starts, after the writer opened the transaction),
 one write id; each deleted row's event in ``delete_delta_w_w_0000/bucket_N`` of its partition
 and bucket, once however many source rows match it; new rows (inserts and the new versions of
-updated rows) in ``delta_w_w_0000/bucket_<task>`` — a bucketed table's in Hive's bucket files,
-each writing task with its own statement id (``delta_w_w_<task>``), as Spark may send rows of one
-bucket to several tasks. A failed task, a type that does not fit, a NULL into a NOT NULL column
-or a MERGE cardinality violation abort the transaction: nothing is visible.
+updated rows) in ``delta_w_w_0000/bucket_<task>`` — a bucketed table's in Hive's
+``delta_w_w_0000/bucket_N``, N the row's bucket, written by the one task its bucket's rows went
+to (option ``grouped_by_bucket``; a table bucketed by a type the JVM does not hash — binary in
+``bucketing_version`` 2 — keeps a statement id per writing task, ``delta_w_w_<task>``, as Spark
+may then send rows of one bucket to several tasks). A failed task, a type that does not fit, a
+NULL into a NOT NULL column or a MERGE cardinality violation abort the transaction: nothing is
+visible.
 
 The statement's :class:`~acid_platform.table.statement.StatementMetrics` are logged (INFO) by the
 process that commits: Spark's row-level commands return no rows, and a Python data source's
@@ -82,7 +88,8 @@ log = logging.getLogger(__name__)
 #: half of a split update.
 OPERATION = "__row_operation"
 DELETE, INSERT, REINSERT = 1, 3, 4
-#: Statement id of the delete events, and of the new rows of an unbucketed table.
+#: Statement id of the delete events, and of the new rows (but a bucketed table's whose rows are
+#: not grouped by bucket: a statement id per writing task).
 STATEMENT = 0
 
 
@@ -97,6 +104,8 @@ class RowLevelJob:
     metastore_url: str | None
     txn_timeout_s: float
     opened_at: float
+    #: each Hive bucket's new rows come to one task (``grouped_by_bucket``): statement id 0
+    grouped_by_bucket: bool = False
     #: the object store's options, registered in each task's process as the job unpickles
     storage: StorageBinding | None = field(init=False, default=None)
 
@@ -145,6 +154,7 @@ def begin_row_level(options: SourceOptions, spec: TableSpec, command: str) -> Ro
         options.metastore_url,
         options.txn_timeout_s,
         time.time(),
+        options.grouped_by_bucket,
     )
 
 
@@ -154,7 +164,8 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
     spec = job.spec
     location = table_location(spec.location)
     files = EventFiles(spec, location.path, location.filesystem, job.write_id, task.partition_id)
-    inserts_statement = task.partition_id if spec.num_buckets else STATEMENT
+    per_task = spec.num_buckets and not job.grouped_by_bucket
+    inserts_statement = task.partition_id if per_task else STATEMENT
     target = table_schema(spec)
     part_cols = list(spec.partition_column_names)
     data_cols = [c for c, _ in spec.columns]
