@@ -40,13 +40,15 @@ def spark() -> Iterator[SparkSession]:
     loopback, UI off, few shuffle partitions; PySpark is imported only by tests that ask."""
     from pyspark.sql import SparkSession
 
+    from acid_platform.engines.spark.extensions import extension_conf
     from acid_platform.runtime import spark_executor_env
 
     # Spark starts the data source's planning workers with PYSPARK_PYTHON, not the conf.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder
-    for key, value in spark_executor_env().items():  # as every session the project starts
+    # as every session the project starts: executors' memory settings, Hive's statements
+    for key, value in (spark_executor_env() | extension_conf()).items():
         builder = builder.config(key, value)
     session = (
         builder.master("local[2]")

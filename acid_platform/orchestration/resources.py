@@ -83,7 +83,9 @@ def spark_resource(
     ``PYSPARK_PYTHON`` only, so :class:`AcidSparkResource` applies the setting to the session
     it hands out), the project on their ``PYTHONPATH``, the memory settings of
     :mod:`acid_platform.runtime` on the executors, the driver on loopback for a local master
-    (``spark.driver.host``, ``spark.driver.bindAddress``), the UI off. ``conf`` adds or
+    (``spark.driver.host``, ``spark.driver.bindAddress``), the UI off, Hive's ``ALTER TABLE …
+    COMPACT`` and ``SHOW COMPACTIONS`` in Spark SQL (the session extension and its jar:
+    :func:`~acid_platform.engines.spark.extensions.extension_conf`). ``conf`` adds or
     overrides Spark settings. Sets no environment variable. Needs the ``[dagster-spark]``
     extra."""
     require("dagster_pyspark", "dagster-spark", "spark_resource()")
@@ -102,9 +104,12 @@ def spark_resource(
         "spark.sql.session.timeZone": "UTC",
         **spark_executor_env(),
     }
+    from acid_platform.engines.spark.extensions import extension_conf
+
     if master.startswith("local"):
         settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
-    return AcidSparkResource(spark_config=settings | dict(conf or {}))
+    settings |= dict(conf or {})
+    return AcidSparkResource(spark_config=settings | extension_conf(settings))
 
 
 class AcidSparkResource(LazyPySparkResource):

@@ -31,7 +31,10 @@ Modules:
   streaming), :mod:`.schema` (types and batches as Spark expects them);
 * tables by name — :mod:`.catalog` (why a session catalog extension), :mod:`.catalog_install`
   (``jvm/AcidCatalog.java``, ``AcidScans.java`` and ``AcidSource.java``, compiled once per Spark
-  version), :mod:`.table_scans` (scans pruned and sized per query);
+  version), :mod:`.table_scans` (scans pruned and sized per query), :mod:`.row_level` (Spark
+  SQL's DELETE / UPDATE / MERGE), :mod:`.maintenance` (the compaction procedures),
+  :mod:`.extensions` (the session extension that parses Hive's ``ALTER TABLE … COMPACT`` and
+  ``SHOW COMPACTIONS`` as those procedures' calls);
 * the engine — :mod:`.engine` (``SparkEngine``), :mod:`.dml` (the one DML plan on Spark),
   :mod:`.plans` (Hive plans on Spark SQL), :mod:`.buckets` (Hive's bucket of each row, on the
   executors), :mod:`.compaction` (the executor for large partitions);

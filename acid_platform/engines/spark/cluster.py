@@ -32,6 +32,7 @@ from typing import IO, Any
 from pyspark import find_spark_home
 from pyspark.sql import SparkSession
 
+from acid_platform.engines.spark.extensions import extension_conf
 from acid_platform.engines.spark.python_workers import use_driver_python
 from acid_platform.runtime import spark_executor_env
 
@@ -193,8 +194,9 @@ def cluster_session(
     ``spark.driver.bindAddress``), UI off, this Python on the driver and the executors
     (``spark.pyspark.python``, applied to the session's ``SparkContext``: PySpark takes its
     workers' interpreter from ``PYSPARK_PYTHON`` only), with the memory settings of
-    :mod:`acid_platform.runtime`, and the first job held back until all ``executors`` have
-    registered. Sets no environment variable."""
+    :mod:`acid_platform.runtime`, Hive's maintenance statements in Spark SQL
+    (:func:`~.extensions.extension_conf`), and the first job held back until all ``executors``
+    have registered. Sets no environment variable."""
     settings = {
         "spark.driver.host": LOOPBACK,
         "spark.driver.bindAddress": LOOPBACK,
@@ -211,6 +213,7 @@ def cluster_session(
         **spark_executor_env(),
     }
     settings.update(conf)
+    settings |= extension_conf(settings)
     builder = SparkSession.builder.master(master_url).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from acid_platform.engines.spark.extensions import extension_conf
 from acid_platform.errors import EngineError
 from acid_platform.runtime import spark_executor_env
 
@@ -77,13 +78,16 @@ def command_session(
     """A SparkSession on ``master`` for a command: the master checked first
     (:func:`check_master`); the JVM's own output (its log, warnings, Python workers' stderr)
     written to ``<log_dir>/spark.log`` (a temporary directory by default) instead of the
-    console; no progress bar. A session already running in this process is returned as is."""
+    console; no progress bar; Hive's maintenance statements in Spark SQL
+    (:func:`~.extensions.extension_conf`). A session already running in this process is
+    returned as is."""
     check_master(master)
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
     settings = {"spark.ui.showConsoleProgress": "false", **spark_executor_env(), **(conf or {})}
+    settings |= extension_conf(settings)
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -8,9 +8,10 @@
 
 ``compact`` is HiveQL's ``ALTER TABLE t [PARTITION (…)] COMPACT 'type' [AND WAIT]
 [POOL 'p']``: arguments ``table`` (``db.t``), ``type`` (``'major'`` – the default – or
-``'minor'``, ``'rebalance'``), ``partition`` (a partition name, ``ds=2024-01-01/h=3``; none:
-every partition), ``wait`` (``AND WAIT``: the compaction runs before the call returns; default
-``false``: queued for the compactor services, as Hive does) and ``pool``. It returns the
+``'minor'``, ``'rebalance'``), ``partition`` (a partition name, ``ds=2024-01-01/h=3``, its
+columns in any order; none: every partition), ``wait`` (``AND WAIT``: the compaction runs before
+the call returns; default ``false``: queued for the compactor services, as Hive does) and
+``pool``. It returns the
 entries' ``show_compactions`` rows. ``show_compactions`` returns the queue and history with
 Hive 4's columns, in its order (``CompactionId``, ``Database``, ``Table``, ``Partition``,
 ``Type``, ``State``, …; times as timestamps, absent values null), optionally of one ``table``.
@@ -19,20 +20,19 @@ Both run the project's compaction, the code ``wh.sql("ALTER TABLE … COMPACT �
 settings as registered; a waited compaction runs in the driver's Python planning worker on the
 embedded engine. Bad input fails with one line naming the table — an
 ``IllegalArgumentException`` whose message starts with the project's error type
-(``NoSuchObjectError: …``, ``UnsupportedOperationError: … non-ACID table …``) — and queues
-nothing.
+(``NoSuchObjectError: …``, ``UnsupportedOperationError: … non-ACID table …``, also for a
+table of Spark's own catalog) — and queues nothing.
 
-Why procedures, not Hive's statements. ``ALTER TABLE … COMPACT`` and ``SHOW COMPACTIONS`` are in
-Spark's grammar only as unsupported Hive commands (Spark's parser refuses them), so Hive's
-syntax would need a parser of our own, injected by a session extension
-(``SparkSessionExtensions.injectParser``). Spark builds a session's parser once, with the
-session (``SessionState.sqlParser``; ``spark.sql.extensions`` is a static setting), whereas
-``wh.register_spark`` registers on a session already running, as every other part of tables by
-name does. Spark 4's stored procedures are looked up in the catalog at each ``CALL``: the
-session catalog extension (:file:`jvm/AcidCatalog.java`) is Spark's ``ProcedureCatalog`` for
-the namespace ``system`` (:file:`jvm/AcidProcedures.java`), the way Iceberg exposes its
-maintenance (``CALL catalog.system.rewrite_data_files``). HiveQL's own statements stay in
-``wh.sql``.
+Why procedures, with Hive's statements rewritten onto them. ``ALTER TABLE … COMPACT`` and
+``SHOW COMPACTIONS`` are in Spark's grammar only as unsupported Hive commands (Spark's parser
+refuses them), and Spark builds a session's parser once, with the session
+(``spark.sql.extensions`` is a static setting), whereas ``wh.register_spark`` registers on a
+session already running, as every other part of tables by name does. Spark 4's stored
+procedures are looked up in the catalog at each ``CALL``: the session catalog extension
+(:file:`jvm/AcidCatalog.java`) is Spark's ``ProcedureCatalog`` for the namespace ``system``
+(:file:`jvm/AcidProcedures.java`), the way Iceberg exposes its maintenance (``CALL
+catalog.system.rewrite_data_files``). A session built with the extension of :mod:`.extensions`
+takes Hive's statements too, each parsed as the ``CALL`` it means: one way to compact.
 
 The procedures do no warehouse work in the JVM: like every catalog operation (:mod:`.catalog`)
 they call the Python data source's ``schema()`` with a ``_catalog_op`` option — the procedure's
@@ -94,11 +94,13 @@ def _type(column: str) -> DataType:
 
 def _compact(wh: TableWarehouse, table: str, args: Mapping[str, str]) -> list[dict[str, Any]]:
     from acid_platform.compaction.api import compact_table
+    from acid_platform.table.partitions import parse_partition_name
 
+    partition = args.get("partition")
     infos = compact_table(
         wh,
         table,
-        args.get("partition") or None,
+        dict(parse_partition_name(partition)) if partition else None,
         args.get("type", "major"),
         args.get("wait") == "true",
         pool=args.get("pool") or None,

@@ -41,6 +41,7 @@ def register_source(
     """
     from acid_platform.engines.spark.catalog_install import install_catalog
     from acid_platform.engines.spark.datasource import AcidDataSource
+    from acid_platform.engines.spark.extensions import note_missing
     from acid_platform.engines.spark.options import warehouse_options
     from acid_platform.engines.spark.python_workers import use_driver_python
 
@@ -49,6 +50,7 @@ def register_source(
     # with the SQL execution id, names one query's snapshot (shared by all its scans)
     defaults = warehouse_options(warehouse) | {"query_scope": uuid.uuid4().hex}
     source = install_catalog(spark, name)
+    note_missing(spark)
     attrs: dict[str, Any] = {"defaults": defaults, "format_name": name, "source_name": source}
     cls = type("AcidDataSource", (AcidDataSource,), attrs)
     spark.dataSource.register(cls)

@@ -29,10 +29,13 @@ a mapInArrow-like step). So a planner strategy (:file:`jvm/AcidRowLevel.java`, i
 session catalog) plans the rewritten statement as an append of its labelled rows — Spark's
 ``__row_operation``, the table's columns, ROW__ID, the deleted rows' partition values — through
 this data source's writer in *row-level mode* (option ``_row_level``): this module. The rows are
-shuffled so that each (partition, bucket) of deleted rows has one writer and sorted by ROW__ID
-in each task, as Hive's ``SORT BY ROW__ID`` does. Every warehouse operation stays in the Python
-data source and the table layer: locks, write ids, event files (:class:`~.files.EventFiles`),
-type conversion (:func:`~acid_platform.table.schema.conform`), commit.
+shuffled so that each (partition, bucket) of deleted rows has one writer — and so has each
+(partition, Hive bucket) of a bucketed table's new rows, the bucket computed in the JVM by the
+hash Hive uses for the table's ``bucketing_version`` (``acid_bucket``,
+:file:`jvm/AcidBuckets.java`, as a write by name is clustered) — and sorted by ROW__ID in each
+task, as Hive's ``SORT BY ROW__ID`` does. Every warehouse operation stays in the Python data
+source and the table layer: locks, write ids, event files (:class:`~.files.EventFiles`), type
+conversion (:func:`~acid_platform.table.schema.conform`), commit.
 
 Hive's semantics and layout: one transaction per statement (its lock — EXCL_WRITE, or
 SHARED_WRITE with ``hive.txn.xlock.write=false`` — taken before the target is read: the scan
@@ -40,9 +43,11 @@ takes its snapshot when the job's first task starts, after the writer opened the
 one write id; each deleted row's event in ``delete_delta_w_w_0000/bucket_N`` of its partition
 and bucket, once however many source rows match it; the new versions of updated rows in
 ``delta_w_w_0000/bucket_<task>`` and a MERGE's inserted rows (WHEN NOT MATCHED) under a statement
-id of their own, ``delta_w_w_0001`` — a bucketed table's in Hive's bucket files, each writing task
-with its own statement ids (``delta_w_w_<task>``, and ``<task> + 2048`` for inserted rows), as
-Spark may send rows of one bucket to several tasks. A failed task, a type that does not fit, a
+id of their own, ``delta_w_w_0001`` — a bucketed table's in Hive's ``bucket_N``, N the row's
+bucket, written by the one task its bucket's rows went to (option ``grouped_by_bucket``; a table
+bucketed by a type the JVM does not hash — binary in ``bucketing_version`` 2 — has each writing
+task's own statement ids instead, ``delta_w_w_<task>`` and ``<task> + 2048`` for inserted rows, as
+Spark may then send rows of one bucket to several tasks). A failed task, a type that does not fit, a
 NULL into a NOT NULL column or a MERGE cardinality violation abort the transaction: nothing is
 visible.
 
@@ -125,8 +130,9 @@ log = logging.getLogger(__name__)
 #: half of a split update.
 OPERATION = "__row_operation"
 DELETE, INSERT, REINSERT = 1, 3, 4
-#: Statement id of the delete events, and of the new versions of an unbucketed table's updated
-#: rows (its MERGE's inserted rows: the next one).
+#: Statement id of the delete events, and of the new versions of updated rows (a MERGE's
+#: inserted rows: the next one; but a bucketed table's whose rows are not grouped by bucket: a
+#: statement id per writing task).
 STATEMENT = 0
 #: A bucketed table's MERGE writes its inserted rows under the writing task's partition id plus
 #: this (half of the 4096 statement ids Hive's bucket codec holds): at most 2048 writing tasks.
@@ -140,6 +146,9 @@ class RowLevelJob:
     write: DetachedWrite
     metastore_url: str | None
     txn_timeout_s: float
+    #: each Hive bucket's new rows come to one task (``grouped_by_bucket``): the statement ids
+    #: of an unbucketed table
+    grouped_by_bucket: bool = False
     #: the object store's options, registered in each task's process as the job unpickles
     storage: StorageBinding | None = field(init=False, default=None)
 
@@ -188,7 +197,9 @@ def begin_row_level(options: SourceOptions, spec: TableSpec, command: str) -> Ro
         agent=f"acid_platform spark {command} {spec.full_name}",
         command=command,
     )
-    return RowLevelJob(write, options.metastore_url, options.txn_timeout_s)
+    return RowLevelJob(
+        write, options.metastore_url, options.txn_timeout_s, options.grouped_by_bucket
+    )
 
 
 def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskReport:
@@ -198,7 +209,8 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
     location = table_location(spec.location)
     write = job.write
     files = EventFiles(spec, location.path, location.filesystem, write.write_id, task.partition_id)
-    statements = new_rows_statements(spec, task.partition_id)
+    per_task = bool(spec.num_buckets) and not job.grouped_by_bucket
+    statements = new_rows_statements(task.partition_id, per_task)
     target = table_schema(spec)
     part_cols = list(spec.partition_column_names)
     data_cols = [c for c, _ in spec.columns]
@@ -238,13 +250,13 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
     return TaskReport(task, tuple(written), tuple(sorted(counts.items())))
 
 
-def new_rows_statements(spec: TableSpec, task: int) -> dict[int, int]:
+def new_rows_statements(task: int, per_task: bool) -> dict[int, int]:
     """The statement ids of a task's new rows, by Spark's operation: the new versions of
     updated rows (REINSERT) under the delete events' statement id, a MERGE's inserted rows
-    (INSERT) under the next one. A bucketed table's rows of one bucket may come from several
-    tasks, so each task has its own statement ids there: its partition id, and that plus
-    :data:`BUCKETED_INSERTS`."""
-    if spec.num_buckets:
+    (INSERT) under the next one. ``per_task``: a bucketed table's rows of one bucket may come
+    from several tasks (not grouped by bucket), so each task has its own statement ids: its
+    partition id, and that plus :data:`BUCKETED_INSERTS`."""
+    if per_task:
         return {REINSERT: task, INSERT: task + BUCKETED_INSERTS}
     return {REINSERT: STATEMENT, INSERT: STATEMENT + 1}
 

@@ -332,7 +332,14 @@ public class AcidCatalog extends DelegatingCatalogExtension
 
   @Override
   public UnboundProcedure loadProcedure(Identifier ident) {
-    return AcidProcedures.load(ident);
+    return AcidProcedures.load(ident, this::sparkTable);
+  }
+
+  /** Whether Spark's own catalog has the table ("db.t", or "t" in default). */
+  private boolean sparkTable(String table) {
+    int dot = table.lastIndexOf('.');
+    String db = dot < 0 ? "default" : table.substring(0, dot);
+    return super.tableExists(Identifier.of(new String[] {db}, table.substring(dot + 1)));
   }
 
   @Override
@@ -531,6 +538,12 @@ public class AcidCatalog extends DelegatingCatalogExtension
     @Override public Column[] columns() { return CatalogV2Util.structTypeToV2Columns(schema, false); }
     @Override public Transform[] partitioning() { return partitioning; }
     @Override public Map<String, String> properties() { return properties; }
+
+    /** Hive's bucket of a row as a transform (AcidBuckets.transform), or null: the table is
+     * not bucketed, or by a type the JVM does not hash. */
+    Transform bucket() {
+      return bucket;
+    }
 
     /** The partition columns, in the table's order. */
     List<String> partitionColumnNames() {

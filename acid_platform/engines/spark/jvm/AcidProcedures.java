@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -65,10 +66,11 @@ final class AcidProcedures {
             ProcedureParameter.in("table", DataTypes.StringType).defaultValue("NULL").build(),
           }));
 
-  /** The procedure of that name in "system" (Spark's ROUTINE_NOT_FOUND if none). */
-  static UnboundProcedure load(Identifier ident) {
+  /** The procedure of that name in "system" (Spark's ROUTINE_NOT_FOUND if none); {@code
+   * sparkTable} tells whether a table ("db.t") is one of Spark's own, not the warehouse's. */
+  static UnboundProcedure load(Identifier ident, Predicate<String> sparkTable) {
     String[] ns = ident.namespace();
-    UnboundProcedure p = ns.length == 1 && ns[0].equalsIgnoreCase(NAMESPACE)
+    Procedure p = ns.length == 1 && ns[0].equalsIgnoreCase(NAMESPACE)
         ? ALL.get(ident.name().toLowerCase())
         : null;
     if (p == null) {
@@ -78,7 +80,7 @@ final class AcidProcedures {
           scala.collection.immutable.Map$.MODULE$.<String, String>empty()
               .updated("routineName", "`" + name + "`")));
     }
-    return p;
+    return new Procedure(p.name, p.description, p.parameters, sparkTable);
   }
 
   /** Spark's analysis error (checked, in Java's eyes) thrown as it is. */
@@ -102,11 +104,18 @@ final class AcidProcedures {
     private final String name;
     private final String description;
     private final ProcedureParameter[] parameters;
+    private final Predicate<String> sparkTable;
 
     Procedure(String name, String description, ProcedureParameter[] parameters) {
+      this(name, description, parameters, t -> false);
+    }
+
+    Procedure(String name, String description, ProcedureParameter[] parameters,
+        Predicate<String> sparkTable) {
       this.name = name;
       this.description = description;
       this.parameters = parameters;
+      this.sparkTable = sparkTable;
     }
 
     @Override public String name() { return name; }
@@ -130,6 +139,11 @@ final class AcidProcedures {
         if (parameters[i].name().equals("table")) {
           table = value;
         }
+      }
+      if (name.equals("compact") && sparkTable.test(table)) { // Hive's message, nothing queued
+        throw new IllegalArgumentException(
+            "UnsupportedOperationError: Compaction is not allowed on non-ACID table "
+                + (table.contains(".") ? table : "default." + table).toLowerCase());
       }
       StructType answer = AcidCatalog.call(table, name, args);
       return List.<Scan>of(result(answer)).iterator();

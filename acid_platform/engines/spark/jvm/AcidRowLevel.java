@@ -13,8 +13,9 @@
  * strategies, plans a WriteDelta on an acid table as an append of the labelled rows
  * (__row_operation, the table's columns, ROW__ID, the partition values of deleted rows) through
  * the acid Python data source's writer in its row-level mode (option _row_level), the rows
- * shuffled so that each (partition, bucket) of deleted rows has one writer and sorted by
- * ROW__ID. The DeltaWrite Spark builds is never run. A statement the analyser rule of
+ * shuffled so that each (partition, bucket) of deleted rows - and of a bucketed table's new
+ * rows, by Hive's bucket hash (AcidBuckets) - has one writer, and sorted by ROW__ID. The
+ * DeltaWrite Spark builds is never run. A statement the analyser rule of
  * AcidRowLevelMetrics.java put in place of the WriteDelta is planned the same way, the append
  * wrapped in an exec that returns the committed statement's counts.
  */
@@ -244,7 +245,8 @@ final class AcidRowLevel {
       }
       // the Python data source's commit writes a Statement's metrics to this path
       String metrics = statement == null ? null : AcidRowLevelMetrics.newPath();
-      Write write = pythonWrite(table.name(), op.operation().command().name(), schema, metrics);
+      Write write = pythonWrite(
+          table.name(), op.operation().command().name(), schema, metrics, table.bucket() != null);
       scala.Function0<BoxedUnit> refresh = () -> BoxedUnit.UNIT;
       SparkPlan exec =
           new AppendDataExec(planLater(labelled), refresh, write, table.name(), scala.Option.empty());
@@ -255,8 +257,10 @@ final class AcidRowLevel {
     }
 
     /** The statement's rows: operation, the table's columns, ROW__ID and the deleted rows'
-     * partition values; clustered by (partition, the deleted row's bucket) and sorted by
-     * ROW__ID within each writing task. */
+     * partition values; clustered by (partition, bucket) - a deleted row's bucket, a new row's
+     * Hive bucket (acid_bucket of the table's bucketing; of a table not bucketed, or bucketed
+     * by a type the JVM does not hash, a hash of the row) - and sorted by ROW__ID within each
+     * writing task. */
     private static LogicalPlan labelled(AcidCatalog.AcidTable table, LogicalPlan query) {
       Map<String, Attribute> byName = new HashMap<>();
       for (Attribute a : CollectionConverters.asJava(query.output())) {
@@ -264,6 +268,7 @@ final class AcidRowLevel {
       }
       List<NamedExpression> columns = new ArrayList<>();
       List<Expression> data = new ArrayList<>();
+      Map<String, Expression> dataByName = new HashMap<>();
       columns.add(find(byName, OPERATION));
       for (StructField f : table.schema().fields()) {
         // a DELETE's plan has no data columns (Spark nulls them, the optimizer drops them)
@@ -273,6 +278,7 @@ final class AcidRowLevel {
             seq(List.<String>of()), scala.Option.empty(), seq(List.<String>of()));
         columns.add(column);
         data.add(column.toAttribute());
+        dataByName.put(f.name().toLowerCase(Locale.ROOT), column.toAttribute());
       }
       Attribute writeId = find(byName, WRITE_ID);
       Attribute bucketId = find(byName, BUCKET_ID);
@@ -287,12 +293,16 @@ final class AcidRowLevel {
         Attribute inserted = byName.get(c.toLowerCase(Locale.ROOT));
         keys.add(inserted == null ? deleted : new Coalesce(seq(List.of(deleted, inserted))));
       }
-      // a deleted row's writer: its (decoded) bucket; inserted rows: spread by their values
+      // a deleted row's writer: its (decoded) bucket; a new row's: its Hive bucket (each bucket
+      // file of new rows has one writer), or of a table not bucketed by the JVM, its values
       Expression decoded = new If(
           new GreaterThanOrEqual(bucketId, lit(CODEC_V1)),
           new BitwiseAnd(new ShiftRight(bucketId, lit(16)), lit(4095)),
           bucketId);
-      keys.add(new If(new IsNull(bucketId), new Murmur3Hash(seq(data)), decoded));
+      Expression inserted = table.bucket() == null
+          ? new Murmur3Hash(seq(data))
+          : AcidBuckets.catalyst(table.bucket(), c -> dataByName.get(c.toLowerCase(Locale.ROOT)));
+      keys.add(new If(new IsNull(bucketId), inserted, decoded));
       LogicalPlan projected = new Project(seq(columns), query);
       LogicalPlan shuffled =
           new RepartitionByExpression(seq(keys), projected, scala.Option.empty(), scala.Option.empty());
@@ -320,15 +330,19 @@ final class AcidRowLevel {
     }
 
     /** The acid Python data source's writer of these labelled rows into {@code table}
-     * (its commit writing the statement's metrics to {@code metricsPath}, if not null). */
+     * (its commit writing the statement's metrics to {@code metricsPath}, if not null);
+     * {@code grouped}: each Hive bucket's new rows come to one task. */
     private static Write pythonWrite(
-        String table, String command, StructType schema, String metricsPath) {
+        String table, String command, StructType schema, String metricsPath, boolean grouped) {
       Table python = AcidCatalog.provider().getTable(schema, new Transform[0], Map.of());
       Map<String, String> opts = new HashMap<>();
       opts.put("table", table);
       opts.put(ROW_LEVEL, command);
       if (metricsPath != null) {
         opts.put(AcidRowLevelMetrics.METRICS_PATH, metricsPath);
+      }
+      if (grouped) {
+        opts.put("grouped_by_bucket", "true");
       }
       CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(opts);
       String queryId = UUID.randomUUID().toString();
