@@ -47,7 +47,7 @@ def test_delete_update_merge_equal_the_oracle(
     spark.createDataFrame([(2,), (9,)], "k INT").createOrReplaceTempView("gone")
 
     deleted = t.delete("id IN (SELECT k FROM gone)")  # a subquery, as in Spark SQL
-    assert deleted.first().asDict() == {"num_affected_rows": 1}  # as spark.sql's
+    assert [r.asDict() for r in deleted.collect()] == [{"num_affected_rows": 1}]  # as spark.sql's
     oracle = [r for r in ROWS if r[0] != 2]
     assert _rows(wh) == oracle
     t.delete(F.col("ds") == F.lit("d3"))  # a Column
