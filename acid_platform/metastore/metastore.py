@@ -338,6 +338,23 @@ class Metastore(
         ids = list(txn_ids)
         return self._write(lambda c, now: writeids.allocate_write_ids(c, ids, db, table))  # type: ignore[no-any-return]
 
+    def share_statement_ids(self, txn_id: int, first: int = 0) -> None:
+        """Number the statements of open txn ``txn_id`` here from ``first`` on, for every
+        process that runs one (:meth:`reserve_statement_ids`): ``wh.transaction()`` shared with
+        Spark SQL. :meth:`release_statement_ids` forgets the counter when the txn ends."""
+        self._write(lambda c, now: writeids.share_statement_ids(c, txn_id, first))
+
+    def reserve_statement_ids(self, txn_id: int, count: int = 1) -> int:
+        """Reserve ``count`` consecutive statement ids of a shared txn; returns the first."""
+        store = self._store
+        return self._write(  # type: ignore[no-any-return]
+            lambda c, now: writeids.reserve_statement_ids(c, store, txn_id, count)
+        )
+
+    def release_statement_ids(self, txn_id: int) -> None:
+        """Forget the statement id counter of ``txn_id`` (it committed or aborted)."""
+        self._write(lambda c, now: writeids.release_statement_ids(c, txn_id))
+
     def valid_write_ids(
         self,
         txn_id: int | None,

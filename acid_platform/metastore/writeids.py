@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import and_, bindparam, delete, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, NoResultFound
 
 from acid_platform.errors import MetastoreError, NoSuchObjectError
 from acid_platform.format.txn_list import ValidTxnList
@@ -20,12 +20,13 @@ from acid_platform.metastore import catalog
 from acid_platform.metastore.model import OperationType, TxnType
 from acid_platform.metastore.names import normalize_identifier, normalize_partition_name
 from acid_platform.metastore.schema import (
+    acid_sequences,
     next_write_id,
     tbls,
     txn_components,
     txn_to_write_id,
 )
-from acid_platform.metastore.store import RetryTransaction, tuples
+from acid_platform.metastore.store import RetryTransaction, Store, tuples
 from acid_platform.metastore.txns import require_open, txn_str
 
 
@@ -300,3 +301,47 @@ _WRITE_IDS_UPTO = (
 _NEXT_WRITE_ID = select(_nwi.c.nwi_next).where(_nwi_table)
 _LOCK_NEXT_WRITE_ID = _NEXT_WRITE_ID.with_for_update()
 _SET_NEXT_WRITE_ID = update(_nwi).where(_nwi_table).values(nwi_next=bindparam("b_next"))
+
+
+# --------------------------------------------------------------------------- statement ids
+# A transaction whose statements run in several processes (``wh.transaction()`` shared with
+# Spark SQL, whose writers plan in Spark's Python workers) takes its statement ids from one
+# counter, a row ``stmt:<txn>`` of ``acid_sequences``: per transaction, as Hive's
+# ``DbTxnManager`` numbers its statements (across its tables).
+
+
+def statement_sequence(txn_id: int) -> str:
+    """The ``acid_sequences`` row of ``txn_id``'s statement ids."""
+    return f"stmt:{int(txn_id)}"
+
+
+def share_statement_ids(conn: Connection, txn_id: int, first: int) -> None:
+    """Start the statement id counter of open txn ``txn_id`` at ``first`` (or keep it, if
+    it is already there and past ``first``)."""
+    require_open(conn, txn_id)
+    seq = acid_sequences
+    name = statement_sequence(txn_id)
+    current = conn.execute(select(seq.c.next_val).where(seq.c.seq_name == name)).scalar()
+    if current is None:
+        conn.execute(insert(seq).values(seq_name=name, next_val=int(first)))
+    elif current < first:
+        conn.execute(update(seq).where(seq.c.seq_name == name).values(next_val=int(first)))
+
+
+def reserve_statement_ids(conn: Connection, store: Store, txn_id: int, count: int) -> int:
+    """Reserve ``count`` statement ids of open txn ``txn_id`` (shared by
+    :func:`share_statement_ids` first); returns the first."""
+    require_open(conn, txn_id)
+    try:
+        return store.allocate(conn, statement_sequence(txn_id), count)
+    except NoResultFound:
+        raise MetastoreError(
+            f"{txn_str(txn_id)} does not share its statement ids (only a transaction of "
+            "wh.transaction() on a warehouse registered with Spark does)"
+        ) from None
+
+
+def release_statement_ids(conn: Connection, txn_id: int) -> None:
+    """Forget the statement id counter of ``txn_id`` (it ended)."""
+    seq = acid_sequences
+    conn.execute(delete(seq).where(seq.c.seq_name == statement_sequence(txn_id)))

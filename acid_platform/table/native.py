@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.dml import DmlPlan, MatchCount
 from acid_platform.table.statement import WriteContext, WriteOutcome
+from acid_platform.table.transaction import SharedTransaction
 
 
 @runtime_checkable
@@ -65,6 +66,11 @@ class NativeEngine(Protocol):
         of the engine or a function computing the rows (Arrow) in ``ctx.txn``."""
         ...
 
+    def share_transaction(self, shared: SharedTransaction | None) -> None:
+        """The warehouse's open multi-statement transaction, which the statements the engine
+        plans on its own (Spark SQL's DML) join; ``None`` once it ended."""
+        ...
+
 
 class NativeEngines:
     """The native engines of one warehouse, asked in registration order."""
@@ -85,6 +91,11 @@ class NativeEngines:
         if isinstance(data, str):  # SQL text: the table layer's own source
             return None
         return next((e for e in self._engines if e.accepts(data)), None)
+
+    def share_transaction(self, shared: SharedTransaction | None) -> None:
+        """Tell every engine of the open multi-statement transaction (``None``: it ended)."""
+        for engine in self._engines:
+            engine.share_transaction(shared)
 
     def __iter__(self) -> Iterator[NativeEngine]:
         return iter(list(self._engines))

@@ -47,6 +47,7 @@ from acid_platform.table.read_lease import ReadLease
 from acid_platform.table.schema import data_schema
 from acid_platform.table.transaction import (
     OutdatedSnapshot,
+    SharedTransaction,
     Transaction,
     TransactionHost,
     abort_quietly,
@@ -312,8 +313,14 @@ class DetachedWrite:
     (Spark's data-source writer: planned in one Python process, committed in another, its
     tasks heartbeating the transaction): an INSERT [OVERWRITE], or with :attr:`command` a
     row-level UPDATE / DELETE / MERGE. :func:`begin_detached` opens it (lock, write id);
-    :func:`commit_detached` or :func:`abort_detached` ends it. It never joins
-    ``wh.transaction()`` and is not re-run on a stale snapshot: it fails instead."""
+    :func:`commit_detached` or :func:`abort_detached` ends it. It is not re-run on a stale
+    snapshot: it fails instead.
+
+    With :attr:`joined` it is a statement of a shared multi-statement transaction
+    (``wh.transaction()``, :class:`~.transaction.SharedTransaction`): it takes its locks, write
+    id and statement ids in that transaction, its commit records what it wrote there without
+    committing (the transaction's owner commits), and its failure aborts the transaction, as
+    Hive aborts a multi-statement transaction whose statement fails."""
 
     spec: TableSpec
     txn_id: int
@@ -323,6 +330,8 @@ class DetachedWrite:
     first_statement: int = 0
     #: ``UPDATE``, ``DELETE`` or ``MERGE`` for a row-level statement; ``None`` for an insert.
     command: str | None = None
+    #: A statement of a shared multi-statement transaction (see above).
+    joined: bool = False
 
 
 def begin_detached(
@@ -333,17 +342,22 @@ def begin_detached(
     overwrite: bool = False,
     agent: str,
     command: str | None = None,
+    shared: SharedTransaction | None = None,
+    statements: int = 1,
 ) -> DetachedWrite:
     """Open the transaction of an INSERT [OVERWRITE] of ``spec`` (or, with ``command``, of a
     row-level UPDATE / DELETE / MERGE: :meth:`WriteRequest.dml`'s lock), take its lock and
-    allocate the write id (before any file is written); aborts on any failure."""
+    allocate the write id (before any file is written); aborts on any failure. With
+    ``shared``, join that transaction instead (see :class:`DetachedWrite`), reserving
+    ``statements`` statement ids in it."""
     require_acid_writes(spec)
     require_event_writer(spec)
     if command is not None:
         request = WriteRequest.dml(spec, conf, 1, (0,))
     else:
         request = WriteRequest.insert(spec, conf, None, overwrite)
-    txn_id = metastore.open_txn(agent_info=agent[:128])
+    txn_id = shared.txn_id if shared is not None else metastore.open_txn(agent_info=agent[:128])
+    first = 0
     try:
         metastore.lock(txn_id, list(request.locks), wait_s=lock_wait_s(conf))
         write_id = (
@@ -351,11 +365,22 @@ def begin_detached(
             if command is None and not spec.partition_columns
             else metastore.allocate_write_id(txn_id, spec.db, spec.name)
         )
+        if shared is not None:
+            first = metastore.reserve_statement_ids(txn_id, statements)
     except BaseException:
         abort_quietly(metastore, txn_id)
         raise
     command = command.upper() if command is not None else None
-    return DetachedWrite(spec, txn_id, write_id, overwrite, time.time(), command=command)
+    return DetachedWrite(
+        spec,
+        txn_id,
+        write_id,
+        overwrite,
+        time.time(),
+        first_statement=first,
+        command=command,
+        joined=shared is not None,
+    )
 
 
 def commit_detached(
@@ -366,7 +391,8 @@ def commit_detached(
 ) -> StatementMetrics:
     """Record the write components (:func:`record_detached`) and the ``sources`` loaded,
     register the partitions, write the empty base of an INSERT OVERWRITE of no rows, and
-    commit (aborting on any failure). ``sources`` are committed into the table with the
+    commit (aborting on any failure; a :attr:`~DetachedWrite.joined` statement records all
+    this in its transaction and leaves the commit to the transaction's owner). ``sources`` are committed into the table with the
     transaction, at most once, as ``WriteRequest.sources``: one committed already raises
     :class:`~acid_platform.errors.DuplicateSourceError` and the transaction is aborted."""
     spec = write.spec
@@ -394,7 +420,8 @@ def commit_detached(
             resolve(spec.location).path,
             [written],
         )
-        metastore.commit_txn(write.txn_id)
+        if not write.joined:
+            metastore.commit_txn(write.txn_id)
     except BaseException:
         abort_quietly(metastore, write.txn_id)
         raise
@@ -416,7 +443,8 @@ def commit_detached(
 
 
 def abort_detached(metastore: Metastore, write: DetachedWrite, outcome: WriteOutcome) -> None:
-    """Record what was written (so the cleaner finds it), then abort: it stays invisible."""
+    """Record what was written (so the cleaner finds it), then abort: it stays invisible (a
+    :attr:`~DetachedWrite.joined` statement's whole transaction is aborted, as in Hive)."""
     try:
         record_detached(metastore, write, outcome)
     except Exception as exc:  # noqa: BLE001 - aborting matters more than the record

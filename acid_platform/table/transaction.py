@@ -23,12 +23,22 @@ between the snapshot and the statement's check (a writer under a compatible lock
 statement holding an exclusive write lock is re-run in a fresh transaction after a short, jittered
 back-off (:class:`OutdatedSnapshot` once the retries run out).
 
+A multi-statement transaction on a warehouse with a native engine that plans statements in
+other processes (Spark SQL's DML, planned and committed in Spark's Python workers) is *shared*
+(:meth:`TransactionLedger.share`): the engine's statements name it by id
+(:class:`SharedTransaction`) and join it (:func:`~.statement.begin_detached` with ``shared``).
+Its statement ids then come from one counter in the metastore, per transaction across its
+tables as Hive's ``DbTxnManager`` numbers them, so statements of both processes never reuse
+one; and its reads reload the table's write ids and file record, which the other process's
+statements may have changed.
+
 A heartbeat thread keeps the transaction alive (every ``txn_timeout_s / 2``). Any failure aborts
 the transaction: the files already written stay invisible and the cleaner removes them.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import weakref
@@ -88,11 +98,31 @@ class OutdatedSnapshot(TransactionStateError, RetryableError):
     conflicted, with whom, and that a retry may succeed, as :class:`WriteConflictError` does."""
 
 
+@dataclass(frozen=True)
+class SharedTransaction:
+    """A multi-statement transaction as other processes join it (see module docs): its id and
+    its snapshot of transactions, as one string a Spark session carries
+    (:meth:`to_text` / :meth:`from_text`)."""
+
+    txn_id: int
+    valid_txns: str
+
+    def to_text(self) -> str:
+        return json.dumps({"txn_id": self.txn_id, "valid_txns": self.valid_txns})
+
+    @classmethod
+    def from_text(cls, text: str) -> SharedTransaction:
+        value = json.loads(text)
+        return cls(int(value["txn_id"]), str(value["valid_txns"]))
+
+
 @dataclass
 class _TableState:
     write_ids: ValidWriteIdList
     write_id: int | None = None
     next_statement: int = 0
+    #: statements of this process that wrote the table
+    statements: int = 0
     overwritten: bool = False
     #: The table's file record as this transaction sees it (reloaded after it records).
     files: TableRecord | None = None
@@ -260,6 +290,8 @@ class TransactionLedger:
         self.txn_id = txn_id
         #: A multi-statement transaction (``wh.transaction()``), not an autocommit statement's.
         self.explicit = explicit
+        #: Shared with statements of other processes (:meth:`share`).
+        self.shared = False
         #: ``open``, ``committed`` or ``aborted``.
         self.state = "open"
         self._held_at_open: tuple[LockComponent, ...] | None = tuple(locks) or None
@@ -281,8 +313,15 @@ class TransactionLedger:
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self, spec: TableSpec) -> Snapshot:
-        """What the transaction's statements read ``spec`` with."""
+        """What the transaction's statements read ``spec`` with (shared: reloaded, as the
+        other process's statements may have written the table)."""
         state = self._table(spec)
+        if self.shared:
+            state.files = None
+            if state.write_id is None:
+                state.write_ids = self.warehouse.metastore.valid_write_ids(
+                    self.txn_id, spec.db, spec.name, valid_txns=self.valid_txns
+                )
         if state.files is None:
             self._record_unrecorded()
             state.files = self.warehouse.metastore.recorded_files(spec.db, spec.name)
@@ -340,15 +379,29 @@ class TransactionLedger:
         """Reserve ``count`` statement ids on the table; returns the first."""
         self.check_open()
         state = self._table(spec)
-        if state.overwritten or (overwrite and state.next_statement > 0):
+        if state.overwritten or (overwrite and state.statements > 0):
             raise UnsupportedOperationError(
                 f"table {spec.full_name}: INSERT OVERWRITE must be the only statement writing the table "
                 f"in transaction {self.txn_id}"
             )
-        first = state.next_statement
-        state.next_statement += count
+        if self.shared:
+            first = self.warehouse.metastore.reserve_statement_ids(self.txn_id, count)
+        else:
+            first = state.next_statement
+            state.next_statement += count
+        state.statements += 1
         state.overwritten = overwrite
         return first
+
+    def share(self) -> SharedTransaction:
+        """Share this multi-statement transaction with statements of other processes (see
+        module docs): from now on its statement ids come from the metastore's counter."""
+        self.check_open()
+        if not self.shared:
+            first = max((t.next_statement for t in self._tables.values()), default=0)
+            self.warehouse.metastore.share_statement_ids(self.txn_id, first)
+            self.shared = True
+        return SharedTransaction(self.txn_id, str(self.valid_txns))
 
     def record_writes(
         self, spec: TableSpec, components: Sequence[tuple[str | None, OperationType]]
@@ -424,6 +477,15 @@ class TransactionLedger:
             self._abort_quietly()
             raise
         self.state = "committed"
+        self._release_statement_ids()
+
+    def _release_statement_ids(self) -> None:
+        if not self.shared:
+            return
+        try:
+            self.warehouse.metastore.release_statement_ids(self.txn_id)
+        except Exception as exc:  # noqa: BLE001 - a counter row left behind is harmless
+            log.warning("txn %s: could not drop its statement id counter: %s", self.txn_id, exc)
 
     def abort(self) -> None:
         """Abort in the metastore and unregister the partitions it registered (idempotent)."""
@@ -434,6 +496,7 @@ class TransactionLedger:
     def _abort_quietly(self) -> None:
         ms = self.warehouse.metastore
         abort_quietly(ms, self.txn_id)
+        self._release_statement_ids()
         for spec, names in self._new_partitions.values():
             try:
                 dropped = ms.drop_partitions_left_by(self.txn_id, spec.db, spec.name, names)

@@ -317,13 +317,23 @@ class TableWarehouse(WarehouseCatalog):
     def transaction(self) -> Transaction:
         """START TRANSACTION: open a multi-statement transaction, which the statements share
         until it commits or rolls back. Use it as ``with wh.transaction(): …`` (commit at the
-        end, roll back on an exception), or end it with :meth:`commit` / :meth:`rollback`."""
+        end, roll back on an exception), or end it with :meth:`commit` / :meth:`rollback`.
+        With native engines registered (``register_spark``) it is shared with them: Spark SQL's
+        statements on the session's tables by name join it (see
+        :class:`~acid_platform.table.transaction.SharedTransaction`)."""
         if self._txn is not None:
             raise TransactionStateError(
                 f"a transaction is already open (txn {self._txn.id}); commit or roll it back first"
             )
-        self._txn = Transaction(self, explicit=True)
-        return self._txn
+        txn = self._txn = Transaction(self, explicit=True)
+        if len(self.native_engines):  # Spark SQL's statements join it
+            try:
+                self.native_engines.share_transaction(ledger_of(txn).share())
+            except BaseException:
+                txn.rollback()
+                self._txn = None
+                raise
+        return txn
 
     def begin(self) -> Transaction:
         """Deprecated alias of :meth:`transaction` (removed in the next release)."""
@@ -396,6 +406,8 @@ class TableWarehouse(WarehouseCatalog):
         """Forget ``txn`` as the open transaction (it committed or aborted)."""
         if self._txn is txn:
             self._txn = None
+            if ledger_of(txn).shared:
+                self.native_engines.share_transaction(None)
 
     def _require_txn(self, what: str) -> Transaction:
         if self._txn is None:

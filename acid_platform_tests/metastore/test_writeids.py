@@ -138,3 +138,25 @@ def test_write_components_are_validated(ms: Metastore) -> None:
     with pytest.raises(NoSuchObjectError):
         ms.add_write_components(txn, "db", "nope", [None], "insert")
     assert ms.add_write_components(txn, "db", "p", ["p=1", "p=1"], "insert") == 1
+
+
+def test_shared_statement_ids_are_one_counter_per_txn(ms: Metastore) -> None:
+    """A transaction shared with Spark SQL (``wh.transaction()``) numbers its statements in the
+    metastore: every process reserving ids gets distinct ones, in order, from where the owner
+    started the counter; another txn has its own; the counter goes with the txn."""
+    a, b = ms.open_txns(2)
+    with pytest.raises(MetastoreError, match="does not share its statement ids"):
+        ms.reserve_statement_ids(a)
+    ms.share_statement_ids(a, first=2)  # two statements already ran in the owner's process
+    ms.share_statement_ids(b)
+    assert ms.reserve_statement_ids(a) == 2
+    assert ms.reserve_statement_ids(a, 2) == 3  # a MERGE: two ids
+    assert ms.reserve_statement_ids(b) == 0
+    ms.share_statement_ids(a, first=1)  # sharing again never goes back
+    assert ms.reserve_statement_ids(a) == 5
+    ms.commit_txn(a)
+    with pytest.raises(MetastoreError):  # only an open txn reserves
+        ms.reserve_statement_ids(a)
+    ms.release_statement_ids(a)
+    ms.release_statement_ids(a)  # idempotent
+    assert ms.reserve_statement_ids(b) == 1

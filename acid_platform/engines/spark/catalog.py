@@ -92,9 +92,14 @@ def catalog_answer(options: SourceOptions, raw: Mapping[str, str], format_name: 
     ``load`` (the table, or no columns if absent),
     ``list`` (one column per table of the database), ``create``, ``replace`` (an existing
     table, if the definition agrees; else created), ``drop`` (one column if dropped) and
+    ``abort_transaction`` (of the option ``transaction``, whose Spark SQL statement failed),
     ``stats`` (the bytes a scan of the latest snapshot reads, in the partitions the
     ``_partition_filter`` conjuncts leave: :func:`~.table_scans.scan_bytes`)."""
     op = raw[CATALOG_OP]
+    if op == "abort_transaction":  # a failed Spark SQL statement of a shared wh.transaction()
+        if options.transaction is not None:
+            options.metastore().abort_transactions([options.transaction.txn_id])
+        return StructType()
     if op in PROCEDURES:  # CALL system.compact(…) / system.show_compactions()
         return maintenance_answer(options, raw)
     db, name = options.db_and_table

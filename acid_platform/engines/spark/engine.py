@@ -37,7 +37,7 @@ from acid_platform.engines.spark.buckets import with_bucket_column
 from acid_platform.engines.spark.datasource import AcidDataSource
 from acid_platform.engines.spark.dml import run_dml, task_error
 from acid_platform.engines.spark.files import TaskReport, reports_files
-from acid_platform.engines.spark.options import warehouse_options
+from acid_platform.engines.spark.options import TRANSACTION_CONF, warehouse_options
 from acid_platform.engines.spark.plans import plan_frame
 from acid_platform.engines.spark.python_workers import use_driver_python
 from acid_platform.engines.spark.writer import InsertJob, write_rows
@@ -59,6 +59,7 @@ from acid_platform.table.writes import WriteMetrics
 if TYPE_CHECKING:
     from acid_platform.table.statement import StatementHost
     from acid_platform.table.table import Table
+    from acid_platform.table.transaction import SharedTransaction
 
 #: The format name the engine registers for its own reads (options always explicit).
 INTERNAL_FORMAT = "acid_engine"
@@ -95,6 +96,16 @@ class SparkEngine:
 
     def close(self) -> None:
         """Nothing to release: the SparkSession belongs to the caller."""
+
+    def share_transaction(self, shared: SharedTransaction | None) -> None:
+        """Spark SQL's statements on the session's acid tables join ``shared`` (the
+        warehouse's open ``wh.transaction()``) until it is ``None``: the session setting
+        ``spark.acid.transaction``, which the session catalog passes to their reads and
+        writes (:mod:`.row_level`)."""
+        if shared is None:
+            self.spark.conf.unset(TRANSACTION_CONF)
+        else:
+            self.spark.conf.set(TRANSACTION_CONF, shared.to_text())
 
     # ------------------------------------------------------------------ reading
     def reader(self, warehouse: StatementHost) -> DataFrameReader:

@@ -28,6 +28,9 @@ option                 meaning
 ``pushdown``           read, internal: ``true`` lets Spark push filters into the reader of a
                        pinned snapshot; only for a relation scanned once, by one query
                        (``SparkEngine``'s statements)
+``transaction``        set by the session catalog from the session setting
+                       ``spark.acid.transaction``: the shared ``wh.transaction()`` its reads
+                       and writes join (:class:`~acid_platform.table.transaction.SharedTransaction`)
 ``metrics_path``       write: store the committed write's metrics (JSON) at this path
 ``grouped_by_bucket``  write: ``true`` promises each bucket's rows sit in one Spark partition
 ``read_changes``       read: ``true`` reads the change feed (``readStream`` needs it)
@@ -58,6 +61,7 @@ from acid_platform.metastore.metastore import METASTORE_FILE
 from acid_platform.metastore.model import TableSpec
 from acid_platform.metastore.names import split_table_name
 from acid_platform.metastore.shared import shared_metastore
+from acid_platform.table.transaction import SharedTransaction
 
 if TYPE_CHECKING:
     from acid_platform.table.statement import StatementHost
@@ -66,6 +70,10 @@ DEFAULT_TXN_TIMEOUT_S = 300.0
 #: The option of a Spark SQL DELETE / UPDATE / MERGE's write (its value: the command; see
 #: :mod:`.row_level`).
 ROW_LEVEL = "_row_level"
+#: The session setting that carries the warehouse's open ``wh.transaction()`` (set by
+#: ``SparkEngine.share_transaction``; :file:`jvm/AcidCatalog.java` turns it into the option
+#: ``transaction`` of every read and write of the session's acid tables).
+TRANSACTION_CONF = "spark.acid.transaction"
 
 _TRUE = ("true", "1", "yes", "on")
 _lock = threading.Lock()
@@ -88,6 +96,8 @@ class SourceOptions:
     pushdown: bool = False
     query_scope: str | None = None
     metrics_path: str | None = None
+    #: the shared multi-statement transaction the read or write joins
+    transaction: SharedTransaction | None = None
     grouped_by_bucket: bool = False
     read_changes: bool = False
     #: an int as text, or ``latest``
@@ -140,6 +150,11 @@ class SourceOptions:
             pushdown=_flag(merged.get("pushdown")),
             query_scope=merged.get("query_scope") or None,
             metrics_path=merged.get("metrics_path") or None,
+            transaction=(
+                SharedTransaction.from_text(merged["transaction"])
+                if merged.get("transaction")
+                else None
+            ),
             grouped_by_bucket=_flag(merged.get("grouped_by_bucket")),
             read_changes=_flag(merged.get("read_changes")),
             starting_write_id=_write_id_option(merged, "starting_write_id", "latest") or "0",
@@ -153,8 +168,13 @@ class SourceOptions:
 
     @property
     def pinned(self) -> bool:
-        """Whether the read's snapshot is given by the options (else: each query's latest)."""
-        return bool(self.valid_write_ids) or self.as_of_write_id is not None
+        """Whether the read's snapshot is given by the options — or by the shared transaction
+        it joins (else: each query's latest)."""
+        return (
+            bool(self.valid_write_ids)
+            or self.as_of_write_id is not None
+            or self.transaction is not None
+        )
 
     @property
     def db_and_table(self) -> tuple[str, str]:

@@ -14,7 +14,9 @@ the plan holds must be right for every query:
   (:mod:`.query_snapshot`: the latest committed one when the query's first task starts, shared
   by all its tasks), plans the table's splits under it and reads every ``n``-th one. A snapshot
   pinned by the options (``snapshot``, ``as_of_write_id``, ``valid_write_ids``) is planned once,
-  as before: the splits under it never change.
+  as before: the splits under it never change. So is the snapshot of the shared
+  ``wh.transaction()`` a read by name joins (option ``transaction``): the transaction's, with
+  its own earlier writes (its write id valid), listed when the statement is planned.
 
 Planning registers a snapshot with the cleaner as a reader lease; the table layer's scan planner
 (:func:`~acid_platform.table.scan.plan_scan`) lists the partition directories, selects each
@@ -220,6 +222,12 @@ class AcidSourceReader(DataSourceReader):
         if opts.valid_write_ids:
             txns = ValidTxnList.parse(opts.valid_txns) if opts.valid_txns else None
             return Snapshot(txns, ValidWriteIdList.parse(opts.valid_write_ids)), None
+        if opts.transaction is not None:  # the shared wh.transaction(): its own writes too
+            txns = ValidTxnList.parse(opts.transaction.valid_txns)
+            write_ids = opts.metastore().valid_write_ids(
+                opts.transaction.txn_id, spec.db, spec.name, valid_txns=txns
+            )
+            return Snapshot(txns, write_ids), None
         snapshots, lease_id = take_snapshot(
             opts.metastore(),
             [spec],

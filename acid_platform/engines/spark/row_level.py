@@ -37,7 +37,8 @@ task, as Hive's ``SORT BY ROW__ID`` does. Every warehouse operation stays in the
 source and the table layer: locks, write ids, event files (:class:`~.files.EventFiles`), type
 conversion (:func:`~acid_platform.table.schema.conform`), commit.
 
-Hive's semantics and layout: one transaction per statement (its lock — EXCL_WRITE, or
+Hive's semantics and layout: one transaction per statement, or the enclosing one (its lock —
+EXCL_WRITE, or
 SHARED_WRITE with ``hive.txn.xlock.write=false`` — taken before the target is read: the scan
 takes its snapshot when the job's first task starts, after the writer opened the transaction),
 one write id; each deleted row's event in ``delete_delta_w_w_0000/bucket_N`` of its partition
@@ -81,17 +82,15 @@ that this module's commit wrote as JSON to the path of the option ``metrics_path
 each statement (the JVM reads it and removes it). On a Spark whose analyser has no such rule
 list the statements run as before and return no rows. The metrics are also logged (INFO).
 
-Not done: joining ``with wh.transaction():`` — a Spark SQL statement inside one still runs in a
-transaction of its own. Its writer, commit and scan run in Spark's Python workers, not in the
-process holding the :class:`~acid_platform.table.transaction.Transaction`, so joining needs (a)
-the transaction carried by the session (a setting the facade would set for the block: one per
-session, racing between threads with transactions on one session); (b) a scan at the
-transaction's snapshot with its own earlier writes — its write id valid, and a file record with
-the files the driver's ledger records only at commit; (c) statement ids from the driver's
-:class:`~acid_platform.table.transaction.TransactionLedger`, which the workers cannot reach
-(each statement would write statement 0 again). ``SparkEngine``'s statements
-(``Table.update`` / ``delete`` / ``merge`` with a Spark DataFrame or ``engine=``) run in the
-driver and do join it.
+Inside ``with wh.transaction():`` the statement joins that transaction (see
+:class:`~acid_platform.table.transaction.SharedTransaction`): the warehouse shares it with the
+session (the setting ``spark.acid.transaction``, passed by the session catalog as the option
+``transaction``), the scan reads its snapshot with its own earlier writes, the writer takes the
+lock, the transaction's write id and statement ids from the metastore's counter of the shared
+transaction (``begin_detached(shared=…)``), the commit records the files without committing,
+and a failed statement — in its write, or before it (:file:`jvm/AcidRowLevelMetrics.java`)
+— aborts the transaction, as Hive does. A table bucketed by a type the JVM does not hash
+(per-task statement ids) is refused there.
 """
 
 from __future__ import annotations
@@ -109,6 +108,7 @@ from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, 
 from acid_platform.engines.spark.options import SourceOptions, table_location
 from acid_platform.engines.spark.schema import ROW_LEVEL_PARTITION, ROW_LEVEL_ROW_ID
 from acid_platform.engines.spark.writer import AcidCommitMessage, task_heartbeat, write_metrics
+from acid_platform.errors import UnsupportedOperationError
 from acid_platform.format import ROW_ID_FIELDS
 from acid_platform.format.storage import StorageBinding, binding_for
 from acid_platform.metastore.model import TableSpec
@@ -190,12 +190,21 @@ def begin_row_level(options: SourceOptions, spec: TableSpec, command: str) -> Ro
     """Open the statement's transaction, take its lock and allocate its write id: the table
     layer's detached statement (Hive's messages for a target that is not a full ACID table)."""
     require_transactional(spec)
+    per_task = bool(spec.num_buckets) and not options.grouped_by_bucket
+    if per_task and options.transaction is not None:
+        raise UnsupportedOperationError(
+            f"Spark SQL {command} of {spec.full_name} inside wh.transaction(): the table's "
+            "bucketing (binary columns, bucketing_version 2) needs a statement id per Spark "
+            "task, which a shared transaction cannot give; run it outside the transaction"
+        )
     write = begin_detached(
         options.metastore(),
         spec,
         options.conf,
         agent=f"acid_platform spark {command} {spec.full_name}",
         command=command,
+        shared=options.transaction,
+        statements=2 if command.upper() == "MERGE" else 1,
     )
     return RowLevelJob(
         write, options.metastore_url, options.txn_timeout_s, options.grouped_by_bucket
@@ -210,7 +219,7 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
     write = job.write
     files = EventFiles(spec, location.path, location.filesystem, write.write_id, task.partition_id)
     per_task = bool(spec.num_buckets) and not job.grouped_by_bucket
-    statements = new_rows_statements(task.partition_id, per_task)
+    statements = new_rows_statements(task.partition_id, per_task, write.first_statement)
     target = table_schema(spec)
     part_cols = list(spec.partition_column_names)
     data_cols = [c for c, _ in spec.columns]
@@ -228,7 +237,7 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
                     previous = deleted.slice(deleted.num_rows - 1).to_pylist()[0]
                     counts[DELETE] += distinct.num_rows
                     for name, ids in split_by_partition(distinct, part_cols, ROW_ID_FIELDS):
-                        files.write_deletes(name, ids, STATEMENT)
+                        files.write_deletes(name, ids, write.first_statement)
                 for code, statement in statements.items():
                     new = rows.filter(pc.equal(op, code))
                     if not new.num_rows:
@@ -250,15 +259,16 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
     return TaskReport(task, tuple(written), tuple(sorted(counts.items())))
 
 
-def new_rows_statements(task: int, per_task: bool) -> dict[int, int]:
+def new_rows_statements(task: int, per_task: bool, first: int = STATEMENT) -> dict[int, int]:
     """The statement ids of a task's new rows, by Spark's operation: the new versions of
-    updated rows (REINSERT) under the delete events' statement id, a MERGE's inserted rows
-    (INSERT) under the next one. ``per_task``: a bucketed table's rows of one bucket may come
-    from several tasks (not grouped by bucket), so each task has its own statement ids: its
-    partition id, and that plus :data:`BUCKETED_INSERTS`."""
+    updated rows (REINSERT) under the delete events' statement id ``first`` (the statement's
+    first: 0, or the next of a shared transaction's), a MERGE's inserted rows (INSERT) under
+    the next one. ``per_task``: a bucketed table's rows of one bucket may come from several
+    tasks (not grouped by bucket), so each task has its own statement ids: its partition id,
+    and that plus :data:`BUCKETED_INSERTS` (never in a shared transaction)."""
     if per_task:
         return {REINSERT: task, INSERT: task + BUCKETED_INSERTS}
-    return {REINSERT: STATEMENT, INSERT: STATEMENT + 1}
+    return {REINSERT: first, INSERT: first + 1}
 
 
 def _deleted_ids(spec: TableSpec, rows: pa.Table) -> pa.Table:

@@ -77,6 +77,8 @@ class InsertJob:
     metastore_url: str | None = None
     txn_timeout_s: float = 300.0
     opened_at: float = 0.0
+    #: a statement of a shared ``wh.transaction()`` (:attr:`DetachedWrite.joined`)
+    joined: bool = False
     #: the object store's options, registered in each task's process as the job unpickles
     storage: StorageBinding | None = field(init=False, default=None)
 
@@ -86,7 +88,13 @@ class InsertJob:
     def detached(self) -> DetachedWrite:
         """The table layer's handle on this insert's transaction."""
         return DetachedWrite(
-            self.spec, self.txn_id, self.write_id, self.overwrite, self.opened_at, self.statement
+            self.spec,
+            self.txn_id,
+            self.write_id,
+            self.overwrite,
+            self.opened_at,
+            self.statement,
+            joined=self.joined,
         )
 
 
@@ -137,22 +145,32 @@ def begin_insert(
             f"INSERT OVERWRITE of bucketed table {spec.full_name} from a DataFrame needs the rows "
             "grouped by bucket: use SparkEngine(spark).write(df, table, mode='overwrite')"
         )
+    per_task = bool(spec.num_buckets) and not options.grouped_by_bucket
+    if per_task and options.transaction is not None:
+        raise UnsupportedOperationError(
+            f"an append to bucketed table {spec.full_name} inside wh.transaction() needs its "
+            "rows grouped by bucket (INSERT INTO the table by name, or Table.insert(df)): a "
+            "shared transaction cannot give each Spark task a statement id of its own"
+        )
     write = begin_detached(
         options.metastore(),
         spec,
         options.conf,
         overwrite=overwrite,
         agent=agent or f"acid_platform spark write {spec.full_name}",
+        shared=options.transaction,
     )
     return InsertJob(
         spec,
         write.txn_id,
         write.write_id,
+        statement=write.first_statement,
         overwrite=overwrite,
-        statement_per_task=bool(spec.num_buckets) and not options.grouped_by_bucket,
+        statement_per_task=per_task,
         metastore_url=options.metastore_url,
         txn_timeout_s=options.txn_timeout_s,
         opened_at=write.opened_at,
+        joined=write.joined,
     )
 
 

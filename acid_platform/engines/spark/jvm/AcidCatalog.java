@@ -79,6 +79,8 @@ public class AcidCatalog extends DelegatingCatalogExtension
     implements StagingTableCatalog, ProcedureCatalog {
   /** Option naming the catalog operation for the Python data source's schema(). */
   static final String OP = "_catalog_op";
+  /** The session setting carrying the shared wh.transaction() (SparkEngine.share_transaction). */
+  static final String TRANSACTION = "spark.acid.transaction";
   /** The acid format's name (set by register). */
   static String format() {
     return SQLConf.get().getConfString("spark.sql.catalog.spark_catalog.format", "acid");
@@ -579,10 +581,16 @@ public class AcidCatalog extends DelegatingCatalogExtension
           TableCapability.STREAMING_WRITE);
     }
 
+    /** The table's name, and the session's shared wh.transaction() (setting
+     * spark.acid.transaction, as the statement is planned) that its reads and writes join. */
     private CaseInsensitiveStringMap withTable(CaseInsensitiveStringMap options) {
       Map<String, String> merged = new HashMap<>(options.asCaseSensitiveMap());
       merged.put("table", name);
       merged.remove("path");
+      String txn = SQLConf.get().getConfString(TRANSACTION, null);
+      if (txn != null && !merged.containsKey("transaction")) {
+        merged.put("transaction", txn);
+      }
       return new CaseInsensitiveStringMap(merged);
     }
 

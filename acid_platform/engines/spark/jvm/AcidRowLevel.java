@@ -76,6 +76,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 import scala.jdk.javaapi.CollectionConverters;
@@ -251,7 +252,8 @@ final class AcidRowLevel {
       SparkPlan exec =
           new AppendDataExec(planLater(labelled), refresh, write, table.name(), scala.Option.empty());
       if (metrics != null) {
-        exec = new AcidRowLevelMetrics.Exec(statement.output(), exec, metrics);
+        exec = new AcidRowLevelMetrics.Exec(statement.output(), exec, metrics, table.name(),
+            SQLConf.get().getConfString(AcidCatalog.TRANSACTION, null));
       }
       return seq(List.of(exec));
     }
@@ -343,6 +345,10 @@ final class AcidRowLevel {
       }
       if (grouped) {
         opts.put("grouped_by_bucket", "true");
+      }
+      String txn = SQLConf.get().getConfString(AcidCatalog.TRANSACTION, null);
+      if (txn != null) { // the session's shared wh.transaction(): the statement joins it
+        opts.put("transaction", txn);
       }
       CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(opts);
       String queryId = UUID.randomUUID().toString();

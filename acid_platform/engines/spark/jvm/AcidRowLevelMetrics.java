@@ -24,6 +24,7 @@ import java.io.File;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -202,23 +203,43 @@ final class AcidRowLevelMetrics {
         "acid-statement-" + UUID.randomUUID() + ".json").getAbsolutePath();
   }
 
-  /** Runs the statement's append, then returns its committed metrics as one row. */
+  /** Runs the statement's append, then returns its committed metrics as one row. A statement
+   * of the session's shared wh.transaction() ({@code transaction}, else null) that fails
+   * aborts that transaction, as Hive aborts it - also when Spark fails it before its write
+   * began (a MERGE cardinality violation in the stage before the write: Spark calls the
+   * writer's abort only for a failed write job). */
   public static final class Exec extends V2CommandExec {
     private final Seq<Attribute> columns;
     private final SparkPlan child;
     private final String path;
+    private final String table;
+    private final String transaction;
 
-    public Exec(Seq<Attribute> columns, SparkPlan child, String path) {
+    public Exec(
+        Seq<Attribute> columns, SparkPlan child, String path, String table, String transaction) {
       this.columns = columns;
       this.child = child;
       this.path = path;
+      this.table = table;
+      this.transaction = transaction;
     }
 
     @Override
     public Seq<InternalRow> run() {
       File file = new File(path);
       try {
-        child.executeCollect();
+        try {
+          child.executeCollect();
+        } catch (RuntimeException | Error e) {
+          if (transaction != null) {
+            try {
+              AcidCatalog.call(table, "abort_transaction", Map.of("transaction", transaction));
+            } catch (RuntimeException abortFailed) {
+              e.addSuppressed(abortFailed);
+            }
+          }
+          throw e;
+        }
         JsonNode m = new ObjectMapper().readTree(file);
         long inserted = m.path("rows_inserted").asLong();
         long updated = m.path("rows_updated").asLong();
@@ -240,10 +261,10 @@ final class AcidRowLevelMetrics {
 
     @Override
     public SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> c) {
-      return new Exec(columns, c.apply(0), path);
+      return new Exec(columns, c.apply(0), path, table, transaction);
     }
 
-    @Override public int productArity() { return 3; }
+    @Override public int productArity() { return 5; }
 
     @Override
     public Object productElement(int n) {
@@ -251,6 +272,8 @@ final class AcidRowLevelMetrics {
         case 0: return columns;
         case 1: return child;
         case 2: return path;
+        case 3: return table;
+        case 4: return transaction;
         default: throw new IndexOutOfBoundsException(String.valueOf(n));
       }
     }
