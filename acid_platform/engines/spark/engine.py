@@ -25,6 +25,7 @@ executors read splits and write event files; the driver owns the transaction and
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,8 @@ from acid_platform.table.statement import (
     require_event_writer,
 )
 from acid_platform.table.writes import WriteMetrics
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from acid_platform.table.statement import StatementHost
@@ -102,10 +105,13 @@ class SparkEngine:
         warehouse's open ``wh.transaction()``) until it is ``None``: the session setting
         ``spark.acid.transaction``, which the session catalog passes to their reads and
         writes (:mod:`.row_level`)."""
-        if shared is None:
-            self.spark.conf.unset(TRANSACTION_CONF)
-        else:
-            self.spark.conf.set(TRANSACTION_CONF, shared.to_text())
+        try:
+            if shared is None:
+                self.spark.conf.unset(TRANSACTION_CONF)
+            else:
+                self.spark.conf.set(TRANSACTION_CONF, shared.to_text())
+        except Exception as exc:  # noqa: BLE001 - a stopped session runs no statement to join
+            log.warning("Spark session: could not set %s (%s)", TRANSACTION_CONF, exc)
 
     # ------------------------------------------------------------------ reading
     def reader(self, warehouse: StatementHost) -> DataFrameReader:

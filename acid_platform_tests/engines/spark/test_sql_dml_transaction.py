@@ -73,7 +73,8 @@ def test_statements_join_and_commit_with_it(spark: SparkSession, wh: Warehouse, 
         txn_id = txn.id
     expected = [(2, "u", "d1"), (3, "m", "d2"), (5, "e", "d3"), (9, "n", "d4")]
     assert _rows(other) == expected
-    assert _spark_rows(spark) == expected  # the session left the transaction
+    assert _spark_rows(spark) == expected
+    assert spark.conf.get("spark.acid.transaction", None) is None  # the session left it
     new = _deltas(wh) - first
     assert len({w for _, w, _ in new}) == 1, new  # one write id for the whole transaction
     # each statement its own statement id: insert, delete, update, merge (2: its inserts),
@@ -96,6 +97,7 @@ def test_rollback_discards_spark_statements(spark: SparkSession, wh: Warehouse, 
         raise RuntimeError("changed my mind")
     assert _rows(wh) == sorted(ROWS)
     assert _spark_rows(spark) == sorted(ROWS)
+    assert spark.conf.get("spark.acid.transaction", None) is None
 
 
 def test_failed_spark_statement_aborts_the_transaction(
