@@ -120,6 +120,20 @@ def main(master: str, root: str, out: str, metastore_url: str = "", storage_json
         result["sql_dml_embedded_rows"] = sorted(
             (r["id"], r["v"], r["p"]) for r in wh.table("sq").scan().to_arrow().to_pylist()
         )
+        # Spark SQL joining wh.transaction(): one commit for the Python API's statements and its
+        other = Warehouse.open(root, metastore_url or None, storage=storage)
+        with wh.transaction():
+            wh.table("sq").insert([{"id": 100, "v": "t", "p": 1}])
+            spark.sql("DELETE FROM default.sq WHERE id IN (5, 100)")
+            spark.sql("INSERT INTO default.sq VALUES (101, 'w', 2)")
+            result["txn_inside_rows"] = sorted(
+                tuple(r) for r in spark.sql("SELECT id, v, p FROM default.sq").collect()
+            )
+            result["txn_outside_count"] = other.table("sq").scan().to_arrow().num_rows
+        other.close()
+        result["txn_rows"] = sorted(
+            (r["id"], r["v"], r["p"]) for r in wh.table("sq").scan().to_arrow().to_pylist()
+        )
         pids = {t["pid"] for k in ("update", "merge", "compaction") for t in result[k]["tasks"]}
         pids |= {t["pid"] for t in result["write"]["tasks"]}
         result["ancestry"] = {str(pid): executor_ancestry(pid) for pid in pids}

@@ -141,3 +141,9 @@ def check_ran_on_executors(result: dict[str, Any]) -> None:
     assert dml == result["sql_dml_embedded_rows"]
     assert [r[0] for r in dml] == [i for i in range(50) if i not in (1, 4)] + [99]
     assert {r[0]: r[1] for r in dml if r[0] in (2, 3, 99)} == {2: "u", 3: "m", 99: "n"}
+    # Spark SQL statements joining wh.transaction() on the cluster: they see its own insert,
+    # nothing is visible outside before its commit, and it commits them with it
+    joined = sorted([r for r in dml if r[0] != 5] + [[101, "w", 2]])  # JSON: lists
+    assert result["txn_inside_rows"] == joined
+    assert result["txn_outside_count"] == len(dml)
+    assert result["txn_rows"] == joined
