@@ -243,6 +243,11 @@ class ReadLeaseApi(MetastorePlumbing):
             )
         )
 
+    def find_read_lease(self, key: str) -> tuple[int, ValidTxnList] | None:
+        """``(lease id, snapshot)`` of the live lease registered under ``key``, extended, or
+        ``None``: which snapshot the readers of one query (:meth:`shared_read_lease`) took."""
+        return self._write(lambda c, now: leases.find_shared_lease(c, now, key))  # type: ignore[no-any-return]
+
     def heartbeat_read_lease(self, lease_id: int) -> None:
         """Extend a lease (:class:`NoSuchLockError` if it expired or was closed)."""
         self._write(lambda c, now: leases.heartbeat_lease(c, now, lease_id))

@@ -91,6 +91,22 @@ def shared_lease(
     return lease_id, valid_txns
 
 
+def find_shared_lease(conn: Connection, now: int, key: str) -> tuple[int, ValidTxnList] | None:
+    """The live lease registered under ``key``, extended by its time-to-live, or ``None``
+    (none was opened, or it expired): a statement asking which snapshot its query read."""
+    rl = read_leases
+    row = conn.execute(
+        select(rl.c.rl_id, rl.c.rl_valid_txns)
+        .where(rl.c.rl_agent_info == key[:128], rl.c.rl_expires_at >= now)
+        .order_by(rl.c.rl_id)
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    heartbeat_lease(conn, now, int(row[0]))
+    return int(row[0]), ValidTxnList.parse(str(row[1]))
+
+
 def heartbeat_lease(conn: Connection, now: int, lease_id: int) -> None:
     """Extend a live lease by its time-to-live; an expired or unknown lease is an error."""
     rl = read_leases

@@ -6,7 +6,9 @@ highest txn id at its commit, is >= this txn's id) and that the txn's snapshot d
 is aborted if it finds one; otherwise it publishes its own update/delete components. A writer
 committed before the snapshot was taken is no conflict even when it committed after the txn
 opened: an autocommit statement takes its snapshot once its locks are granted (as Hive's driver
-does), so the writer it waited for is one it reads. Update+update, update+delete, delete+update and
+does), so the writer it waited for is one it reads. A snapshot older than the txn (a Spark SQL
+statement's scan, which Spark runs before it asks for the writer that opens the txn) moves the
+start back to it: a writer that committed after the snapshot, before the txn opened, overlaps. Update+update, update+delete, delete+update and
 delete+delete conflict; inserts never do. The caller holds the ``NEXT_TXN_ID`` mutex so no
 concurrent commit can slip between the check and the publication.
 """
@@ -30,10 +32,12 @@ def find_conflict(
 ) -> Row[Any] | None:
     """A committed txn that overlapped ``txn_id`` and updated/deleted the same partition.
 
-    Overlap: the committed txn's commit id >= our txn id (it committed after we started) and,
-    given the txn's ``snapshot``, the snapshot does not see it (it committed after the
-    snapshot). A table-level component (partition NULL) overlaps every partition of its table.
+    Overlap: the committed txn's commit id >= our txn id (it committed after we started) — or
+    >= the high watermark of an older ``snapshot`` — and, given the ``snapshot``, the snapshot
+    does not see it (it committed after the snapshot). A table-level component (partition
+    NULL) overlaps every partition of its table.
     """
+    start = txn_id if snapshot is None else min(txn_id, snapshot.high_watermark)
     ws, tc = write_set, txn_components
     same_partition = or_(
         ws.c.ws_partition == tc.c.tc_partition,
@@ -65,7 +69,7 @@ def find_conflict(
             tc.c.tc_txnid == txn_id,
             tc.c.tc_operation_type.in_(UPDATE_DELETE),
             ws.c.ws_txnid != txn_id,
-            ws.c.ws_commit_id >= txn_id,
+            ws.c.ws_commit_id >= start,
             ws.c.ws_operation_type.in_(UPDATE_DELETE),
         )
         .order_by(ws.c.ws_commit_id, ws.c.ws_txnid)

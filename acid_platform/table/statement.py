@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from acid_platform.errors import NonTransactionalTableError, UnsupportedOperationError
-from acid_platform.format import Snapshot
+from acid_platform.format import Snapshot, ValidTxnList
 from acid_platform.format.fs import Location, resolve
 from acid_platform.metastore import Metastore
 from acid_platform.metastore.model import (
@@ -388,13 +388,18 @@ def commit_detached(
     write: DetachedWrite,
     outcome: WriteOutcome,
     sources: Sequence[Source] = (),
+    snapshot: ValidTxnList | None = None,
 ) -> StatementMetrics:
     """Record the write components (:func:`record_detached`) and the ``sources`` loaded,
     register the partitions, write the empty base of an INSERT OVERWRITE of no rows, and
     commit (aborting on any failure; a :attr:`~DetachedWrite.joined` statement records all
     this in its transaction and leaves the commit to the transaction's owner). ``sources`` are committed into the table with the
     transaction, at most once, as ``WriteRequest.sources``: one committed already raises
-    :class:`~acid_platform.errors.DuplicateSourceError` and the transaction is aborted."""
+    :class:`~acid_platform.errors.DuplicateSourceError` and the transaction is aborted.
+    ``snapshot``: what the statement read the table at, if older than its transaction (a Spark
+    SQL statement's scan): a writer that committed an update or delete of the same partition
+    after it conflicts (:class:`~acid_platform.errors.WriteConflictError`), as one after the
+    transaction opened does."""
     spec = write.spec
     try:
         record_detached(metastore, write, outcome)
@@ -421,7 +426,7 @@ def commit_detached(
             [written],
         )
         if not write.joined:
-            metastore.commit_txn(write.txn_id)
+            metastore.commit_txn(write.txn_id, snapshot=snapshot)
     except BaseException:
         abort_quietly(metastore, write.txn_id)
         raise

@@ -82,6 +82,8 @@ class TaskReport:
     files: tuple[FileInfo, ...] = ()
     counts: tuple[tuple[int, int], ...] = ()  # (statement offset, rows)
     violation: dict[str, Any] | None = None
+    #: (Spark SQL DML) the ValidTxnList its query's scan read the target at
+    snapshot: str | None = None
 
     def to_json(self) -> str:
         """JSON text (what a mapInArrow task returns)."""
@@ -96,6 +98,7 @@ class TaskReport:
             tuple(FileInfo(**f) for f in raw["files"]),
             tuple((int(s), int(n)) for s, n in raw["counts"]),
             raw.get("violation"),
+            raw.get("snapshot"),
         )
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from acid_platform.engines.spark.options import SourceOptions, table_location
+from acid_platform.engines.spark.options import SourceOptions, open_metastore, table_location
 from acid_platform.format import Snapshot
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.scan import ScanTask, plan_scan
@@ -105,6 +105,19 @@ def query_splits(
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return splits
+
+
+def scanned_snapshot(metastore_url: str, txn_timeout_s: float, scope: str) -> str | None:
+    """The snapshot (a ValidTxnList string) the scans of the running task's query read at —
+    the lease :func:`query_splits` registered, extended — or ``None`` (no SQL execution, or
+    no such lease: no scan ran, or its lease expired)."""
+    execution = execution_id()
+    if execution is None:
+        return None
+    found = open_metastore(metastore_url, txn_timeout_s).find_read_lease(
+        query_key(scope, execution)
+    )
+    return None if found is None else str(found[1])
 
 
 def planned_tasks(

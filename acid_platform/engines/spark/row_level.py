@@ -39,8 +39,13 @@ conversion (:func:`~acid_platform.table.schema.conform`), commit.
 
 Hive's semantics and layout: one transaction per statement, or the enclosing one (its lock —
 EXCL_WRITE, or
-SHARED_WRITE with ``hive.txn.xlock.write=false`` — taken before the target is read: the scan
-takes its snapshot when the job's first task starts, after the writer opened the transaction),
+SHARED_WRITE with ``hive.txn.xlock.write=false``, taken when Spark asks for the writer — which
+adaptive execution does only after the stages before the write, the scan of the target among
+them, have run; so the commit's write-set check (Hive's first committer wins) starts from the
+snapshot that scan read at (:func:`scanned_at`: the query's reader lease, which each writing
+task looks up), and an update or delete of the same partition committed by another writer
+between that scan and the commit fails the statement with a write conflict, nothing written —
+:file:`test_sql_dml_concurrency.py` races one deterministically),
 one write id; each deleted row's event in ``delete_delta_w_w_0000/bucket_N`` of its partition
 and bucket, once however many source rows match it; the new versions of updated rows in
 ``delta_w_w_0000/bucket_<task>`` and a MERGE's inserted rows (WHEN NOT MATCHED) under a statement
@@ -106,13 +111,15 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from acid_platform.engines.spark.files import EventFiles, TaskInfo, TaskReport, reports_files
 from acid_platform.engines.spark.options import SourceOptions, table_location
+from acid_platform.engines.spark.query_snapshot import scanned_snapshot
 from acid_platform.engines.spark.schema import ROW_LEVEL_PARTITION, ROW_LEVEL_ROW_ID
 from acid_platform.engines.spark.writer import AcidCommitMessage, task_heartbeat, write_metrics
 from acid_platform.errors import UnsupportedOperationError
-from acid_platform.format import ROW_ID_FIELDS
+from acid_platform.format import ROW_ID_FIELDS, ValidTxnList
 from acid_platform.format.storage import StorageBinding, binding_for
 from acid_platform.metastore.model import TableSpec
 from acid_platform.table.dml import require_transactional
+from acid_platform.table.event_layout import DELETE as DELETE_KIND
 from acid_platform.table.schema import check_not_null, conform, not_null_columns, table_schema
 from acid_platform.table.statement import (
     DetachedWrite,
@@ -122,6 +129,7 @@ from acid_platform.table.statement import (
     begin_detached,
     commit_detached,
 )
+from acid_platform.table.transaction import OutdatedSnapshot
 from acid_platform.table.writes import WriteMetrics, split_by_partition
 
 log = logging.getLogger(__name__)
@@ -149,6 +157,8 @@ class RowLevelJob:
     #: each Hive bucket's new rows come to one task (``grouped_by_bucket``): the statement ids
     #: of an unbucketed table
     grouped_by_bucket: bool = False
+    #: names the snapshot its query's scans read at (the option ``query_scope``)
+    query_scope: str | None = None
     #: the object store's options, registered in each task's process as the job unpickles
     storage: StorageBinding | None = field(init=False, default=None)
 
@@ -207,7 +217,11 @@ def begin_row_level(options: SourceOptions, spec: TableSpec, command: str) -> Ro
         statements=2 if command.upper() == "MERGE" else 1,
     )
     return RowLevelJob(
-        write, options.metastore_url, options.txn_timeout_s, options.grouped_by_bucket
+        write,
+        options.metastore_url,
+        options.txn_timeout_s,
+        options.grouped_by_bucket,
+        options.query_scope,
     )
 
 
@@ -226,6 +240,9 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
     not_null = not_null_columns(spec)
     counts: Counter[int] = Counter()
     previous: dict[str, object] | None = None  # the last deleted row of the previous batch
+    scanned = None  # the snapshot the scan read the target at (not in a shared transaction)
+    if not write.joined and job.metastore_url and job.query_scope:
+        scanned = scanned_snapshot(job.metastore_url, job.txn_timeout_s, job.query_scope)
     with task_heartbeat(job.metastore_url, job.txn_timeout_s, write.txn_id, write.opened_at):
         try:
             for batch in batches:
@@ -256,7 +273,7 @@ def write_events(job: RowLevelJob, batches: Iterator[pa.RecordBatch]) -> TaskRep
         except BaseException as exc:
             files.abort(exc)
             raise
-    return TaskReport(task, tuple(written), tuple(sorted(counts.items())))
+    return TaskReport(task, tuple(written), tuple(sorted(counts.items())), snapshot=scanned)
 
 
 def new_rows_statements(task: int, per_task: bool, first: int = STATEMENT) -> dict[int, int]:
@@ -316,11 +333,35 @@ def commit_row_level(
     """Commit the statement (:func:`~acid_platform.table.statement.commit_detached`: its write
     components as Hive's write set, new partitions, the files, the commit); its metrics are
     logged, and written to the option ``metrics_path`` (what the Spark SQL statement returns)."""
-    metrics = commit_detached(options.metastore(), job.write, row_level_outcome(reports))
+    outcome = row_level_outcome(reports)
+    metrics = commit_detached(
+        options.metastore(), job.write, outcome, snapshot=scanned_at(job, reports)
+    )
     log.info("Spark SQL %s: %s", job.command, metrics.as_dict())
     if options.metrics_path:
         write_metrics(options.metrics_path, metrics, reports, committed=True, command=job.command)
     return metrics
+
+
+def scanned_at(job: RowLevelJob, reports: Sequence[TaskReport]) -> ValidTxnList | None:
+    """The snapshot the statement's scan read the target at, for its commit's write-set check
+    (see module docs); ``None`` in a shared transaction (checked from its own snapshot) or when
+    no task wrote a delete event (only inserts: nothing to conflict). A task that wrote delete
+    events without knowing it fails the commit: the check cannot be made."""
+    if job.write.joined:
+        return None
+    deleting = [r for r in reports if any(f.kind == DELETE_KIND for f in r.files)]
+    if not deleting:
+        return None
+    if any(r.snapshot is None for r in deleting):
+        raise OutdatedSnapshot(
+            f"Spark SQL {job.command} of {job.spec.full_name}: the snapshot its scan read could "
+            "not be found (its reader lease expired, or the rows did not come from a scan of "
+            "this query), so a concurrent update could not be ruled out; nothing was "
+            "committed. Retrying the statement may succeed."
+        )
+    snapshots = [ValidTxnList.parse(str(r.snapshot)) for r in deleting]
+    return min(snapshots, key=lambda s: s.high_watermark)
 
 
 def abort_row_level(
