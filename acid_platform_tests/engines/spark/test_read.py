@@ -97,10 +97,16 @@ def test_one_snapshot_per_query_and_a_reader_lease(
     spark: SparkSession, wh: Warehouse, sales: Table
 ) -> None:
     df = spark.read.format("acid").load("db.sales")
+    other = Warehouse.open(wh.root)  # another session
     with wh.transaction():
         sales.insert([{"id": 100, "name": "open", "ds": "2024-01-01"}])
-        assert df.where("id = 100").count() == 0  # not committed: invisible
+        # the session's queries join the open transaction: they read its own insert ...
+        assert df.where("id = 100").count() == 1
+        # ... which no other session sees before the commit
+        assert other.query("SELECT count(*) AS n FROM db.sales WHERE id = 100")["n"][0].as_py() == 0
     assert df.where("id = 100").count() == 1
+    assert other.query("SELECT count(*) AS n FROM db.sales WHERE id = 100")["n"][0].as_py() == 1
+    other.close()
     leases = wh.metastore.show_read_leases()
     assert any("spark scan db.sales" in str(lease) for lease in leases)
 
