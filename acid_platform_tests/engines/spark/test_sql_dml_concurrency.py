@@ -31,7 +31,7 @@ def _rows(wh: Warehouse) -> list[tuple[object, ...]]:
 
 
 def _interfering(
-    spark: SparkSession, root: str, marker: Path, other_write: Callable[[Warehouse], None]
+    spark: SparkSession, root: str, marker: Path, other_write: Callable[[Warehouse], object]
 ) -> None:
     """Register ``interfere(id)``: true for every row; on the first call, ``other_write`` runs
     and commits in another session (a marker file records that it committed)."""
