@@ -74,16 +74,9 @@ def shared_lease(
     caller with one key gets the first caller's lease and snapshot."""
     key = key[:128]
     store.lock_sequence(conn, "lease")
-    rl = read_leases
-    row = conn.execute(
-        select(rl.c.rl_id, rl.c.rl_valid_txns)
-        .where(rl.c.rl_agent_info == key, rl.c.rl_expires_at >= now)
-        .order_by(rl.c.rl_id)
-        .limit(1)
-    ).first()
-    if row is not None:
-        heartbeat_lease(conn, now, int(row[0]))
-        return int(row[0]), ValidTxnList.parse(str(row[1]))
+    found = find_shared_lease(conn, now, key)
+    if found is not None:
+        return found
     valid_txns = txns.valid_txns(store, conn)
     lease_id = open_lease(
         store, conn, now, valid_txns, ttl_ms, user=user, host=host, agent_info=key
